@@ -1,0 +1,102 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// Config is what the activities need; New validates it.
+type Config struct {
+	// Registry holds the agent definitions; required.
+	Registry *agents.Registry
+	// BaseURLOverride, when set, sends every endpoint's calls to this base URL instead
+	// (the offline model); API keys are then not required.
+	BaseURLOverride string
+	// Getenv reads API keys by the names the endpoints give; nil means os.Getenv.
+	Getenv func(string) string
+	// HTTPClient carries the model calls; nil means a client on http.DefaultTransport.
+	// It must not retry: Temporal does. Per-call deadlines come from the activity context.
+	HTTPClient *http.Client
+	// Logger receives warnings at start; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Activities are the agentchat activities. Safe for concurrent use.
+type Activities struct {
+	registry *agents.Registry
+	clients  map[string]*openai.Client // by endpoint name
+}
+
+// ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
+var ErrMissingAPIKey = errors.New("API key not set")
+
+// New builds the activities and a go-openai client per endpoint. It fails when the
+// registry is missing or an endpoint on api.openai.com has no key in its variable
+// (unless BaseURLOverride is set); endpoints elsewhere may go without a key (Ollama,
+// vLLM), with a warning.
+func New(cfg Config) (*Activities, error) {
+	if cfg.Registry == nil {
+		return nil, errors.New("activities: Config.Registry is required")
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	a := &Activities{registry: cfg.Registry, clients: map[string]*openai.Client{}}
+	for name, e := range cfg.Registry.Config().Endpoints {
+		key := ""
+		if e.APIKeyEnv != "" {
+			key = cfg.Getenv(e.APIKeyEnv)
+		}
+		base := e.BaseURL
+		if cfg.BaseURLOverride != "" {
+			base, key = cfg.BaseURLOverride, "offline"
+		}
+		if key == "" && e.APIKeyEnv != "" {
+			if isOpenAI(base) {
+				return nil, fmt.Errorf("activities: endpoint %q (%s): %w: set %s, or run with the offline model",
+					name, base, ErrMissingAPIKey, e.APIKeyEnv)
+			}
+			cfg.Logger.Warn("endpoint has no API key; calling it without one", "endpoint", name, "baseURL", base, "variable", e.APIKeyEnv)
+		}
+		oc := openai.DefaultConfig(key)
+		oc.BaseURL = base
+		oc.HTTPClient = &doer{client: cfg.HTTPClient}
+		a.clients[name] = openai.NewClientWithConfig(oc)
+	}
+	return a, nil
+}
+
+func isOpenAI(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && u.Hostname() == "api.openai.com"
+}
+
+// ResolveParticipants looks the chat's agent ids up in the registry. Unknown ids give
+// a non-retryable error of type UnknownAgent that names them.
+func (a *Activities) ResolveParticipants(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
+	ps, err := a.registry.Resolve(in.AgentIDs)
+	if err != nil {
+		var unknown *agents.UnknownAgentsError
+		if errors.As(err, &unknown) {
+			return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeUnknownAgent, nil)
+		}
+		return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
+	}
+	return agents.ResolveResult{Participants: ps}, nil
+}

@@ -1,0 +1,113 @@
+package activities
+
+import (
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// chatMessages maps the primary history to Chat Completions messages, after a system
+// message with the agent's instructions (if any). Assistant messages keep their author
+// in "name" (so an agent can tell its own turns from another agent's); function calls
+// become tool_calls and each functionResult a "tool" message. Content types the API
+// has no form for are left out of the request; they stay in the history.
+func chatMessages(instructions string, history []chat.Message) []openai.ChatCompletionMessage {
+	out := make([]openai.ChatCompletionMessage, 0, len(history)+1)
+	if instructions != "" {
+		out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: instructions})
+	}
+	for _, m := range history {
+		out = append(out, chatMessage(m)...)
+	}
+	return out
+}
+
+func chatMessage(m chat.Message) []openai.ChatCompletionMessage {
+	switch m.Role {
+	case chat.RoleTool:
+		var out []openai.ChatCompletionMessage
+		for _, c := range m.Contents {
+			if c.Type == chat.ContentFunctionResult {
+				out = append(out, openai.ChatCompletionMessage{
+					Role: openai.ChatMessageRoleTool, ToolCallID: c.CallID, Content: toolResultText(c)})
+			}
+		}
+		return out
+	case chat.RoleAssistant:
+		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: OpenAIName(m.AuthorName), Content: m.Text()}
+		for _, c := range m.FunctionCalls() {
+			msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: c.CallID, Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
+		}
+		return []openai.ChatCompletionMessage{msg}
+	default: // user, system
+		msg := openai.ChatCompletionMessage{Role: string(m.Role), Name: OpenAIName(m.AuthorName)}
+		if parts := multiContent(m); parts != nil {
+			msg.MultiContent = parts
+		} else {
+			msg.Content = m.Text()
+		}
+		return []openai.ChatCompletionMessage{msg}
+	}
+}
+
+// multiContent returns text and image parts when m has an image; nil otherwise, so
+// text-only messages go as plain content (which every OpenAI-compatible server accepts).
+func multiContent(m chat.Message) []openai.ChatMessagePart {
+	hasImage := false
+	for _, c := range m.Contents {
+		hasImage = hasImage || c.Type == chat.ContentImage
+	}
+	if !hasImage {
+		return nil
+	}
+	var parts []openai.ChatMessagePart
+	for _, c := range m.Contents {
+		switch c.Type {
+		case chat.ContentText:
+			parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: c.Text})
+		case chat.ContentImage:
+			u := c.URI
+			if u == "" {
+				u = "data:" + c.MediaType + ";base64," + c.Data
+			}
+			parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
+				ImageURL: &openai.ChatMessageImageURL{URL: u}})
+		}
+	}
+	return parts
+}
+
+func toolResultText(c chat.Content) string {
+	if c.Error != "" {
+		return "error: " + c.Error
+	}
+	return c.Result
+}
+
+// OpenAIName returns author as OpenAI accepts a message "name": characters outside
+// [a-zA-Z0-9_-] become "_", cut to 64 (OpenAI API reference, chat messages: name must
+// match ^[a-zA-Z0-9_-]{1,64}$). It returns "" (the field is then omitted) when nothing
+// of author is usable.
+func OpenAIName(author string) string {
+	var b strings.Builder
+	useful := false
+	for _, r := range author {
+		if b.Len() == 64 {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
+			b.WriteRune(r)
+			useful = true
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if !useful {
+		return ""
+	}
+	return b.String()
+}

@@ -1,0 +1,9 @@
+// Package activities holds every piece of agentchat that does I/O: the model calls of
+// each agent kind (through github.com/sashabaranov/go-openai) and the registry look-up
+// that resolves a chat's participants. Activities are methods of *Activities, built once
+// per worker by New, which checks the configuration before the worker takes any task.
+//
+// Model calls never retry inside go-openai: each attempt is one activity attempt, and
+// provider errors become Temporal application errors whose retryability follows the HTTP
+// status (408, 409, 429 and 5xx retry, honouring Retry-After; other 4xx do not).
+package activities

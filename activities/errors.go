@@ -1,0 +1,68 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// providerError turns an error from a model call into a Temporal application error.
+// Retryability follows the HTTP status only: 408, 409, 429 and 5xx, and failures with
+// no status (network, stream cut), are retryable (type ModelUnavailable) with the
+// provider's Retry-After as the next delay; any other 4xx is not (type
+// ModelRequestRejected) and carries the provider's message for the caller.
+func providerError(ctx context.Context, agentID string, err error, retryAfter time.Duration) error {
+	status, msg := statusOf(err)
+	if status == 0 && ctx.Err() != nil {
+		// The activity's own deadline or cancellation: let Temporal see it as such.
+		return err
+	}
+	text := fmt.Sprintf("agent %q: model endpoint", agentID)
+	if status != 0 {
+		text += fmt.Sprintf(" answered %d %s", status, http.StatusText(status))
+	} else {
+		text += " unreachable"
+	}
+	if msg != "" {
+		text += ": " + msg
+	}
+	if status != 0 && !retryableStatus(status) {
+		return temporal.NewNonRetryableApplicationError(text, agents.ErrTypeModelRejected, nil)
+	}
+	return temporal.NewApplicationErrorWithOptions(text, agents.ErrTypeModelUnavailable,
+		temporal.ApplicationErrorOptions{NextRetryDelay: retryAfter})
+}
+
+func retryableStatus(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= 500
+}
+
+// statusOf returns the HTTP status and the provider's message of a go-openai error;
+// status 0 when the call got no HTTP answer.
+func statusOf(err error) (int, string) {
+	var apiErr *openai.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.HTTPStatusCode, apiErr.Message
+	}
+	var reqErr *openai.RequestError
+	if errors.As(err, &reqErr) {
+		msg := strings.TrimSpace(string(reqErr.Body))
+		if msg == "" && reqErr.Err != nil {
+			msg = reqErr.Err.Error()
+		}
+		if len(msg) > 500 {
+			msg = msg[:500] + "…"
+		}
+		return reqErr.HTTPStatusCode, msg
+	}
+	return 0, err.Error()
+}

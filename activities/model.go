@@ -1,0 +1,181 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// InvokeAgent runs one reply of a chat_completion agent: one Chat Completions call with
+// the agent's instructions and the history it is given, streamed when the endpoint
+// streams. A streamed call heartbeats on every chunk, so a long answer is never cut
+// while a silent one times out (the agent's heartbeatTimeout) and is retried; a
+// non-streamed call heartbeats while it waits.
+//
+// Errors: UnknownAgent (not retryable) when the agent is gone from the registry;
+// ModelRequestRejected / ModelUnavailable from the provider (see providerError).
+func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+	def, ok := a.registry.Get(in.AgentID)
+	if !ok {
+		return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %q is not in this worker's registry", in.AgentID), agents.ErrTypeUnknownAgent, nil)
+	}
+	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, in.History)}
+	call := &callInfo{agentID: def.ID}
+	ctx = withCall(ctx, call)
+	client := a.clients[def.Endpoint]
+	var (
+		res agents.InvokeResult
+		err error
+	)
+	if a.registry.Endpoint(def).Streaming() {
+		res, err = completeStreaming(ctx, client, req)
+	} else {
+		res, err = completeOnce(ctx, client, req)
+	}
+	if err != nil {
+		return agents.InvokeResult{}, providerError(ctx, def.ID, err, call.retryAfter)
+	}
+	if len(res.Contents) == 0 {
+		return agents.InvokeResult{}, temporal.NewApplicationError(
+			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), agents.ErrTypeModelUnavailable)
+	}
+	return res, nil
+}
+
+// completeOnce makes a non-streaming call, heartbeating while it waits.
+func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (agents.InvokeResult, error) {
+	stop := heartbeatWhileWaiting(ctx)
+	defer stop()
+	resp, err := c.CreateChatCompletion(ctx, req)
+	if err != nil {
+		return agents.InvokeResult{}, err
+	}
+	if len(resp.Choices) == 0 {
+		return agents.InvokeResult{}, errors.New("response has no choices")
+	}
+	m := resp.Choices[0].Message
+	return agents.InvokeResult{
+		Contents: replyContents(m.Content, m.ToolCalls), Model: resp.Model,
+		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+	}, nil
+}
+
+// completeStreaming makes a streaming call, heartbeating on each chunk, and assembles
+// the text and the tool calls (whose arguments arrive in fragments, by index).
+func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (agents.InvokeResult, error) {
+	req.Stream = true
+	stream, err := c.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return agents.InvokeResult{}, err
+	}
+	defer stream.Close()
+	var (
+		text  strings.Builder
+		calls = map[int]*openai.ToolCall{}
+		model string
+		n     int
+	)
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return agents.InvokeResult{}, err
+		}
+		n++
+		activity.RecordHeartbeat(ctx, n)
+		model = chunk.Model
+		if len(chunk.Choices) == 0 {
+			continue
+		}
+		d := chunk.Choices[0].Delta
+		text.WriteString(d.Content)
+		for _, tc := range d.ToolCalls {
+			mergeToolCall(calls, tc)
+		}
+	}
+	ordered := make([]openai.ToolCall, 0, len(calls))
+	for _, i := range sortedKeys(calls) {
+		ordered = append(ordered, *calls[i])
+	}
+	return agents.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model}, nil
+}
+
+func mergeToolCall(calls map[int]*openai.ToolCall, d openai.ToolCall) {
+	i := 0
+	if d.Index != nil {
+		i = *d.Index
+	}
+	tc, ok := calls[i]
+	if !ok {
+		tc = &openai.ToolCall{Type: openai.ToolTypeFunction}
+		calls[i] = tc
+	}
+	if d.ID != "" {
+		tc.ID = d.ID
+	}
+	if d.Function.Name != "" {
+		tc.Function.Name = d.Function.Name
+	}
+	tc.Function.Arguments += d.Function.Arguments
+}
+
+func sortedKeys(m map[int]*openai.ToolCall) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}
+
+// replyContents turns a reply's text and tool calls into contents, text first.
+func replyContents(text string, calls []openai.ToolCall) []chat.Content {
+	var out []chat.Content
+	if strings.TrimSpace(text) != "" {
+		out = append(out, chat.Text(text))
+	}
+	for _, tc := range calls {
+		out = append(out, chat.Content{Type: chat.ContentFunctionCall, CallID: tc.ID,
+			Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return out
+}
+
+// heartbeatWhileWaiting heartbeats every third of the heartbeat timeout until stopped,
+// so that a worker that dies mid-call is noticed within that timeout.
+func heartbeatWhileWaiting(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}

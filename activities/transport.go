@@ -1,0 +1,56 @@
+package activities
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// callKey carries a *callInfo through the request context.
+type callKey struct{}
+
+// callInfo is filled by doer as a model request goes out and comes back: the agent id
+// it sets in the AgentHeader, and the Retry-After the provider answered with.
+type callInfo struct {
+	agentID    string
+	retryAfter time.Duration
+}
+
+func withCall(ctx context.Context, c *callInfo) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// doer is go-openai's HTTPDoer: it names the agent in agents.AgentHeader and records
+// the response's Retry-After (seconds or an HTTP date), which go-openai's errors do
+// not expose.
+type doer struct{ client *http.Client }
+
+func (d *doer) Do(req *http.Request) (*http.Response, error) {
+	c, _ := req.Context().Value(callKey{}).(*callInfo)
+	if c != nil && c.agentID != "" {
+		req.Header.Set(agents.AgentHeader, c.agentID)
+	}
+	resp, err := d.client.Do(req)
+	if c != nil && resp != nil {
+		c.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return resp, err
+}
+
+// parseRetryAfter reads a Retry-After header (RFC 9110 §10.2.3): delay-seconds or an
+// HTTP date. Zero when absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

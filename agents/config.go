@@ -1,0 +1,212 @@
+package agents
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// ExampleConfig is the commented example registry (agents.example.yaml): agents helper,
+// writer and reviewer on the "default" endpoint. The worker and the demo use it when no
+// config file is given.
+//
+//go:embed agents.example.yaml
+var ExampleConfig []byte
+
+// Kind is an agent kind: which model API it uses and so which channel it has.
+type Kind string
+
+// Agent kinds.
+const (
+	// KindChatCompletion is ChatCompletionAgent: OpenAI Chat Completions, history kept
+	// by agentchat in a chat_history channel.
+	KindChatCompletion Kind = "chat_completion"
+)
+
+// DefaultEndpoint is the endpoint an agent uses when it names none. Unless the config
+// defines it, it is OpenAI at ${OPENAI_BASE_URL:-https://api.openai.com/v1} with the key
+// in OPENAI_API_KEY.
+const DefaultEndpoint = "default"
+
+// Config is the agent registry file: endpoints by name and agent definitions.
+type Config struct {
+	Endpoints map[string]Endpoint `json:"endpoints,omitempty"`
+	Agents    []Definition        `json:"agents"`
+}
+
+// Endpoint is an OpenAI-compatible API. BaseURL and the key's variable name are all a
+// config holds: the key is read from the worker's environment (APIKeyEnv) when the
+// worker starts, and never enters a chat.
+type Endpoint struct {
+	// BaseURL is the API root, e.g. "https://api.openai.com/v1" or
+	// "http://localhost:11434/v1" (Ollama). ${VAR} and ${VAR:-fallback} are expanded.
+	BaseURL string `json:"baseURL"`
+	// APIKeyEnv is the name of the environment variable holding the API key; empty for
+	// endpoints that need none (a local Ollama or vLLM).
+	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
+	// Stream selects streaming (SSE) Chat Completions; nil means true. Streaming lets a
+	// long answer heartbeat on every chunk.
+	Stream *bool `json:"stream,omitempty"`
+}
+
+// Streaming reports whether e streams; true unless Stream is set to false.
+func (e Endpoint) Streaming() bool { return e.Stream == nil || *e.Stream }
+
+// Definition is one agent.
+type Definition struct {
+	// ID is what chats use to name the agent: 1-64 of [a-z0-9_-], starting with a letter
+	// or digit.
+	ID string `json:"id"`
+	// Name is the display name, written as authorName on the agent's messages; default ID.
+	Name string `json:"name,omitempty"`
+	// Kind selects the model API; default chat_completion.
+	Kind Kind `json:"kind,omitempty"`
+	// Model is the provider's model name; ${VAR:-fallback} is expanded.
+	Model string `json:"model"`
+	// Endpoint names an entry of Config.Endpoints; default "default".
+	Endpoint string `json:"endpoint,omitempty"`
+	// Instructions become the system message of every model call; they are never part
+	// of the chat's history or its exported state.
+	Instructions string `json:"instructions,omitempty"`
+	// Call tunes the activity that calls the model.
+	Call CallSettings `json:"call,omitzero"`
+	// Offline scripts the offline model's replies for this agent: {"replies": [...]} of
+	// offline.Reply objects. Ignored with a real endpoint.
+	Offline json.RawMessage `json:"offline,omitempty"`
+}
+
+// CallSettings are the timeouts and retry policy of an agent's model call activity.
+// Zero fields take the defaults named on each field.
+type CallSettings struct {
+	// Timeout is the start-to-close timeout of one attempt; default 5m.
+	Timeout Duration `json:"timeout,omitempty"`
+	// HeartbeatTimeout: a call that reports no progress (no streamed chunk) for this
+	// long is retried; default 60s.
+	HeartbeatTimeout Duration `json:"heartbeatTimeout,omitempty"`
+	// MaxAttempts bounds attempts on retryable provider errors; default 5.
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// InitialInterval is the first retry delay, doubled each attempt; default 1s. A
+	// provider's Retry-After overrides it.
+	InitialInterval Duration `json:"initialInterval,omitempty"`
+	// MaxInterval caps the retry delay; default 30s.
+	MaxInterval Duration `json:"maxInterval,omitempty"`
+}
+
+// WithDefaults returns s with every zero field set to its default.
+func (s CallSettings) WithDefaults() CallSettings {
+	s.Timeout = Duration(s.Timeout.Or(5 * time.Minute))
+	s.HeartbeatTimeout = Duration(s.HeartbeatTimeout.Or(60 * time.Second))
+	if s.MaxAttempts <= 0 {
+		s.MaxAttempts = 5
+	}
+	s.InitialInterval = Duration(s.InitialInterval.Or(time.Second))
+	s.MaxInterval = Duration(s.MaxInterval.Or(30 * time.Second))
+	return s
+}
+
+var agentIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ErrInvalidConfig is wrapped by every config error.
+var ErrInvalidConfig = errors.New("invalid agent config")
+
+// LoadConfig reads a registry file (YAML or JSON) and parses it with ParseConfig.
+func LoadConfig(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("agents: %w", err)
+	}
+	cfg, err := ParseConfig(b)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig decodes a registry (YAML or JSON; unknown fields are errors), expands
+// ${VAR} and ${VAR:-fallback} in base URLs and models from the environment, fills
+// defaults and validates it. Errors wrap ErrInvalidConfig and name the agent or endpoint.
+func ParseConfig(b []byte) (Config, error) {
+	var cfg Config
+	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	if cfg.Endpoints == nil {
+		cfg.Endpoints = map[string]Endpoint{}
+	}
+	if _, ok := cfg.Endpoints[DefaultEndpoint]; !ok {
+		cfg.Endpoints[DefaultEndpoint] = Endpoint{BaseURL: "${OPENAI_BASE_URL:-https://api.openai.com/v1}", APIKeyEnv: "OPENAI_API_KEY"}
+	}
+	for name, e := range cfg.Endpoints {
+		e.BaseURL = Expand(e.BaseURL)
+		if e.BaseURL == "" {
+			return Config{}, fmt.Errorf("%w: endpoint %q has no baseURL", ErrInvalidConfig, name)
+		}
+		cfg.Endpoints[name] = e
+	}
+	if len(cfg.Agents) == 0 {
+		return Config{}, fmt.Errorf("%w: no agents defined", ErrInvalidConfig)
+	}
+	seen := map[string]bool{}
+	for i := range cfg.Agents {
+		d := &cfg.Agents[i]
+		d.fillDefaults()
+		if err := d.validate(cfg.Endpoints); err != nil {
+			return Config{}, fmt.Errorf("%w: agents[%d] %q: %w", ErrInvalidConfig, i, d.ID, err)
+		}
+		if seen[d.ID] {
+			return Config{}, fmt.Errorf("%w: agent id %q is defined twice", ErrInvalidConfig, d.ID)
+		}
+		seen[d.ID] = true
+	}
+	return cfg, nil
+}
+
+func (d *Definition) fillDefaults() {
+	if d.Name == "" {
+		d.Name = d.ID
+	}
+	if d.Kind == "" {
+		d.Kind = KindChatCompletion
+	}
+	if d.Endpoint == "" {
+		d.Endpoint = DefaultEndpoint
+	}
+	d.Model = Expand(d.Model)
+}
+
+func (d *Definition) validate(endpoints map[string]Endpoint) error {
+	if !agentIDPattern.MatchString(d.ID) {
+		return errors.New("id must be 1-64 of a-z, 0-9, _ and -, starting with a letter or digit")
+	}
+	if _, err := d.Kind.Channel(); err != nil {
+		return err
+	}
+	if d.Model == "" {
+		return errors.New("model is empty")
+	}
+	if _, ok := endpoints[d.Endpoint]; !ok {
+		return fmt.Errorf("endpoint %q is not defined", d.Endpoint)
+	}
+	if d.Call.MaxAttempts < 0 {
+		return errors.New("call.maxAttempts must not be negative")
+	}
+	return nil
+}
+
+// Expand replaces ${VAR} and ${VAR:-fallback} (and $VAR) in s from the environment.
+func Expand(s string) string {
+	return os.Expand(s, func(name string) string {
+		key, fallback, hasFallback := strings.Cut(name, ":-")
+		if v := os.Getenv(key); v != "" || !hasFallback {
+			return v
+		}
+		return fallback
+	})
+}

@@ -1,0 +1,24 @@
+package agents
+
+// Application error types (temporal.ApplicationError.Type()) that the AgentChat
+// workflow, its validators and the activities return; one list, so that workflow, activities
+// and clients agree. Clients branch on these, never on message text.
+const (
+	// ErrTypeInvalidMessage: the validator refused the input (empty, oversize, no messageId).
+	ErrTypeInvalidMessage = "InvalidMessage"
+	// ErrTypeNotAcceptingTurns: the chat is complete, or a temporary thread already has its turn.
+	ErrTypeNotAcceptingTurns = "NotAcceptingTurns"
+	// ErrTypeUnknownAgent: a participant id is not in the worker's registry.
+	ErrTypeUnknownAgent = "UnknownAgent"
+	// ErrTypeInvalidInput: the chat's input (strategies, participants) is malformed.
+	ErrTypeInvalidInput = "InvalidInput"
+	// ErrTypeTurnFailed: an agent could not reply; the turn left no messages in the
+	// history and the chat takes further turns.
+	ErrTypeTurnFailed = "TurnFailed"
+	// ErrTypeModelRejected: the provider refused the request (4xx other than 408/409/429);
+	// not retried.
+	ErrTypeModelRejected = "ModelRequestRejected"
+	// ErrTypeModelUnavailable: the provider failed or was unreachable (408/409/429/5xx,
+	// network); retried with backoff, honouring Retry-After.
+	ErrTypeModelUnavailable = "ModelUnavailable"
+)

@@ -1,0 +1,121 @@
+package agents
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Participant is an agent as a chat holds it: the agent's id, display name and kind
+// (the document's participants entry: {"id","name","type"}), plus its channel and the
+// settings of its model call activity, resolved from the registry when the chat starts.
+type Participant struct {
+	ID          string       `json:"id"`
+	Name        string       `json:"name"`
+	Kind        Kind         `json:"type"`
+	ChannelType string       `json:"channelType"`
+	ChannelKey  string       `json:"channelKey"`
+	Call        CallSettings `json:"call"`
+}
+
+// Registry holds the worker's agent definitions by id. It is read-only after
+// NewRegistry and safe for concurrent use.
+type Registry struct {
+	cfg  Config
+	byID map[string]Definition
+}
+
+// NewRegistry indexes a parsed Config.
+func NewRegistry(cfg Config) *Registry {
+	r := &Registry{cfg: cfg, byID: make(map[string]Definition, len(cfg.Agents))}
+	for _, d := range cfg.Agents {
+		r.byID[d.ID] = d
+	}
+	return r
+}
+
+// Config returns the config the registry was built from.
+func (r *Registry) Config() Config { return r.cfg }
+
+// Get returns the definition of an agent id.
+func (r *Registry) Get(id string) (Definition, bool) {
+	d, ok := r.byID[id]
+	return d, ok
+}
+
+// Endpoint returns the endpoint an agent uses.
+func (r *Registry) Endpoint(d Definition) Endpoint { return r.cfg.Endpoints[d.Endpoint] }
+
+// IDs returns every agent id, sorted.
+func (r *Registry) IDs() []string {
+	ids := make([]string, 0, len(r.byID))
+	for id := range r.byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// UnknownAgentsError is returned by Resolve when ids are not in the registry.
+type UnknownAgentsError struct {
+	Unknown []string // the ids not found, in the order given
+	Known   []string // every id the registry has, sorted
+}
+
+func (e *UnknownAgentsError) Error() string {
+	return fmt.Sprintf("unknown agent id(s) %s; this worker knows %s",
+		quoteList(e.Unknown), quoteList(e.Known))
+}
+
+// Resolve returns the participants for agent ids, in order. Ids not in the registry
+// give an *UnknownAgentsError naming all of them; an empty list or a repeated id is an
+// error too.
+func (r *Registry) Resolve(ids []string) ([]Participant, error) {
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("a chat needs at least one participant")
+	}
+	var unknown []string
+	seen := map[string]bool{}
+	out := make([]Participant, 0, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return nil, fmt.Errorf("agent id %q is named twice", id)
+		}
+		seen[id] = true
+		d, ok := r.byID[id]
+		if !ok {
+			unknown = append(unknown, id)
+			continue
+		}
+		p, err := d.Participant(r.Endpoint(d))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(unknown) > 0 {
+		return nil, &UnknownAgentsError{Unknown: unknown, Known: r.IDs()}
+	}
+	return out, nil
+}
+
+// Participant returns d as a chat participant on endpoint e.
+func (d Definition) Participant(e Endpoint) (Participant, error) {
+	ch, err := d.Kind.Channel()
+	if err != nil {
+		return Participant{}, err
+	}
+	return Participant{
+		ID: d.ID, Name: d.Name, Kind: d.Kind,
+		ChannelType: ch.Type, ChannelKey: ch.Key(e),
+		Call: d.Call.WithDefaults(),
+	}, nil
+}
+
+func quoteList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,350 @@
+package agentchat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Client drives chats on one Temporal namespace. Safe for concurrent use.
+type Client struct {
+	tc        client.Client
+	taskQueue string
+	namespace string
+	owned     bool
+}
+
+// ClientOptions tune a Client; zero values take the defaults on each field.
+type ClientOptions struct {
+	// TaskQueue that new chats run on; default workflows.TaskQueue ("agentchat").
+	TaskQueue string
+	// Namespace the Temporal client is bound to, for error messages and links;
+	// default "default".
+	Namespace string
+}
+
+// NewClient wraps an existing Temporal client; Close does not close it.
+func NewClient(tc client.Client, opts ClientOptions) *Client {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = workflows.TaskQueue
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace}
+}
+
+// DialOptions say how to reach Temporal. Unset fields come from Temporal's standard
+// environment configuration (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+// TEMPORAL_TLS*, TEMPORAL_PROFILE and the config file they name), then the defaults
+// (localhost:7233, namespace "default").
+type DialOptions struct {
+	Address   string // host:port of the frontend
+	Namespace string
+	TaskQueue string
+	Logger    *slog.Logger // nil: warnings and errors to slog.Default()
+}
+
+// LoadClientOptions resolves Temporal client options as Dial does.
+func LoadClientOptions(opts DialOptions) (client.Options, error) {
+	co, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return client.Options{}, fmt.Errorf("agentchat: Temporal environment configuration: %w", err)
+	}
+	if opts.Address != "" {
+		co.HostPort = opts.Address
+	}
+	if opts.Namespace != "" {
+		co.Namespace = opts.Namespace
+	}
+	if co.HostPort == "" {
+		co.HostPort = client.DefaultHostPort
+	}
+	if co.Namespace == "" {
+		co.Namespace = client.DefaultNamespace
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(levelFilter{slog.Default().Handler(), slog.LevelWarn})
+	}
+	co.Logger = tlog.NewStructuredLogger(logger)
+	return co, nil
+}
+
+// Dial connects to Temporal and returns a Client that owns the connection.
+func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
+	co, err := LoadClientOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := client.DialContext(ctx, co)
+	if err != nil {
+		return nil, fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w; is a server running? (go run ./starter server start)",
+			co.HostPort, co.Namespace, err)
+	}
+	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace})
+	c.owned = true
+	return c, nil
+}
+
+// Temporal returns the underlying Temporal client.
+func (c *Client) Temporal() client.Client { return c.tc }
+
+// Namespace returns the namespace the client works in.
+func (c *Client) Namespace() string { return c.namespace }
+
+// Close closes the connection if Dial made it.
+func (c *Client) Close() {
+	if c.owned {
+		c.tc.Close()
+	}
+}
+
+// StartOptions describe a new chat.
+type StartOptions struct {
+	// ChatID is the workflow id; default "chat-<uuid>".
+	ChatID string
+	// Participants are agent ids of the worker's registry, in speaking order; required.
+	Participants []string
+	Selection    SelectionStrategy
+	Termination  TerminationStrategy
+	// MaxMessageBytes caps one user message; zero means 256 KiB.
+	MaxMessageBytes int
+}
+
+func (o StartOptions) input(temporary bool) (workflows.AgentChatInput, error) {
+	in := workflows.AgentChatInput{Version: workflows.InputVersion, Participants: o.Participants,
+		Selection: o.Selection, Termination: o.Termination, Temporary: temporary, MaxMessageBytes: o.MaxMessageBytes}
+	if len(o.Participants) == 0 {
+		return in, fmt.Errorf("agentchat: %w: a chat needs at least one participant (agent id)", ErrInvalidOptions)
+	}
+	if err := in.Selection.Validate(in.Participants); err != nil {
+		return in, fmt.Errorf("agentchat: %w: %w", ErrInvalidOptions, err)
+	}
+	if err := in.Termination.Validate(in.Participants); err != nil {
+		return in, fmt.Errorf("agentchat: %w: %w", ErrInvalidOptions, err)
+	}
+	return in, nil
+}
+
+func (c *Client) startOperation(id string, in workflows.AgentChatInput) client.WithStartWorkflowOperation {
+	return c.tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                c.taskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, workflows.WorkflowType, in)
+}
+
+// Start starts a chat and returns its state once the worker has resolved its
+// participants (one Update-With-Start round trip). Errors: ErrInvalidOptions before
+// anything is sent; ErrChatExists if ChatID is taken by a running chat; an
+// UnknownAgent application error naming the ids the worker does not know, in which
+// case the chat's workflow has already failed and nothing is left running.
+func (c *Client) Start(ctx context.Context, opts StartOptions) (StateResult, error) {
+	in, err := opts.input(false)
+	if err != nil {
+		return StateResult{}, err
+	}
+	id := opts.ChatID
+	if id == "" {
+		id = "chat-" + uuid.NewString()
+	}
+	var st StateResult
+	err = c.updateWithStart(ctx, id, in, workflows.DescribeUpdate, nil, &st)
+	return st, err
+}
+
+// RunOptions describe a one-turn chat on a temporary thread.
+type RunOptions struct {
+	// ChatID is the workflow id; default "run-<uuid>".
+	ChatID string
+	// Agents answer the turn; usually one.
+	Agents      []string
+	Selection   SelectionStrategy
+	Termination TerminationStrategy
+}
+
+// Run answers one message on a temporary thread (the seed's agent.RunAsync without a
+// thread): a chat that takes this one turn and then completes its workflow.
+func (c *Client) Run(ctx context.Context, opts RunOptions, msg SendMessageInput) (TurnResult, error) {
+	in, err := StartOptions{Participants: opts.Agents, Selection: opts.Selection, Termination: opts.Termination}.input(true)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	id := opts.ChatID
+	if id == "" {
+		id = "run-" + uuid.NewString()
+	}
+	if msg.MessageID == "" {
+		msg.MessageID = uuid.NewString()
+	}
+	var res TurnResult
+	err = c.updateWithStart(ctx, id, in, workflows.SendMessageUpdate, []any{msg}, &res)
+	return res, err
+}
+
+func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.AgentChatInput, update string, args []any, out any) error {
+	op := c.startOperation(id, in)
+	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateName: update, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			return fmt.Errorf("agentchat: start chat %q: %w", id, ErrChatExists)
+		}
+		return fmt.Errorf("agentchat: start chat %q: %w", id, err)
+	}
+	return nil
+}
+
+// Send sends a user turn (the SendMessage update) and returns the agents' replies. An
+// empty MessageID gets a new UUID; give your own to make retries across processes safe:
+// a messageId the chat has answered returns that answer without calling a model again.
+// Turns queue in the chat; Send waits for its own. When Temporal refuses the update
+// because too many are in flight on the chat, Send retries with backoff until ctx ends.
+//
+// Errors: ErrChatNotFound, ErrChatClosed; application errors of type InvalidMessage,
+// NotAcceptingTurns or TurnFailed (with the provider's message) from the chat.
+func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) (TurnResult, error) {
+	if msg.MessageID == "" {
+		msg.MessageID = uuid.NewString()
+	}
+	opts := client.UpdateWorkflowOptions{
+		UpdateID: uuid.NewString(), WorkflowID: chatID, UpdateName: workflows.SendMessageUpdate,
+		Args: []any{msg}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+	var res TurnResult
+	err := retryBusy(ctx, func() error {
+		h, err := c.tc.UpdateWorkflow(ctx, opts)
+		if err != nil {
+			return err
+		}
+		return h.Get(ctx, &res)
+	})
+	if err != nil {
+		return TurnResult{}, c.chatError(ctx, "send to", chatID, err)
+	}
+	return res, nil
+}
+
+// Post sends a user turn as the UserMessage signal and returns at once with its
+// messageId (a new UUID when empty). A turn the chat refuses is reported in State's
+// lastError, never dropped silently.
+func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) (string, error) {
+	if msg.MessageID == "" {
+		msg.MessageID = uuid.NewString()
+	}
+	if err := c.tc.SignalWorkflow(ctx, chatID, "", workflows.UserMessageSignal, msg); err != nil {
+		return "", c.chatError(ctx, "post to", chatID, err)
+	}
+	return msg.MessageID, nil
+}
+
+// State returns the chat's summary (the State query); it answers for finished chats too.
+func (c *Client) State(ctx context.Context, chatID string) (StateResult, error) {
+	var st StateResult
+	if err := c.query(ctx, chatID, workflows.StateQuery, &st); err != nil {
+		return StateResult{}, err
+	}
+	return st, nil
+}
+
+// History returns a page of the chat's messages, oldest first (the History query).
+// The zero HistoryInput returns every message.
+func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) (HistoryResult, error) {
+	var h HistoryResult
+	if err := c.query(ctx, chatID, workflows.HistoryQuery, &h, page); err != nil {
+		return HistoryResult{}, err
+	}
+	return h, nil
+}
+
+// RunID returns the run id of the chat's current (or last) workflow run, for links.
+func (c *Client) RunID(ctx context.Context, chatID string) (string, error) {
+	d, err := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
+	if err != nil {
+		return "", c.chatError(ctx, "describe", chatID, err)
+	}
+	return d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), nil
+}
+
+func (c *Client) query(ctx context.Context, chatID, name string, out any, args ...any) error {
+	v, err := c.tc.QueryWorkflow(ctx, chatID, "", name, args...)
+	if err == nil {
+		err = v.Get(out)
+	}
+	if err != nil {
+		return c.chatError(ctx, "query", chatID, err)
+	}
+	return nil
+}
+
+// chatError names the chat and turns "not found" into ErrChatNotFound or, when the
+// workflow exists but has finished, ErrChatClosed.
+func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) error {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		d, derr := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
+		if derr == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return fmt.Errorf("agentchat: %s chat %q: %w (workflow %s)", verb, chatID, ErrChatClosed,
+				d.GetWorkflowExecutionInfo().GetStatus())
+		}
+		return fmt.Errorf("agentchat: %s chat %q: %w in namespace %q", verb, chatID, ErrChatNotFound, c.namespace)
+	}
+	return fmt.Errorf("agentchat: %s chat %q: %w", verb, chatID, err)
+}
+
+// retryBusy runs f until it succeeds, fails with an error other than Temporal's
+// resource-exhausted (at most 10 in-flight updates per workflow by default), or ctx ends.
+func retryBusy(ctx context.Context, f func() error) error {
+	delay := 20 * time.Millisecond
+	for {
+		err := f()
+		var busy *serviceerror.ResourceExhausted
+		if !errors.As(err, &busy) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+// levelFilter drops records below a level; it keeps the Temporal SDK's info logs out
+// of command-line output.
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFilter{f.Handler.WithAttrs(a), f.min}
+}
+
+func (f levelFilter) WithGroup(n string) slog.Handler { return levelFilter{f.Handler.WithGroup(n), f.min} }

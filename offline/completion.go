@@ -1,0 +1,177 @@
+package offline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// maxBodyBytes is the largest request body the server reads, in bytes; larger ones get 413.
+const maxBodyBytes = 8 << 20
+
+// answer is what one chat completion says, before it is encoded whole or streamed.
+type answer struct {
+	id        string // "chatcmpl-offline-<n>"
+	created   int64  // Unix seconds
+	model     string
+	content   string
+	toolCalls []openai.ToolCall // Index nil; streaming sets it
+	finish    openai.FinishReason
+	usage     openai.Usage
+}
+
+// chatCompletions answers POST /v1/chat/completions: it counts the request against the
+// agent's script, decodes and checks the body (400/413 at once when malformed), waits
+// Options.Latency plus the reply's Delay (503 if the request or server is cancelled
+// meanwhile), then answers the scripted error, or the reply whole or as a stream.
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	agent := agentOf(r)
+	reply, seq := s.ledger.next(agent)
+	log := s.log.With("agent", agent, "request", seq)
+
+	req, status, err := decodeRequest(w, r)
+	if err != nil {
+		log.Debug("offline: rejected chat completion", "status", status, "error", err)
+		writeError(w, status, err.Error(), 0)
+		return
+	}
+	s.ledger.record(agent, req)
+
+	if !sleep(r.Context(), s.opts.Latency+time.Duration(reply.Delay)) {
+		// The client is gone (and will not see this) or the server is closing (and the
+		// client should retry elsewhere or later).
+		log.Debug("offline: chat completion cancelled while waiting", "error", r.Context().Err())
+		writeError(w, http.StatusServiceUnavailable, "offline: request cancelled before the reply was sent", 0)
+		return
+	}
+	if reply.Status != 0 {
+		log.Debug("offline: scripted error", "status", reply.Status)
+		writeError(w, reply.Status, reply.Message, reply.RetryAfter)
+		return
+	}
+	ans := buildAnswer(agent, reply, req, seq)
+	log.Debug("offline: chat completion", "stream", req.Stream, "finish", string(ans.finish),
+		"scripted", !reply.isDefault(), "messages", len(req.Messages))
+	if req.Stream {
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		s.stream(w, r, ans, includeUsage)
+		return
+	}
+	writeJSON(w, http.StatusOK, ans.response())
+}
+
+// decodeRequest reads r's body as a chat completion request. On failure it returns the
+// HTTP status to answer (400 or 413) and an error whose text is the message to send.
+func decodeRequest(w http.ResponseWriter, r *http.Request) (openai.ChatCompletionRequest, int, error) {
+	var req openai.ChatCompletionRequest
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&req)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return req, http.StatusRequestEntityTooLarge,
+			fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
+	case err != nil:
+		return req, http.StatusBadRequest,
+			fmt.Errorf("could not parse the JSON body of the request: %w", err)
+	case len(req.Messages) == 0:
+		return req, http.StatusBadRequest,
+			errors.New("[] is too short - 'messages': at least one message is required")
+	}
+	return req, http.StatusOK, nil
+}
+
+// buildAnswer is the answer to req, the seq-th request of the server, from agent with the
+// scripted reply (the zero Reply meaning the default reply). reply.Status must be 0.
+func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, seq int) answer {
+	ans := answer{
+		id:      "chatcmpl-offline-" + strconv.Itoa(seq),
+		created: time.Now().Unix(),
+		model:   req.Model,
+		finish:  openai.FinishReasonStop,
+	}
+	if ans.model == "" {
+		ans.model = ModelID
+	}
+	switch {
+	case reply.isDefault():
+		ans.content = DefaultText(agent, req.Messages)
+	case len(reply.ToolCalls) > 0:
+		ans.content = scriptedText(agent, reply)
+		ans.toolCalls = toolCalls(reply.ToolCalls, seq)
+		ans.finish = openai.FinishReasonToolCalls
+	default:
+		ans.content = scriptedText(agent, reply)
+	}
+	ans.usage = usage(req.Messages, ans)
+	return ans
+}
+
+// toolCalls turns scripted calls into go-openai's form, filling in missing ids.
+func toolCalls(calls []ToolCall, seq int) []openai.ToolCall {
+	out := make([]openai.ToolCall, len(calls))
+	for i, c := range calls {
+		id := c.ID
+		if id == "" {
+			id = fmt.Sprintf("call_offline_%d_%d", seq, i)
+		}
+		out[i] = openai.ToolCall{
+			ID:       id,
+			Type:     openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments},
+		}
+	}
+	return out
+}
+
+// usage approximates token counts as words: the prompt's are the words of every
+// message's text, the completion's those of the content and tool calls of ans.
+func usage(messages []openai.ChatCompletionMessage, ans answer) openai.Usage {
+	var u openai.Usage
+	for _, m := range messages {
+		u.PromptTokens += countWords(messageText(m))
+	}
+	u.CompletionTokens = countWords(ans.content)
+	for _, c := range ans.toolCalls {
+		u.CompletionTokens += countWords(c.Function.Name) + countWords(c.Function.Arguments)
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+// response is ans as a whole (non-streaming) chat completion.
+func (ans answer) response() openai.ChatCompletionResponse {
+	return openai.ChatCompletionResponse{
+		ID:      ans.id,
+		Object:  "chat.completion",
+		Created: ans.created,
+		Model:   ans.model,
+		Choices: []openai.ChatCompletionChoice{{
+			Index: 0,
+			Message: openai.ChatCompletionMessage{
+				Role:      openai.ChatMessageRoleAssistant,
+				Content:   ans.content,
+				ToolCalls: ans.toolCalls,
+			},
+			FinishReason: ans.finish,
+		}},
+		Usage: ans.usage,
+	}
+}
+
+// models answers GET /v1/models (the list) and GET /v1/models/offline (the model).
+func (s *Server) models(w http.ResponseWriter, path string) {
+	model := openai.Model{ID: ModelID, Object: "model", OwnedBy: "agentchat", Root: ModelID}
+	if path != modelsPath {
+		writeJSON(w, http.StatusOK, model)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Object string         `json:"object"`
+		Data   []openai.Model `json:"data"`
+	}{Object: "list", Data: []openai.Model{model}})
+}

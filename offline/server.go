@@ -1,0 +1,194 @@
+package offline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// AgentHeader is the HTTP request header that names the calling agent (its agent id).
+// agentchat's model activity sets it on every request; requests without it are answered
+// as agent DefaultAgent.
+const AgentHeader = agents.AgentHeader
+
+// DefaultAgent is the agent id of requests that carry no AgentHeader.
+const DefaultAgent = "assistant"
+
+// ModelID is the id of the one model GET /v1/models lists. Chat completions accept any
+// model name and echo it; an empty one is answered as ModelID.
+const ModelID = "offline"
+
+// Paths the server answers, below the base URL's host.
+const (
+	chatCompletionsPath = "/v1/chat/completions"
+	modelsPath          = "/v1/models"
+)
+
+const (
+	// readHeaderTimeout bounds how long Start's listener waits for request headers.
+	readHeaderTimeout = 10 * time.Second
+	// closeTimeout bounds how long Close waits for connections to go idle before cutting
+	// them off. In-flight requests are cancelled first, so they end well within it.
+	closeTimeout = 500 * time.Millisecond
+)
+
+// Options configure a Server. The zero value is a server that gives every agent the
+// default reply at once and logs nothing.
+type Options struct {
+	// Scripts holds scripted replies by agent id: the i-th request of that agent (0-based,
+	// counting every chat-completion request, errors included) gets Scripts[agent][i];
+	// past the end, the default reply. New copies the map and slices.
+	Scripts map[string][]Reply
+	// Latency is waited before every chat-completion answer, on top of any Reply.Delay;
+	// zero means none. Requests rejected as malformed (400) do not wait.
+	Latency time.Duration
+	// ChunkDelay is the pause between Server-Sent Events when streaming; zero means none.
+	ChunkDelay time.Duration
+	// Logger receives one Debug record per request (never its headers, so never the
+	// Authorization key); nil discards.
+	Logger *slog.Logger
+}
+
+// Server is the offline OpenAI-compatible model server. It is an http.Handler; Start also
+// serves it on a loopback port. Its methods are safe for concurrent use.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	ledger *ledger
+
+	// Set by Start only.
+	url       string
+	http      *http.Server
+	cancel    context.CancelFunc // cancels the base context of every served request
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a Server for opts that is not listening anywhere: use it as an
+// http.Handler (for example with httptest.NewServer) or call Start instead.
+func New(opts Options) *Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{opts: opts, log: logger, ledger: newLedger(opts.Scripts)}
+}
+
+// Start is New plus serving on 127.0.0.1 at a free port in a goroutine, until Close.
+// It fails only when it cannot listen.
+func Start(opts Options) (*Server, error) {
+	s := New(opts)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("offline: listen: %w", err)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.url = "http://" + ln.Addr().String() + "/v1"
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: readHeaderTimeout,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("offline: serve", "error", err)
+		}
+	}()
+	s.log.Info("offline: model server listening", "url", s.url)
+	return s, nil
+}
+
+// URL is the base URL for go-openai's ClientConfig.BaseURL, "http://127.0.0.1:<port>/v1";
+// "" when the server was made by New and not started.
+func (s *Server) URL() string {
+	return s.url
+}
+
+// Close stops a started server: it stops listening, cancels in-flight requests (a request
+// still waiting out its delay gets 503, a stream stops), waits up to half a second for the
+// connections to go idle, then closes every connection. It returns an error only if
+// closing failed; nil for a server that was never started. Calling it again returns the
+// same result.
+func (s *Server) Close() error {
+	if s.http == nil {
+		return nil
+	}
+	s.closeOnce.Do(func() {
+		s.cancel()
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		err := s.http.Shutdown(ctx)
+		if errors.Is(err, context.DeadlineExceeded) {
+			// Some connection is still busy, or was dialled and never used (net/http
+			// waits 5s for those): cut them off.
+			err = s.http.Close()
+		}
+		if err != nil {
+			s.closeErr = fmt.Errorf("offline: close: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// ServeHTTP answers the OpenAI endpoints listed in the package comment. The Authorization
+// header is accepted whatever it holds, and never checked or logged.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	switch path {
+	case chatCompletionsPath:
+		if allowMethod(w, r, http.MethodPost) {
+			s.chatCompletions(w, r)
+		}
+	case modelsPath, modelsPath + "/" + ModelID:
+		if allowMethod(w, r, http.MethodGet) {
+			s.models(w, path)
+		}
+	default:
+		s.log.Debug("offline: unknown path", "method", r.Method, "path", r.URL.Path)
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown request URL: %s %s.", r.Method, r.URL.Path), 0)
+	}
+}
+
+// allowMethod reports whether r uses method; if not, it answers 405 with an Allow header.
+func allowMethod(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	writeError(w, http.StatusMethodNotAllowed,
+		fmt.Sprintf("Method %s not allowed for %s; use %s.", r.Method, r.URL.Path, method), 0)
+	return false
+}
+
+// agentOf is the agent id r names in AgentHeader, or DefaultAgent.
+func agentOf(r *http.Request) string {
+	if agent := strings.TrimSpace(r.Header.Get(AgentHeader)); agent != "" {
+		return agent
+	}
+	return DefaultAgent
+}
+
+// sleep waits d, or until ctx ends; it reports whether the whole d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

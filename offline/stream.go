@@ -1,0 +1,184 @@
+package offline
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// argFragmentRunes is the size of the argument fragments a streamed tool call is cut
+// into, in runes (cuts never split a UTF-8 sequence).
+const argFragmentRunes = 8
+
+// chunk is one "chat.completion.chunk" event, shaped as OpenAI streams it: finish_reason
+// is null until the last choice chunk, and with stream_options.include_usage every chunk
+// carries "usage": null except the final usage chunk. go-openai decodes it into
+// openai.ChatCompletionStreamResponse.
+type chunk struct {
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint"`
+	Choices           []chunkChoice `json:"choices"`
+	Usage             any           `json:"usage,omitempty"` // nil (absent), json null, or *openai.Usage
+}
+
+// chunkChoice is the one choice of a chunk.
+type chunkChoice struct {
+	Index        int                  `json:"index"`
+	Delta        chunkDelta           `json:"delta"`
+	FinishReason *openai.FinishReason `json:"finish_reason"`
+}
+
+// chunkDelta is the part of the message a chunk adds.
+type chunkDelta struct {
+	Role      string          `json:"role,omitempty"`
+	Content   *string         `json:"content,omitempty"`
+	ToolCalls []chunkToolCall `json:"tool_calls,omitempty"`
+}
+
+// chunkToolCall is a piece of one tool call: the first piece has id, type and name, the
+// following ones only argument fragments; Index says which call they belong to.
+type chunkToolCall struct {
+	Index    int           `json:"index"`
+	ID       string        `json:"id,omitempty"`
+	Type     string        `json:"type,omitempty"`
+	Function chunkFunction `json:"function"`
+}
+
+// chunkFunction is the function part of a chunkToolCall.
+type chunkFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
+}
+
+// jsonNull is "usage": null on the chunks of a stream that includes usage.
+var jsonNull = json.RawMessage("null")
+
+// stream answers ans as Server-Sent Events: a role chunk, the content in word chunks,
+// each tool call (header, then argument fragments), a chunk with the finish reason, a
+// usage chunk if includeUsage, then "data: [DONE]". Each event is flushed; events after
+// the first wait Options.ChunkDelay. It stops quietly when the request is cancelled or a
+// write fails (the client is gone).
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ans answer, includeUsage bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	events := streamChunks(ans, includeUsage)
+	for i, c := range events {
+		if i > 0 && !sleep(r.Context(), s.opts.ChunkDelay) {
+			s.log.Debug("offline: stream cancelled", "id", ans.id, "sent", i)
+			return
+		}
+		data, err := json.Marshal(c)
+		if err != nil { // only our own types are encoded here
+			s.log.Error("offline: encode chunk", "error", err)
+			return
+		}
+		if !writeEvent(w, rc, data) {
+			return
+		}
+	}
+	if sleep(r.Context(), s.opts.ChunkDelay) {
+		writeEvent(w, rc, []byte("[DONE]"))
+	}
+}
+
+// writeEvent writes "data: <data>\n\n" and flushes it; it reports whether that worked.
+func writeEvent(w http.ResponseWriter, rc *http.ResponseController, data []byte) bool {
+	if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}
+
+// streamChunks is every chunk of the stream for ans, in order.
+func streamChunks(ans answer, includeUsage bool) []chunk {
+	var usageField any
+	if includeUsage {
+		usageField = jsonNull
+	}
+	mk := func(delta chunkDelta, finish *openai.FinishReason) chunk {
+		return chunk{
+			ID: ans.id, Object: "chat.completion.chunk", Created: ans.created, Model: ans.model,
+			Choices: []chunkChoice{{Delta: delta, FinishReason: finish}},
+			Usage:   usageField,
+		}
+	}
+
+	empty := ""
+	chunks := []chunk{mk(chunkDelta{Role: openai.ChatMessageRoleAssistant, Content: &empty}, nil)}
+	for _, word := range splitWords(ans.content) {
+		chunks = append(chunks, mk(chunkDelta{Content: &word}, nil))
+	}
+	for i, call := range ans.toolCalls {
+		head := chunkToolCall{Index: i, ID: call.ID, Type: string(call.Type),
+			Function: chunkFunction{Name: call.Function.Name}}
+		chunks = append(chunks, mk(chunkDelta{ToolCalls: []chunkToolCall{head}}, nil))
+		for _, frag := range splitRunes(call.Function.Arguments, argFragmentRunes) {
+			piece := chunkToolCall{Index: i, Function: chunkFunction{Arguments: frag}}
+			chunks = append(chunks, mk(chunkDelta{ToolCalls: []chunkToolCall{piece}}, nil))
+		}
+	}
+	finish := ans.finish
+	chunks = append(chunks, mk(chunkDelta{}, &finish))
+	if includeUsage {
+		u := ans.usage
+		chunks = append(chunks, chunk{
+			ID: ans.id, Object: "chat.completion.chunk", Created: ans.created, Model: ans.model,
+			Choices: []chunkChoice{}, Usage: &u,
+		})
+	}
+	return chunks
+}
+
+// splitWords cuts s into pieces that each hold one word with the whitespace before it,
+// as OpenAI's tokens carry their leading space (the first piece also keeps any leading
+// whitespace, the last any trailing), so that the pieces joined are exactly s. Words are
+// separated as by strings.Fields. It returns nil for "".
+func splitWords(s string) []string {
+	var pieces []string
+	start, prevSpace := 0, true
+	for i, r := range s {
+		space := unicode.IsSpace(r)
+		if space && !prevSpace { // a word just ended
+			pieces = append(pieces, s[start:i])
+			start = i
+		}
+		prevSpace = space
+	}
+	rest := s[start:]
+	switch {
+	case rest == "":
+	case len(pieces) > 0 && strings.TrimFunc(rest, unicode.IsSpace) == "":
+		pieces[len(pieces)-1] += rest
+	default:
+		pieces = append(pieces, rest)
+	}
+	return pieces
+}
+
+// splitRunes cuts s into pieces of at most n runes; nil for "".
+func splitRunes(s string, n int) []string {
+	var pieces []string
+	count, start := 0, 0
+	for i := range s {
+		if count == n {
+			pieces = append(pieces, s[start:i])
+			start, count = i, 0
+		}
+		count++
+	}
+	if start < len(s) {
+		pieces = append(pieces, s[start:])
+	}
+	return pieces
+}

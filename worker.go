@@ -1,0 +1,73 @@
+package agentchat
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Register registers the AgentChat workflow and the activities under their wire names
+// (workflows.WorkflowType and the *Activity constants) on a worker or a test
+// environment.
+func Register(r worker.Registry, a *activities.Activities) {
+	r.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	r.RegisterActivityWithOptions(a.InvokeAgent, activity.RegisterOptions{Name: workflows.InvokeAgentActivity})
+	r.RegisterActivityWithOptions(a.ResolveParticipants, activity.RegisterOptions{Name: workflows.ResolveParticipantsActivity})
+}
+
+// NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with
+// the workflow and activities registered; the caller starts and stops it.
+func NewWorker(tc client.Client, taskQueue string, a *activities.Activities, opts worker.Options) worker.Worker {
+	if taskQueue == "" {
+		taskQueue = workflows.TaskQueue
+	}
+	w := worker.New(tc, taskQueue, opts)
+	Register(w, a)
+	return w
+}
+
+// LoadRegistry reads the agent config at path, or the embedded example
+// (agents.ExampleConfig) when path is "".
+func LoadRegistry(path string) (*agents.Registry, error) {
+	if path == "" {
+		cfg, err := agents.ParseConfig(agents.ExampleConfig)
+		if err != nil {
+			return nil, fmt.Errorf("agentchat: embedded example config: %w", err)
+		}
+		return agents.NewRegistry(cfg), nil
+	}
+	cfg, err := agents.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return agents.NewRegistry(cfg), nil
+}
+
+// OfflineScripts collects the scripted offline replies of every agent in the registry
+// (each definition's "offline": {"replies": [...]}), by agent id, for offline.Options.
+func OfflineScripts(r *agents.Registry) (map[string][]offline.Reply, error) {
+	scripts := map[string][]offline.Reply{}
+	for _, id := range r.IDs() {
+		d, _ := r.Get(id)
+		if len(d.Offline) == 0 {
+			continue
+		}
+		var s struct {
+			Replies []offline.Reply `json:"replies"`
+		}
+		if err := json.Unmarshal(d.Offline, &s); err != nil {
+			return nil, fmt.Errorf("agentchat: agent %q: offline script: %w", id, err)
+		}
+		scripts[id] = s.Replies
+	}
+	return scripts, nil
+}

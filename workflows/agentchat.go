@@ -1,0 +1,82 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// resolveTimeout bounds the local activity that looks participants up in the registry.
+const resolveTimeout = 10 * time.Second
+
+// AgentChat is the chat workflow. It resolves its participants, then answers queued
+// turns one at a time until the termination strategy completes the chat (or, for a
+// temporary thread, after its one turn). Handlers: SendMessage and Describe updates,
+// UserMessage signal, State and History queries (names.go).
+//
+// Errors: an input that does not validate (agents.ErrTypeInvalidInput) or an unknown agent id
+// (agents.ErrTypeUnknownAgent) fails the workflow at once; callers waiting on updates get the
+// same error. A failed turn never fails the workflow.
+func AgentChat(ctx workflow.Context, in AgentChatInput) (AgentChatResult, error) {
+	s := newChatState(ctx, in)
+	if err := s.register(ctx); err != nil {
+		return AgentChatResult{}, err
+	}
+	if err := s.start(ctx); err != nil {
+		s.fail(err)
+		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+		return AgentChatResult{}, err
+	}
+	if err := s.serve(ctx); err != nil {
+		return s.result(), err // cancelled
+	}
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	return s.result(), nil
+}
+
+// start validates the input and resolves the participants through the worker's registry.
+func (s *chatState) start(ctx workflow.Context) error {
+	if err := s.in.validate(); err != nil {
+		return temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: resolveTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var res agents.ResolveResult
+	err := workflow.ExecuteLocalActivity(lctx, ResolveParticipantsActivity,
+		agents.ResolveInput{AgentIDs: s.in.Participants}).Get(ctx, &res)
+	if err != nil {
+		return unwrapActivityError(err)
+	}
+	s.participants = res.Participants
+	s.selState = s.in.Selection.Initial(s.in.Participants)
+	s.status = StatusRunning
+	return nil
+}
+
+// serve answers turns in arrival order until the chat closes. It returns an error only
+// when the workflow is cancelled.
+func (s *chatState) serve(ctx workflow.Context) error {
+	for {
+		if err := workflow.Await(ctx, func() bool { return len(s.queue) > 0 || s.closed() }); err != nil {
+			return err
+		}
+		if s.closed() {
+			s.refuseQueued()
+			s.status = StatusCompleted
+			return nil
+		}
+		t := s.queue[0]
+		s.queue = s.queue[1:]
+		s.runTurn(ctx, t)
+	}
+}
+
+func (s *chatState) result() AgentChatResult {
+	return AgentChatResult{Status: s.status, IsComplete: s.isComplete,
+		MessageCount: len(s.history), TurnCount: s.turnCount}
+}

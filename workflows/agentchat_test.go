@@ -1,0 +1,317 @@
+package workflows_test
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+func thread() workflows.AgentChatInput {
+	return workflows.AgentChatInput{Version: 1, Participants: []string{"helper"}}
+}
+
+func TestThreadKeepsContextAcrossTurns(t *testing.T) {
+	e := newEnv(t)
+	a := e.send(time.Second, msg("m1", "Hello, how are you?"))
+	b := e.send(2*time.Second, msg("m2", "My name is Alice"))
+	c := e.send(3*time.Second, msg("m3", "What's my name?"))
+	var st workflows.StateResult
+	e.at(4*time.Second, func() { st = e.state() })
+	e.run(thread(), 5*time.Second)
+
+	for _, o := range []*outcome{a, b, c} {
+		require.True(t, o.done)
+		require.NoError(t, o.err)
+		require.NoError(t, o.rejected)
+		require.Len(t, o.result.Messages, 1)
+	}
+	assert.Equal(t, "helper#1 saw 1 messages, last user: Hello, how are you?", a.result.Messages[0].Text())
+	assert.Equal(t, "helper#3 saw 5 messages, last user: What's my name?", c.result.Messages[0].Text())
+	// The third call's input held the whole thread, in order.
+	third := e.model.calls[2].History
+	assert.Equal(t, []string{"Hello, how are you?", a.result.Messages[0].Text(), "My name is Alice",
+		b.result.Messages[0].Text(), "What's my name?"}, texts(third))
+
+	reply := c.result.Messages[0]
+	assert.Equal(t, "m3/1", reply.MessageID)
+	assert.Equal(t, chat.RoleAssistant, reply.Role)
+	assert.Equal(t, "Helper", reply.AuthorName)
+	assert.Equal(t, "helper", reply.AgentID)
+	assert.False(t, reply.CreatedAt.IsZero())
+
+	assert.Equal(t, workflows.StatusRunning, st.Status)
+	assert.Equal(t, 6, st.MessageCount)
+	assert.Equal(t, 3, st.TurnCount)
+	assert.Equal(t, []workflows.ParticipantInfo{{ID: "helper", Name: "Helper", Type: agents.KindChatCompletion}}, st.Participants)
+	require.NotNil(t, st.LastMessage)
+	assert.Equal(t, "m3/1", st.LastMessage.MessageID)
+	assert.Empty(t, st.PendingTurns)
+}
+
+func TestGroupChatAlternatesAndStopsOnRegex(t *testing.T) {
+	e := newEnv(t)
+	e.model.replies["reviewer#2"] = "APPROVED, ship it"
+	e.model.replies["writer#3"] = "approved by me too" // not the reviewer: must not end the chat
+	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+		Termination: agents.TerminationStrategy{Type: agents.TerminationRegex, Pattern: "(?i)approved",
+			Agents: []string{"reviewer"}, MaxIterations: 10}}
+	o := e.send(time.Second, msg("m1", "A slogan for tea"))
+	late := e.send(time.Minute, msg("m2", "another"))
+	e.run(in, 0) // the chat completes by itself
+
+	require.True(t, o.done)
+	require.NoError(t, o.err)
+	assert.Equal(t, []string{"assistant:writer", "assistant:reviewer", "assistant:writer", "assistant:reviewer"},
+		authors(o.result.Messages))
+	assert.Equal(t, "APPROVED, ship it", o.result.Messages[3].Text())
+	assert.True(t, o.result.IsComplete)
+
+	require.True(t, e.env.IsWorkflowCompleted())
+	require.NoError(t, e.env.GetWorkflowError())
+	var res workflows.AgentChatResult
+	require.NoError(t, e.env.GetWorkflowResult(&res))
+	assert.Equal(t, workflows.AgentChatResult{Status: workflows.StatusCompleted, IsComplete: true, MessageCount: 5, TurnCount: 1}, res)
+	// A turn after completion is refused by the validator, if it arrived at all.
+	if late.done {
+		assert.Error(t, late.rejected)
+	}
+}
+
+func TestMaxIterationsEndsTurnAndSelectionCarriesOn(t *testing.T) {
+	e := newEnv(t)
+	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+		Termination: agents.TerminationStrategy{MaxIterations: 3}}
+	a := e.send(time.Second, msg("m1", "first"))
+	b := e.send(2*time.Second, msg("m2", "second"))
+	var st workflows.StateResult
+	e.at(3*time.Second, func() { st = e.state() })
+	e.run(in, 4*time.Second)
+
+	require.NoError(t, a.err)
+	require.NoError(t, b.err)
+	assert.Equal(t, []string{"assistant:writer", "assistant:reviewer", "assistant:writer"}, authors(a.result.Messages))
+	assert.Equal(t, []string{"assistant:reviewer", "assistant:writer", "assistant:reviewer"}, authors(b.result.Messages))
+	assert.False(t, b.result.IsComplete)
+	assert.False(t, st.IsComplete)
+	assert.Equal(t, "maxIterations", st.Termination.Type)
+	assert.Equal(t, map[string]any{"iterations": float64(3)}, st.Termination.State)
+	assert.Equal(t, map[string]any{"nextIndex": float64(0)}, st.Selection.State)
+}
+
+func TestDefaultMaxIterationsIsOneReplyPerParticipant(t *testing.T) {
+	e := newEnv(t)
+	o := e.send(time.Second, msg("m1", "hi"))
+	e.run(workflows.AgentChatInput{Participants: []string{"writer", "reviewer", "helper"}}, 2*time.Second)
+	require.NoError(t, o.err)
+	assert.Equal(t, []string{"assistant:writer", "assistant:reviewer", "assistant:helper"}, authors(o.result.Messages))
+}
+
+func TestInitialAgentSpeaksFirst(t *testing.T) {
+	e := newEnv(t)
+	o := e.send(time.Second, msg("m1", "hi"))
+	e.run(workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+		Selection: agents.SelectionStrategy{InitialAgent: "reviewer"}}, 2*time.Second)
+	require.NoError(t, o.err)
+	assert.Equal(t, []string{"assistant:reviewer", "assistant:writer"}, authors(o.result.Messages))
+}
+
+func TestRetriedMessageIDReturnsFirstAnswerWithoutModelCall(t *testing.T) {
+	e := newEnv(t)
+	first := e.send(time.Second, msg("same", "Hello"))
+	again := e.send(2*time.Second, msg("same", "Hello"))
+	var calls int
+	var hist []chat.Message
+	e.at(3*time.Second, func() { calls, hist = e.model.count(), e.history() })
+	e.run(thread(), 4*time.Second)
+
+	require.NoError(t, first.err)
+	require.NoError(t, again.err)
+	assert.Equal(t, first.result, again.result)
+	assert.Equal(t, 1, calls)
+	assert.Len(t, hist, 2)
+}
+
+func TestConcurrentTurnsQueueInArrivalOrder(t *testing.T) {
+	e := newEnv(t)
+	var outs []*outcome
+	ids := []string{"a", "b", "c", "d", "e"}
+	for _, id := range ids {
+		outs = append(outs, e.send(time.Second, msg(id, "turn "+id))) // all at the same instant
+	}
+	var hist []chat.Message
+	e.at(2*time.Second, func() { hist = e.history() })
+	e.run(thread(), 3*time.Second)
+
+	for i, o := range outs {
+		require.NoError(t, o.err, ids[i])
+		// Turn i saw the 2i messages before it plus its own.
+		assert.Contains(t, o.result.Messages[0].Text(), " saw "+strconv.Itoa(2*i+1)+" messages")
+	}
+	var users []string
+	for _, m := range hist {
+		if m.Role == chat.RoleUser {
+			users = append(users, m.MessageID)
+		}
+	}
+	assert.Equal(t, ids, users)
+}
+
+func TestValidatorRefusesBadInputAndWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	in := thread()
+	in.MaxMessageBytes = 100
+	cases := map[string]workflows.SendMessageInput{
+		"no id":      {Text: "hi"},
+		"empty":      {MessageID: "e1"},
+		"blank":      {MessageID: "e2", Text: "   "},
+		"oversize":   {MessageID: "e3", Text: strings.Repeat("x", 101)},
+		"both":       {MessageID: "e4", Text: "a", Contents: []chat.Content{chat.Text("b")}},
+		"tool input": {MessageID: "e5", Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: "c"}}},
+	}
+	outs := map[string]*outcome{}
+	for name, c := range cases {
+		outs[name] = e.send(time.Second, c)
+	}
+	var hist []chat.Message
+	e.at(2*time.Second, func() { hist = e.history() })
+	e.run(in, 3*time.Second)
+
+	for name, o := range outs {
+		require.True(t, o.done, name)
+		var app *temporal.ApplicationError
+		require.True(t, errors.As(o.rejected, &app), "%s: want a rejection, got %v / %v", name, o.rejected, o.err)
+		assert.Equal(t, agents.ErrTypeInvalidMessage, app.Type(), name)
+	}
+	assert.Contains(t, outs["no id"].rejected.Error(), "messageId is required")
+	assert.Contains(t, outs["oversize"].rejected.Error(), "at most 100")
+	assert.Empty(t, hist)
+	assert.Zero(t, e.model.count())
+}
+
+func TestUnknownAgentFailsTheChat(t *testing.T) {
+	e := newEnv(t)
+	o := e.send(0, msg("m1", "hi"))
+	e.run(workflows.AgentChatInput{Participants: []string{"helper", "ghost"}}, 0)
+
+	require.True(t, e.env.IsWorkflowCompleted())
+	err := e.env.GetWorkflowError()
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	assert.Contains(t, err.Error(), "ghost")
+	require.True(t, o.done)
+	require.Error(t, o.err)
+	assert.Contains(t, o.err.Error(), "ghost")
+	assert.Zero(t, e.model.count())
+}
+
+func TestInvalidStrategyFailsTheChat(t *testing.T) {
+	e := newEnv(t)
+	e.run(workflows.AgentChatInput{Participants: []string{"helper"},
+		Termination: agents.TerminationStrategy{Type: agents.TerminationRegex, Pattern: "("}}, 0)
+	err := e.env.GetWorkflowError()
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	assert.Equal(t, agents.ErrTypeInvalidInput, app.Type())
+	assert.Contains(t, err.Error(), "termination pattern")
+}
+
+func TestFailedTurnLeavesNoTraceAndChatGoesOn(t *testing.T) {
+	e := newEnv(t)
+	e.model.errs["helper#2"] = temporal.NewNonRetryableApplicationError(
+		`agent "helper": model endpoint answered 401 Unauthorized: Incorrect API key provided`, agents.ErrTypeModelRejected, nil)
+	a := e.send(time.Second, msg("m1", "one"))
+	b := e.send(2*time.Second, msg("m2", "two"))
+	c := e.send(3*time.Second, msg("m3", "three"))
+	retry := e.send(4*time.Second, msg("m2", "two"))
+	var st workflows.StateResult
+	var hist []chat.Message
+	e.at(5*time.Second, func() { st, hist = e.state(), e.history() })
+	e.run(thread(), 6*time.Second)
+
+	require.NoError(t, a.err)
+	require.Error(t, b.err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(b.err, &app))
+	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Contains(t, b.err.Error(), "Incorrect API key provided")
+	require.NoError(t, c.err)
+	assert.Contains(t, c.result.Messages[0].Text(), "saw 3 messages") // m2 is not in the history
+	require.NoError(t, retry.err, "a failed messageId may be sent again")
+	assert.Equal(t, []string{"m1", "m1/1", "m3", "m3/1", "m2", "m2/1"}, ids(hist))
+	require.NotNil(t, st.LastError)
+	assert.Equal(t, "m2", st.LastError.MessageID)
+	assert.Equal(t, agents.ErrTypeModelRejected, st.LastError.Type)
+}
+
+func ids(msgs []chat.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.MessageID)
+	}
+	return out
+}
+
+func TestTemporaryThreadTakesOneTurnThenCompletes(t *testing.T) {
+	e := newEnv(t)
+	in := thread()
+	in.Temporary = true
+	o := e.send(time.Second, msg("m1", "Hello, how are you?"))
+	second := e.send(time.Second, msg("m2", "again"))
+	e.run(in, 0)
+
+	require.NoError(t, o.err)
+	assert.Contains(t, o.result.Messages[0].Text(), "Hello, how are you?")
+	require.Error(t, second.rejected)
+	assert.Contains(t, second.rejected.Error(), "temporary thread")
+	require.True(t, e.env.IsWorkflowCompleted())
+	var res workflows.AgentChatResult
+	require.NoError(t, e.env.GetWorkflowResult(&res))
+	assert.Equal(t, 1, res.TurnCount)
+	assert.Equal(t, workflows.StatusCompleted, res.Status)
+}
+
+func TestSignalTurnsAreAnsweredAndBadOnesReported(t *testing.T) {
+	e := newEnv(t)
+	e.at(time.Second, func() {
+		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("s1", "by signal"))
+		e.env.SignalWorkflow(workflows.UserMessageSignal, workflows.SendMessageInput{MessageID: "bad"})
+		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("s1", "by signal")) // duplicate: once only
+	})
+	var st workflows.StateResult
+	var hist []chat.Message
+	e.at(2*time.Second, func() { st, hist = e.state(), e.history() })
+	e.run(thread(), 3*time.Second)
+
+	assert.Equal(t, []string{"s1", "s1/1"}, ids(hist))
+	require.NotNil(t, st.LastError)
+	assert.Equal(t, "bad", st.LastError.MessageID)
+	assert.Equal(t, agents.ErrTypeInvalidMessage, st.LastError.Type)
+}
+
+func TestHistoryPages(t *testing.T) {
+	e := newEnv(t)
+	for i, id := range []string{"a", "b", "c"} {
+		e.send(time.Duration(i+1)*time.Second, msg(id, id))
+	}
+	var page workflows.HistoryResult
+	e.at(5*time.Second, func() {
+		v, err := e.env.QueryWorkflow(workflows.HistoryQuery, workflows.HistoryInput{Offset: 2, Limit: 3})
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&page))
+	})
+	e.run(thread(), 6*time.Second)
+	assert.Equal(t, 6, page.Total)
+	assert.Equal(t, 2, page.Offset)
+	assert.Equal(t, []string{"b", "b/1", "c"}, ids(page.Messages))
+}

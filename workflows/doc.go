@@ -1,0 +1,9 @@
+// Package workflows holds the AgentChat workflow: deterministic code only. It never
+// touches the network, the clock or the file system; model calls and registry look-ups
+// run as activities (package activities), which this package names by their wire names
+// (names.go) and never imports.
+//
+// One AgentChat workflow is one chat. Its event history is the primary chat: user turns
+// arrive through the SendMessage update or the UserMessage signal, are queued and
+// answered one at a time, and each agent reply is an activity result.
+package workflows

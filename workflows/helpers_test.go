@@ -1,0 +1,185 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// fakeModel stands in for the InvokeAgent activity: it answers
+// "<agent>#<n> saw <k> messages, last user: <text>" and records every input. A scripted
+// reply or error for (agent, call number) overrides that.
+type fakeModel struct {
+	mu      sync.Mutex
+	calls   []agents.InvokeInput
+	replies map[string]string // "agent#n" → text
+	errs    map[string]error  // "agent#n" → error
+}
+
+func newFakeModel() *fakeModel {
+	return &fakeModel{replies: map[string]string{}, errs: map[string]error{}}
+}
+
+func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, in)
+	n := 0
+	for _, c := range f.calls {
+		if c.AgentID == in.AgentID {
+			n++
+		}
+	}
+	key := fmt.Sprintf("%s#%d", in.AgentID, n)
+	if err, ok := f.errs[key]; ok {
+		return agents.InvokeResult{}, err
+	}
+	text, ok := f.replies[key]
+	if !ok {
+		text = fmt.Sprintf("%s saw %d messages, last user: %s", key, len(in.History), lastUser(in.History))
+	}
+	return agents.InvokeResult{Contents: []chat.Content{chat.Text(text)}}, nil
+}
+
+func (f *fakeModel) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
+func lastUser(h []chat.Message) string {
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == chat.RoleUser {
+			return h[i].Text()
+		}
+	}
+	return ""
+}
+
+// registry is the agents the fake resolver knows.
+var registry = map[string]string{"helper": "Helper", "writer": "Writer", "reviewer": "Reviewer"}
+
+func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
+	var out []agents.Participant
+	var unknown []string
+	for _, id := range in.AgentIDs {
+		name, ok := registry[id]
+		if !ok {
+			unknown = append(unknown, id)
+			continue
+		}
+		out = append(out, agents.Participant{ID: id, Name: name, Kind: agents.KindChatCompletion,
+			ChannelType: chat.ChannelChatHistory, ChannelKey: chat.ChannelKey(chat.ChannelChatHistory),
+			Call: agents.CallSettings{MaxAttempts: 2, InitialInterval: agents.Duration(time.Millisecond)}})
+	}
+	if len(unknown) > 0 {
+		return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(
+			"unknown agent id(s) "+strings.Join(unknown, ", "), agents.ErrTypeUnknownAgent, nil)
+	}
+	return agents.ResolveResult{Participants: out}, nil
+}
+
+type env struct {
+	t     *testing.T
+	env   *testsuite.TestWorkflowEnvironment
+	model *fakeModel
+}
+
+func newEnv(t *testing.T) *env {
+	var suite testsuite.WorkflowTestSuite
+	e := suite.NewTestWorkflowEnvironment()
+	e.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	m := newFakeModel()
+	e.RegisterActivityWithOptions(m.invoke, activity.RegisterOptions{Name: workflows.InvokeAgentActivity})
+	e.RegisterActivityWithOptions(resolve, activity.RegisterOptions{Name: workflows.ResolveParticipantsActivity})
+	return &env{t: t, env: e, model: m}
+}
+
+// outcome collects what an update returned.
+type outcome struct {
+	rejected error
+	result   workflows.TurnResult
+	err      error
+	done     bool
+}
+
+// send schedules a SendMessage update at the given delay and returns where its outcome lands.
+func (e *env) send(at time.Duration, in workflows.SendMessageInput) *outcome {
+	o := &outcome{}
+	e.env.RegisterDelayedCallback(func() {
+		e.env.UpdateWorkflow(workflows.SendMessageUpdate, "u-"+in.MessageID+at.String(), &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { o.rejected, o.done = err, true },
+			OnComplete: func(v any, err error) {
+				o.done, o.err = true, err
+				if err == nil {
+					o.result = v.(workflows.TurnResult)
+				}
+			},
+		}, in)
+	}, at)
+	return o
+}
+
+// at schedules f, e.g. a query, at the given delay.
+func (e *env) at(d time.Duration, f func()) { e.env.RegisterDelayedCallback(f, d) }
+
+func (e *env) state() workflows.StateResult {
+	v, err := e.env.QueryWorkflow(workflows.StateQuery)
+	require.NoError(e.t, err)
+	var st workflows.StateResult
+	require.NoError(e.t, v.Get(&st))
+	return st
+}
+
+func (e *env) history() []chat.Message {
+	v, err := e.env.QueryWorkflow(workflows.HistoryQuery)
+	require.NoError(e.t, err)
+	var h workflows.HistoryResult
+	require.NoError(e.t, v.Get(&h))
+	return h.Messages
+}
+
+// run starts the workflow and cancels it at stopAt (a chat does not end by itself).
+func (e *env) run(in workflows.AgentChatInput, stopAt time.Duration) {
+	if stopAt > 0 {
+		e.at(stopAt, e.env.CancelWorkflow)
+	}
+	e.env.ExecuteWorkflow(workflows.WorkflowType, in)
+}
+
+func msg(id, text string) workflows.SendMessageInput {
+	return workflows.SendMessageInput{MessageID: id, Text: text}
+}
+
+func authors(msgs []chat.Message) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, string(m.Role)+":"+m.AgentID)
+	}
+	return out
+}
+
+func texts(msgs []chat.Message) []string {
+	return slices.Collect(func(yield func(string) bool) {
+		for _, m := range msgs {
+			if !yield(m.Text()) {
+				return
+			}
+		}
+	})
+}

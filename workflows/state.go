@@ -1,0 +1,149 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// turn is one user turn from its arrival to its answer.
+type turn struct {
+	msg    chat.Message
+	done   bool
+	err    error // set when the turn failed or was refused after being queued
+	start  int   // index in history of the turn's first reply (when done without err)
+	end    int   // one past its last reply
+	signal bool  // arrived by signal: nobody waits for it
+}
+
+// chatState is the whole state of one chat, with a method per handler.
+type chatState struct {
+	chatID       string
+	in           AgentChatInput
+	status       string
+	failure      error
+	participants []agents.Participant
+	history      []chat.Message
+	selState     agents.SelectionState
+	termState    agents.TerminationState
+	isComplete   bool
+	turnCount    int
+
+	queue  []*turn
+	active *turn
+	// turns records every accepted turn by messageId: the idempotency record.
+	turns     map[string]*turn
+	lastError *TurnError
+}
+
+func newChatState(ctx workflow.Context, in AgentChatInput) *chatState {
+	return &chatState{
+		chatID: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		in:     in,
+		status: StatusStarting,
+		turns:  map[string]*turn{},
+	}
+}
+
+// register sets every handler. It runs before anything can block, so updates and
+// signals that arrive with the start are never missed.
+func (s *chatState) register(ctx workflow.Context) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, SendMessageUpdate, s.handleSend,
+		workflow.UpdateHandlerOptions{Validator: s.validateSend}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, DescribeUpdate, s.handleDescribe); err != nil {
+		return err
+	}
+	workflow.Go(ctx, s.receiveSignals)
+	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (StateResult, error) { return s.state(), nil }); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(ctx, HistoryQuery, s.page)
+}
+
+// fail records why the chat could not start; waiting handlers return err.
+func (s *chatState) fail(err error) {
+	s.status = StatusFailed
+	s.failure = err
+	for _, t := range s.queue {
+		t.done, t.err = true, err
+	}
+	s.queue = nil
+}
+
+// closed reports whether the chat takes no more turns.
+func (s *chatState) closed() bool {
+	return s.isComplete || (s.in.Temporary && s.turnCount > 0)
+}
+
+// handleDescribe waits until the chat has started (or failed to) and returns its state.
+func (s *chatState) handleDescribe(ctx workflow.Context) (StateResult, error) {
+	if err := workflow.Await(ctx, func() bool { return s.status != StatusStarting }); err != nil {
+		return StateResult{}, err
+	}
+	if s.failure != nil {
+		return StateResult{}, s.failure
+	}
+	return s.state(), nil
+}
+
+// state answers the State query.
+func (s *chatState) state() StateResult {
+	r := StateResult{
+		ChatID: s.chatID, Status: s.status, Temporary: s.in.Temporary,
+		Participants: s.participantInfo(), MessageCount: len(s.history),
+		TurnCount: s.turnCount, IsComplete: s.isComplete, PendingTurns: []string{},
+		LastError: s.lastError,
+		Selection: StrategyState{Type: orDefault(s.in.Selection.Type, agents.SelectionSequential), State: s.selState},
+		Termination: StrategyState{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations),
+			State: s.termState},
+	}
+	if n := len(s.history); n > 0 {
+		last := s.history[n-1]
+		r.LastMessage = &last
+	}
+	for _, t := range s.queue {
+		r.PendingTurns = append(r.PendingTurns, t.msg.MessageID)
+	}
+	if s.active != nil {
+		r.ActiveTurn = s.active.msg.MessageID
+	}
+	if s.failure != nil {
+		r.Failure = s.failure.Error()
+	}
+	return r
+}
+
+func (s *chatState) participantInfo() []ParticipantInfo {
+	out := make([]ParticipantInfo, 0, len(s.participants))
+	for _, p := range s.participants {
+		out = append(out, ParticipantInfo{ID: p.ID, Name: p.Name, Type: p.Kind})
+	}
+	if len(out) == 0 { // not resolved yet: report the ids asked for
+		for _, id := range s.in.Participants {
+			out = append(out, ParticipantInfo{ID: id})
+		}
+	}
+	return out
+}
+
+// page answers the History query.
+func (s *chatState) page(in HistoryInput) (HistoryResult, error) {
+	total := len(s.history)
+	from := min(max(in.Offset, 0), total)
+	to := total
+	if in.Limit > 0 {
+		to = min(from+in.Limit, total)
+	}
+	msgs := append([]chat.Message{}, s.history[from:to]...)
+	return HistoryResult{Messages: msgs, Offset: from, Total: total}, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

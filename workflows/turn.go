@@ -1,0 +1,208 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// validateSend is the SendMessage validator: it refuses, before anything is written to
+// the history, input that is malformed or oversize and turns the chat cannot take.
+func (s *chatState) validateSend(in SendMessageInput) error {
+	_, err := s.admit(in)
+	return err
+}
+
+// admit checks a user turn and returns its message. A messageId the chat already has
+// (queued, running or answered) is admitted whatever the chat's state, so a retry gets
+// the first answer.
+func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
+	m, err := in.message(s.in.maxMessageBytes())
+	if err != nil {
+		return chat.Message{}, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage)
+	}
+	if t, ok := s.turns[m.MessageID]; ok && t.err == nil {
+		return m, nil
+	}
+	switch {
+	case s.failure != nil:
+		return chat.Message{}, temporal.NewApplicationError("chat could not start: "+s.failure.Error(), agents.ErrTypeNotAcceptingTurns)
+	case s.isComplete:
+		return chat.Message{}, temporal.NewApplicationError(
+			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
+			agents.ErrTypeNotAcceptingTurns)
+	case s.in.Temporary && len(s.turns) > 0:
+		return chat.Message{}, temporal.NewApplicationError(
+			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
+			agents.ErrTypeNotAcceptingTurns)
+	}
+	return m, nil
+}
+
+// handleSend is the SendMessage update: queue the turn (or find it, for a retried
+// messageId), wait for its answer and return it.
+func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnResult, error) {
+	m, err := s.admit(in)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	t := s.enqueue(ctx, m, false)
+	if err := workflow.Await(ctx, func() bool { return t.done }); err != nil {
+		return TurnResult{}, err
+	}
+	if t.err != nil {
+		return TurnResult{}, t.err
+	}
+	return s.turnResult(t), nil
+}
+
+// receiveSignals takes UserMessage signals for the life of the run. A signal that does
+// not validate is not dropped silently: it becomes the chat's lastError and a warning.
+func (s *chatState) receiveSignals(ctx workflow.Context) {
+	ch := workflow.GetSignalChannel(ctx, UserMessageSignal)
+	for {
+		var in SendMessageInput
+		ch.Receive(ctx, &in)
+		m, err := s.admit(in)
+		if err != nil {
+			s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: err.Error()}
+			workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
+			continue
+		}
+		s.enqueue(ctx, m, true)
+	}
+}
+
+// enqueue returns the live turn for m's messageId, or queues a new one.
+func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *turn {
+	if t, ok := s.turns[m.MessageID]; ok && t.err == nil {
+		return t
+	}
+	m.CreatedAt = workflow.Now(ctx).UTC()
+	t := &turn{msg: m, signal: signal}
+	s.turns[m.MessageID] = t
+	s.queue = append(s.queue, t)
+	return t
+}
+
+// refuseQueued fails the turns still queued when the chat closes.
+func (s *chatState) refuseQueued() {
+	for _, t := range s.queue {
+		t.done = true
+		t.err = temporal.NewApplicationError(
+			fmt.Sprintf("chat %q completed before turn %q was taken; start a new chat", s.chatID, t.msg.MessageID),
+			agents.ErrTypeNotAcceptingTurns)
+	}
+	s.queue = nil
+}
+
+// runTurn answers one turn: agents chosen by the selection strategy reply until the
+// termination strategy ends the turn. A turn is all or nothing: if an agent cannot
+// reply, the turn's messages are taken back out of the history and the strategies'
+// state restored, the error goes to the caller (and to lastError), and the chat goes on.
+func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
+	s.active = t
+	defer func() { s.active, t.done = nil, true }()
+	mark, selBefore := len(s.history), s.selState
+	s.history = append(s.history, t.msg)
+	s.termState = agents.TerminationState{}
+	ids := s.in.Participants
+	limit := s.in.Termination.Limit(len(ids))
+	for s.termState.Iterations < limit {
+		p := s.participant(s.in.Selection.Next(ids, &s.selState))
+		reply, err := s.invoke(ctx, p, t, len(s.history)-mark)
+		if err != nil {
+			s.history, s.selState = s.history[:mark], selBefore
+			s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: err.Error()}
+			t.err = temporal.NewApplicationError(
+				fmt.Sprintf("turn %q: agent %q could not reply: %v", t.msg.MessageID, p.ID, err),
+				agents.ErrTypeTurnFailed, *s.lastError)
+			return
+		}
+		s.history = append(s.history, reply)
+		s.termState.Iterations++
+		if s.in.Termination.ShouldTerminate(reply) {
+			s.isComplete = true
+			break
+		}
+	}
+	t.start, t.end = mark+1, len(s.history)
+	s.turnCount++
+}
+
+// invoke runs one agent reply as an activity and returns it as the turn's n-th reply.
+func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn, n int) (chat.Message, error) {
+	c := p.Call.WithDefaults()
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Duration(c.Timeout),
+		HeartbeatTimeout:    time.Duration(c.HeartbeatTimeout),
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Duration(c.InitialInterval),
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Duration(c.MaxInterval),
+			MaximumAttempts:        int32(c.MaxAttempts),
+			NonRetryableErrorTypes: []string{agents.ErrTypeModelRejected, agents.ErrTypeUnknownAgent},
+		},
+	})
+	in := agents.InvokeInput{ChatID: s.chatID, AgentID: p.ID, TurnID: t.msg.MessageID, History: s.history}
+	var res agents.InvokeResult
+	if err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res); err != nil {
+		return chat.Message{}, unwrapActivityError(err)
+	}
+	return chat.Message{
+		MessageID:  fmt.Sprintf("%s/%d", t.msg.MessageID, n),
+		Role:       chat.RoleAssistant,
+		AuthorName: p.Name,
+		AgentID:    p.ID,
+		CreatedAt:  workflow.Now(ctx).UTC(),
+		Contents:   res.Contents,
+	}, nil
+}
+
+func (s *chatState) participant(id string) agents.Participant {
+	for _, p := range s.participants {
+		if p.ID == id {
+			return p
+		}
+	}
+	return agents.Participant{ID: id, Name: id}
+}
+
+// turnResult returns the answer of a finished turn, read back from the history.
+func (s *chatState) turnResult(t *turn) TurnResult {
+	msgs := append([]chat.Message{}, s.history[t.start:t.end]...)
+	complete := s.isComplete && t.end == len(s.history)
+	return TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
+}
+
+// unwrapActivityError returns the application error an activity failed with, without
+// the activity wrapper, so callers read the provider's or registry's own message.
+func unwrapActivityError(err error) error {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return temporal.NewNonRetryableApplicationError(app.Message(), app.Type(), nil)
+	}
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) {
+		msg := fmt.Sprintf("model call timed out (%s)", timeout.TimeoutType())
+		if cause := errors.Unwrap(timeout); cause != nil {
+			msg += ": " + cause.Error()
+		}
+		return temporal.NewNonRetryableApplicationError(msg, agents.ErrTypeModelUnavailable, nil)
+	}
+	return err
+}
+
+func errorType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return "Error"
+}

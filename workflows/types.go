@@ -1,0 +1,138 @@
+package workflows
+
+import (
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// InputVersion is the version of AgentChatInput this code writes. Readers accept every
+// version up to it.
+const InputVersion = 1
+
+// DefaultMaxMessageBytes is the largest user message a chat accepts unless its input
+// says otherwise: 256 KiB, well under Temporal's 2 MB payload limit.
+const DefaultMaxMessageBytes = 256 << 10
+
+// AgentChatInput starts a chat. JSON:
+//
+//	{"version":1,"participants":["writer","reviewer"],
+//	 "selection":{"type":"sequential"},
+//	 "termination":{"type":"regex","pattern":"APPROVED","agents":["reviewer"],"maxIterations":6},
+//	 "temporary":false,"maxMessageBytes":262144}
+type AgentChatInput struct {
+	Version int `json:"version,omitempty"`
+	// Participants are agent ids of the worker's registry, in speaking order.
+	Participants []string                   `json:"participants"`
+	Selection    agents.SelectionStrategy   `json:"selection,omitzero"`
+	Termination  agents.TerminationStrategy `json:"termination,omitzero"`
+	// Temporary makes a one-turn chat (the seed's temporary thread): the workflow
+	// completes after its first turn.
+	Temporary bool `json:"temporary,omitempty"`
+	// MaxMessageBytes caps one user message (Message.Size); zero means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
+}
+
+// AgentChatResult is what a finished chat workflow returns.
+type AgentChatResult struct {
+	Status       string `json:"status"`
+	IsComplete   bool   `json:"isComplete"`
+	MessageCount int    `json:"messageCount"`
+	TurnCount    int    `json:"turnCount"`
+}
+
+// SendMessageInput is one user turn, for the SendMessage update and the UserMessage
+// signal. JSON: {"messageId":"m-1","text":"Hello","authorName":"Alice"}, or with
+// "contents":[{"type":"text","text":"Hello"}] instead of "text" (not both).
+//
+// MessageID is chosen by the client and makes the turn idempotent: a SendMessage with
+// a messageId the chat has already answered returns that first answer and calls no
+// model. It must be unique within the chat.
+type SendMessageInput struct {
+	MessageID  string         `json:"messageId"`
+	Text       string         `json:"text,omitempty"`
+	Contents   []chat.Content `json:"contents,omitempty"`
+	AuthorName string         `json:"authorName,omitempty"`
+}
+
+// TurnResult is the answer to a turn: the agent messages it produced, in order.
+// JSON: {"messageId":"m-1","messages":[…],"isComplete":false}.
+type TurnResult struct {
+	MessageID string         `json:"messageId"`
+	Messages  []chat.Message `json:"messages"`
+	// IsComplete is true when the termination strategy completed the chat on this turn.
+	IsComplete bool `json:"isComplete"`
+}
+
+// Chat statuses, in StateResult.Status.
+const (
+	StatusStarting  = "starting"  // resolving participants
+	StatusRunning   = "running"   // taking turns
+	StatusCompleted = "completed" // complete (termination) or a temporary thread's turn done
+	StatusFailed    = "failed"    // could not start (unknown agent, bad input)
+)
+
+// ParticipantInfo is a participant as State reports it and the document stores it.
+type ParticipantInfo struct {
+	ID   string      `json:"id"`
+	Name string      `json:"name"`
+	Type agents.Kind `json:"type"`
+}
+
+// TurnError describes a failed turn.
+type TurnError struct {
+	MessageID string `json:"messageId"`
+	AgentID   string `json:"agentId,omitempty"`
+	Type      string `json:"type"`
+	Message   string `json:"message"`
+}
+
+// StateResult is the State query's answer. JSON:
+//
+//	{"chatId":"c1","status":"running","participants":[{"id":"helper","name":"Helper","type":"chat_completion"}],
+//	 "messageCount":4,"turnCount":2,"isComplete":false,"lastMessage":{…},
+//	 "pendingTurns":["m-3"],"activeTurn":"m-2","lastError":{…},
+//	 "selection":{"type":"sequential","state":{"nextIndex":0}},
+//	 "termination":{"type":"maxIterations","state":{"iterations":1}}}
+type StateResult struct {
+	ChatID       string            `json:"chatId"`
+	Status       string            `json:"status"`
+	Temporary    bool              `json:"temporary,omitempty"`
+	Participants []ParticipantInfo `json:"participants"`
+	MessageCount int               `json:"messageCount"`
+	TurnCount    int               `json:"turnCount"`
+	IsComplete   bool              `json:"isComplete"`
+	LastMessage  *chat.Message     `json:"lastMessage,omitempty"`
+	// PendingTurns are the messageIds queued behind the active turn, in order.
+	PendingTurns []string `json:"pendingTurns"`
+	// ActiveTurn is the messageId being answered now, if any.
+	ActiveTurn string `json:"activeTurn,omitempty"`
+	// LastError is the most recent failed turn or refused signal, if any.
+	LastError   *TurnError    `json:"lastError,omitempty"`
+	Selection   StrategyState `json:"selection"`
+	Termination StrategyState `json:"termination"`
+	Failure     string        `json:"failure,omitempty"` // why a chat with status "failed" could not start
+}
+
+// StrategyState is a strategy's type and state, as in the document:
+// {"type":"sequential","state":{"nextIndex":1}}.
+type StrategyState struct {
+	Type  string `json:"type"`
+	State any    `json:"state"`
+}
+
+// HistoryInput pages the History query: Offset messages are skipped, then at most
+// Limit returned; Limit zero means all. Called with no argument, History returns every
+// message.
+type HistoryInput struct {
+	Offset int `json:"offset,omitempty"`
+	Limit  int `json:"limit,omitempty"`
+}
+
+// HistoryResult is a page of the primary history, oldest first; Total is the number of
+// messages in the whole history.
+type HistoryResult struct {
+	Messages []chat.Message `json:"messages"`
+	Offset   int            `json:"offset"`
+	Total    int            `json:"total"`
+}

@@ -1,0 +1,60 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// validate checks the chat's input before anything runs.
+func (in AgentChatInput) validate() error {
+	if in.Version > InputVersion {
+		return fmt.Errorf("input version %d is newer than this worker understands (%d)", in.Version, InputVersion)
+	}
+	if len(in.Participants) == 0 {
+		return errors.New("a chat needs at least one participant")
+	}
+	if in.MaxMessageBytes < 0 {
+		return errors.New("maxMessageBytes must not be negative")
+	}
+	if err := in.Selection.Validate(in.Participants); err != nil {
+		return err
+	}
+	return in.Termination.Validate(in.Participants)
+}
+
+// maxMessageBytes is the user message cap in effect.
+func (in AgentChatInput) maxMessageBytes() int {
+	if in.MaxMessageBytes > 0 {
+		return in.MaxMessageBytes
+	}
+	return DefaultMaxMessageBytes
+}
+
+// message turns the input into the user message it carries, checking its shape and size.
+func (in SendMessageInput) message(maxBytes int) (chat.Message, error) {
+	if strings.TrimSpace(in.MessageID) == "" {
+		return chat.Message{}, errors.New("messageId is required: any string unique in this chat; it makes retries safe")
+	}
+	if in.Text != "" && len(in.Contents) > 0 {
+		return chat.Message{}, errors.New(`give "text" or "contents", not both`)
+	}
+	m := chat.Message{MessageID: in.MessageID, Role: chat.RoleUser, AuthorName: in.AuthorName, Contents: in.Contents}
+	if in.Text != "" {
+		m.Contents = []chat.Content{chat.Text(in.Text)}
+	}
+	if err := m.Validate(); err != nil {
+		return chat.Message{}, err
+	}
+	for _, c := range m.Contents {
+		if c.Type == chat.ContentFunctionCall || c.Type == chat.ContentFunctionResult {
+			return chat.Message{}, fmt.Errorf("a user message cannot carry %s contents", c.Type)
+		}
+	}
+	if n := m.Size(); n > maxBytes {
+		return chat.Message{}, fmt.Errorf("message is %d bytes; this chat accepts at most %d", n, maxBytes)
+	}
+	return m, nil
+}
