@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -76,7 +77,7 @@ func LoadClientOptions(opts DialOptions) (client.Options, error) {
 	}
 	logger := opts.Logger
 	if logger == nil {
-		logger = slog.New(levelFilter{slog.Default().Handler(), slog.LevelWarn})
+		logger = slog.New(logx.MinLevel(slog.Default().Handler(), slog.LevelWarn))
 	}
 	co.Logger = tlog.NewStructuredLogger(logger)
 	return co, nil
@@ -331,20 +332,3 @@ func retryBusy(ctx context.Context, f func() error) error {
 		delay = min(delay*2, time.Second)
 	}
 }
-
-// levelFilter drops records below a level; it keeps the Temporal SDK's info logs out
-// of command-line output.
-type levelFilter struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= f.min && f.Handler.Enabled(ctx, l)
-}
-
-func (f levelFilter) WithAttrs(a []slog.Attr) slog.Handler {
-	return levelFilter{f.Handler.WithAttrs(a), f.min}
-}
-
-func (f levelFilter) WithGroup(n string) slog.Handler { return levelFilter{f.Handler.WithGroup(n), f.min} }

@@ -1,0 +1,314 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/agents"
+)
+
+// strategyFlags are the selection and termination flags of start and send.
+type strategyFlags struct {
+	initialAgent      string
+	termination       string
+	maxIterations     int
+	pattern           string
+	terminationAgents []string
+}
+
+func (f *strategyFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.initialAgent, "initial-agent", "", "agent that speaks first (sequential selection continues from it)")
+	fl.StringVar(&f.termination, "termination", "", `termination strategy: "maxIterations" (default) or "regex"`)
+	fl.IntVar(&f.maxIterations, "max-iterations", 0, "most agent replies per user turn (default: one per participant)")
+	fl.StringVar(&f.pattern, "pattern", "", `with --termination regex: the chat completes when an agent's message matches (RE2 syntax)`)
+	fl.StringSliceVar(&f.terminationAgents, "termination-agents", nil, "with --termination regex: only these agents' messages are tested")
+}
+
+func (f *strategyFlags) strategies() (agentchat.SelectionStrategy, agentchat.TerminationStrategy) {
+	sel := agentchat.SelectionStrategy{Type: agents.SelectionSequential, InitialAgent: f.initialAgent}
+	term := agentchat.TerminationStrategy{Type: f.termination, MaxIterations: f.maxIterations,
+		Pattern: f.pattern, Agents: f.terminationAgents}
+	if term.Type == "" && f.pattern != "" {
+		term.Type = agents.TerminationRegex
+	}
+	return sel, term
+}
+
+func startCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID   string
+		ids      []string
+		strat    strategyFlags
+		asJSON   bool
+		maxBytes int
+	)
+	cmd := &cobra.Command{
+		Use:   "start --agents ID[,ID...] [--chat ID]",
+		Short: "Start a chat (one agent: a thread; several: a group chat)",
+		Example: `  starter start --chat support-42 --agents helper
+  starter start --chat slogan --agents writer,reviewer --termination regex --pattern APPROVED --termination-agents reviewer --max-iterations 6`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			sel, term := strat.strategies()
+			st, err := c.Start(cmd.Context(), agentchat.StartOptions{ChatID: chatID, Participants: ids,
+				Selection: sel, Termination: term, MaxMessageBytes: maxBytes})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, st)
+			}
+			fmt.Fprintf(s.Out, "started chat %s with %s\n", st.ChatID, strings.Join(ids, ", "))
+			fmt.Fprintf(s.Out, "send a turn:  starter send --chat %s \"Hello\"\n", st.ChatID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (the workflow id); default chat-<uuid>")
+	cmd.Flags().StringSliceVar(&ids, "agents", nil, "participant agent ids, in speaking order (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the chat's state as JSON")
+	cmd.Flags().IntVar(&maxBytes, "max-message-bytes", 0, "largest user message the chat accepts (default 256 KiB)")
+	strat.add(cmd)
+	_ = cmd.MarkFlagRequired("agents")
+	return cmd
+}
+
+func sendCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID, msgID, author string
+		ids                   []string
+		noWait, asJSON        bool
+		strat                 strategyFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "send [--chat ID] TEXT...",
+		Short: "Send one user turn and print the replies (without --chat: on a temporary thread)",
+		Long: `Send one user turn (the SendMessage update) and print the agents' replies.
+
+With --chat, the turn goes to that chat. Without it, the turn runs on a temporary
+thread: a one-turn chat with --agents (default helper) that completes afterwards.
+--id makes the turn idempotent: sending the same id again prints the first answer
+and calls no model. --no-wait sends it as the UserMessage signal instead.`,
+		Example: `  starter send "Hello, how are you?"
+  starter send --chat support-42 --author Alice "My name is Alice"
+  starter send --chat support-42 --id turn-7 "What's my name?"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			msg := agentchat.SendMessageInput{MessageID: msgID, Text: strings.Join(args, " "), AuthorName: author}
+			var res agentchat.TurnResult
+			switch {
+			case chatID == "" && noWait:
+				return errors.New("--no-wait needs --chat: a temporary thread has nobody to read its reply")
+			case noWait:
+				id, err := c.Post(cmd.Context(), chatID, msg)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(s.Out, "posted turn %s to chat %s\n", id, chatID)
+				return nil
+			case chatID == "":
+				sel, term := strat.strategies()
+				res, err = c.Run(cmd.Context(), agentchat.RunOptions{Agents: ids, Selection: sel, Termination: term}, msg)
+			default:
+				res, err = c.Send(cmd.Context(), chatID, msg)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, res)
+			}
+			for _, m := range res.Messages {
+				printMessage(s.Out, m)
+			}
+			if res.IsComplete {
+				fmt.Fprintln(s.Out, "(the chat is complete: its termination strategy ended it)")
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&chatID, "chat", "", "chat id; omit for a temporary thread")
+	fl.StringSliceVar(&ids, "agents", []string{"helper"}, "agents of the temporary thread (without --chat)")
+	fl.StringVar(&msgID, "id", "", "messageId of the turn (default: a new UUID); the idempotency key")
+	fl.StringVar(&author, "author", "", "author name of the user message")
+	fl.BoolVar(&noWait, "no-wait", false, "send as a signal and return at once")
+	fl.BoolVar(&asJSON, "json", false, "print the turn result as JSON")
+	strat.add(cmd)
+	return cmd
+}
+
+func chatCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID, author string
+		ids            []string
+	)
+	cmd := &cobra.Command{
+		Use:   "chat --chat ID [--agents ID,...]",
+		Short: "Talk to a chat interactively, one line a turn",
+		Long: `Talk to a chat, one line a turn; the agents' replies are printed after each.
+With --agents, the chat is started first if it does not exist.
+Commands: /state, /history, /quit (or end of input).`,
+		Example: `  starter chat --chat support-42 --agents helper --author Alice`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			c, err := g.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if len(ids) > 0 {
+				if _, err := c.Start(ctx, agentchat.StartOptions{ChatID: chatID, Participants: ids}); err != nil &&
+					!errors.Is(err, agentchat.ErrChatExists) {
+					return err
+				}
+			}
+			if _, err := c.State(ctx, chatID); err != nil {
+				return err
+			}
+			interactive := stdinIsTerminal(s.In)
+			prompt := func() {
+				if interactive {
+					fmt.Fprint(s.Out, "you> ")
+				}
+			}
+			fmt.Fprintf(s.Out, "chat %s: type a message and press Enter; /state, /history, /quit\n", chatID)
+			sc := bufio.NewScanner(s.In)
+			sc.Buffer(make([]byte, 64<<10), 4<<20)
+			for prompt(); sc.Scan(); prompt() {
+				line := strings.TrimSpace(sc.Text())
+				switch line {
+				case "":
+					continue
+				case "/quit", "/exit":
+					return nil
+				case "/state":
+					st, err := c.State(ctx, chatID)
+					if err != nil {
+						return err
+					}
+					printState(s.Out, st)
+					continue
+				case "/history":
+					h, err := c.History(ctx, chatID, agentchat.HistoryInput{})
+					if err != nil {
+						return err
+					}
+					for _, m := range h.Messages {
+						printMessage(s.Out, m)
+					}
+					continue
+				}
+				res, err := c.Send(ctx, chatID, agentchat.SendMessageInput{Text: line, AuthorName: author})
+				if err != nil {
+					if errors.Is(err, agentchat.ErrChatClosed) {
+						return err
+					}
+					fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
+					continue
+				}
+				for _, m := range res.Messages {
+					printMessage(s.Out, m)
+				}
+				if res.IsComplete {
+					fmt.Fprintln(s.Out, "(the chat is complete)")
+					return nil
+				}
+			}
+			return sc.Err()
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
+	cmd.Flags().StringSliceVar(&ids, "agents", nil, "start the chat with these agents if it does not exist")
+	cmd.Flags().StringVar(&author, "author", "", "author name of your messages")
+	_ = cmd.MarkFlagRequired("chat")
+	return cmd
+}
+
+func stateCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:     "state --chat ID",
+		Short:   "Print a chat's state (the State query)",
+		Example: `  starter state --chat support-42 --json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			st, err := c.State(cmd.Context(), chatID)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, st)
+			}
+			printState(s.Out, st)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the query's payload)")
+	_ = cmd.MarkFlagRequired("chat")
+	return cmd
+}
+
+func historyCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID        string
+		asJSON        bool
+		offset, limit int
+	)
+	cmd := &cobra.Command{
+		Use:     "history --chat ID",
+		Short:   "Print a chat's messages, oldest first (the History query)",
+		Example: `  starter history --chat support-42 --offset 10 --limit 5`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			h, err := c.History(cmd.Context(), chatID, agentchat.HistoryInput{Offset: offset, Limit: limit})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, h)
+			}
+			for _, m := range h.Messages {
+				printMessage(s.Out, m)
+			}
+			fmt.Fprintf(s.Out, "(%d of %d messages, from %d)\n", len(h.Messages), h.Total, h.Offset)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the query's payload)")
+	cmd.Flags().IntVar(&offset, "offset", 0, "skip this many messages")
+	cmd.Flags().IntVar(&limit, "limit", 0, "print at most this many (0: all)")
+	_ = cmd.MarkFlagRequired("chat")
+	return cmd
+}

@@ -1,0 +1,94 @@
+// Package cli is the starter command line: every subcommand of `go run ./starter`
+// (demo, start, send, chat, state, history, server). starter/main.go only calls
+// Execute, so everything here can be tested.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Streams are where the commands read and write.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	dial agentchat.DialOptions
+}
+
+// Execute runs the command line with args and returns the exit code: 0, or 1 after
+// printing a one-line error to Err.
+func Execute(ctx context.Context, args []string, s Streams) int {
+	root := NewRoot(s)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// NewRoot builds the command tree.
+func NewRoot(s Streams) *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "starter",
+		Short: "Start, drive and inspect agentchat chats on Temporal",
+		Long: `starter drives agentchat chats: durable multi-agent conversations, one Temporal
+workflow per chat. A worker must be running for chats to make progress
+(go run ./worker --offline), except for "demo", which runs its own.
+
+Temporal is reached through its standard environment configuration
+(TEMPORAL_ADDRESS, default localhost:7233; TEMPORAL_NAMESPACE, default "default";
+TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.dial.Address, "address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS or localhost:7233)")
+	pf.StringVar(&g.dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
+	pf.StringVar(&g.dial.TaskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker that runs new chats")
+	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s),
+		stateCmd(g, s), historyCmd(g, s), serverCmd(s))
+	return root
+}
+
+// connect dials Temporal with the global flags.
+func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
+	return agentchat.Dial(ctx, g.dial)
+}
+
+// oneLine folds an error message onto one line.
+func oneLine(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\n' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// stdinIsTerminal reports whether In is an interactive terminal.
+func stdinIsTerminal(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,227 @@
+// Package demo is the main job of `go run ./starter demo`: it makes sure a Temporal
+// server answers (starting the dev server when none does), runs a worker in-process,
+// and plays a scripted conversation that shows a thread, a temporary thread, a group
+// chat with selection and termination strategies, the State query and the Temporal UI
+// link of every chat.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/internal/logx"
+	"github.com/agentchat/agentchat/internal/serve"
+)
+
+// TaskQueue is the demo's own task queue, so that a worker you run on the default
+// queue with other settings never answers the demo's chats.
+const TaskQueue = "agentchat-demo"
+
+// Options configure Run.
+type Options struct {
+	Out io.Writer
+	// Dial says where Temporal is; empty fields follow Temporal's environment
+	// configuration. TaskQueue is ignored: the demo uses its own.
+	Dial agentchat.DialOptions
+	// DataDir holds the dev server's files if the demo starts one; "" means DataDir().
+	DataDir string
+	// Offline forces the offline model even when OPENAI_API_KEY is set.
+	Offline bool
+	// StopServer stops the dev server at the end if the demo started it.
+	StopServer bool
+	// AgentsPath is the agent config; "" means the built-in example.
+	AgentsPath string
+}
+
+// Run plays the demo. It returns the first error, after which nothing of the demo
+// is left running except a dev server it started (stopped too with StopServer).
+func Run(ctx context.Context, opts Options) error {
+	if opts.DataDir == "" {
+		opts.DataDir = DataDir()
+	}
+	p := &printer{w: opts.Out}
+	offline := opts.Offline || os.Getenv("OPENAI_API_KEY") == ""
+	p.title("agentchat demo")
+
+	srv, err := EnsureServer(ctx, opts.Dial.Address, opts.DataDir, opts.Out)
+	if err != nil {
+		return err
+	}
+	if srv.Started {
+		p.kv("temporal", "started the dev server at %s (SQLite %s, log %s)", srv.Address, srv.DBFile, srv.LogFile)
+	} else {
+		p.kv("temporal", "using the server at %s", srv.Address)
+	}
+	if opts.StopServer && srv.Started {
+		defer func() { _ = stopServer(srv, opts.Out) }()
+	}
+	quiet := slog.New(logx.MinLevel(slog.NewTextHandler(opts.Out, nil), slog.LevelError))
+	opts.Dial.Address, opts.Dial.TaskQueue, opts.Dial.Logger = srv.Address, TaskQueue, quiet
+	c, err := agentchat.Dial(ctx, opts.Dial)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w, err := serve.Start(c.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline,
+		TaskQueue: TaskQueue, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	model := w.ModelInfo
+	if offline {
+		model += "; set OPENAI_API_KEY (and OPENAI_BASE_URL for Ollama or vLLM) to use a real model"
+	}
+	p.kv("model", "%s", model)
+	p.kv("worker", "in-process, namespace %q, task queue %q, agents %s (%s)", c.Namespace(), TaskQueue,
+		strings.Join(w.Registry.IDs(), ", "), w.AgentsSource)
+
+	d := &run{c: c, p: p, suffix: uuid.NewString()[:8]}
+	steps := []func(context.Context) error{d.thread, d.temporary, d.groupChat, d.state}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	d.links(ctx, srv.UIURL)
+	p.title("done")
+	if srv.Started && !opts.StopServer {
+		p.line("The Temporal dev server keeps running (pid %d) so the links above work.", srv.PID)
+		p.line("Stop it with:  go run ./starter server stop")
+	}
+	p.line("To keep talking to these chats, run a worker on the demo's task queue:")
+	p.line("  go run ./worker --offline --task-queue %s", TaskQueue)
+	p.line("  go run ./starter send --chat %s \"What did we talk about?\"", d.threadID)
+	return nil
+}
+
+// run is one play of the demo: the chats it made and where to print.
+type run struct {
+	c        *agentchat.Client
+	p        *printer
+	suffix   string
+	threadID string
+	chats    []string // ids, in order, for the links
+}
+
+func (d *run) thread(ctx context.Context) error {
+	d.threadID = "demo-thread-" + d.suffix
+	d.p.title("1. A thread: one agent, three turns in one chat (" + d.threadID + ")")
+	if _, err := d.c.Start(ctx, agentchat.StartOptions{ChatID: d.threadID, Participants: []string{"helper"}}); err != nil {
+		return err
+	}
+	d.chats = append(d.chats, d.threadID)
+	for _, text := range []string{"Hello, how are you?", "My name is Alice", "What's my name?"} {
+		d.p.message(chat.TextMessage("", chat.RoleUser, "Alice", text))
+		res, err := d.c.Send(ctx, d.threadID, agentchat.SendMessageInput{Text: text, AuthorName: "Alice"})
+		if err != nil {
+			return err
+		}
+		d.p.messages(res.Messages)
+	}
+	d.p.note("the last reply used the earlier turns: the whole thread is in the workflow's history")
+	return nil
+}
+
+func (d *run) temporary(ctx context.Context) error {
+	id := "demo-run-" + d.suffix
+	d.p.title("2. A temporary thread: a one-turn chat that completes afterwards (" + id + ")")
+	d.p.message(chat.TextMessage("", chat.RoleUser, "Alice", "Hello, how are you?"))
+	res, err := d.c.Run(ctx, agentchat.RunOptions{ChatID: id, Agents: []string{"helper"}},
+		agentchat.SendMessageInput{Text: "Hello, how are you?", AuthorName: "Alice"})
+	if err != nil {
+		return err
+	}
+	d.p.messages(res.Messages)
+	d.chats = append(d.chats, id)
+	status, err := d.waitClosed(ctx, id)
+	if err != nil {
+		return err
+	}
+	d.p.note("its workflow is now %s", strings.ToLower(strings.TrimPrefix(status.String(), "WORKFLOW_EXECUTION_STATUS_")))
+	return nil
+}
+
+func (d *run) waitClosed(ctx context.Context, id string) (enumspb.WorkflowExecutionStatus, error) {
+	for {
+		desc, err := d.c.Temporal().DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return 0, err
+		}
+		if s := desc.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (d *run) groupChat(ctx context.Context) error {
+	id := "demo-group-" + d.suffix
+	d.p.title("3. A group chat: writer and reviewer (" + id + ")")
+	term := agentchat.TerminationStrategy{Type: agents.TerminationRegex, Pattern: `\bAPPROVED\b`,
+		Agents: []string{"reviewer"}, MaxIterations: 6}
+	d.p.note("selection: sequential (writer, reviewer, writer, ...); termination: the reviewer says APPROVED, at most 6 replies")
+	if _, err := d.c.Start(ctx, agentchat.StartOptions{ChatID: id, Participants: []string{"writer", "reviewer"},
+		Selection: agentchat.SelectionStrategy{Type: agents.SelectionSequential}, Termination: term}); err != nil {
+		return err
+	}
+	d.chats = append(d.chats, id)
+	text := "Write a slogan for a tea shop that opens at 6am."
+	d.p.message(chat.TextMessage("", chat.RoleUser, "Alice", text))
+	res, err := d.c.Send(ctx, id, agentchat.SendMessageInput{Text: text, AuthorName: "Alice"})
+	if err != nil {
+		return err
+	}
+	d.p.messages(res.Messages)
+	if res.IsComplete {
+		d.p.note("the termination strategy matched the reviewer's %q: the chat is complete and its workflow closed", "APPROVED")
+	} else {
+		d.p.note("the turn ended at the iteration limit (%d replies) without approval", len(res.Messages))
+	}
+	return nil
+}
+
+func (d *run) state(ctx context.Context) error {
+	d.p.title("4. The State query of the thread (" + d.threadID + ")")
+	st, err := d.c.State(ctx, d.threadID)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(st, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	d.p.line("  %s", b)
+	return nil
+}
+
+func (d *run) links(ctx context.Context, ui string) {
+	d.p.title("5. The chats in the Temporal UI")
+	if ui == "" {
+		d.p.note("no UI address known for this server; set TEMPORAL_UI_URL to print links")
+		return
+	}
+	for _, id := range d.chats {
+		runID, err := d.c.RunID(ctx, id)
+		if err != nil {
+			d.p.line("  %s: %v", id, err)
+			continue
+		}
+		d.p.line("  %-24s %s", id, WorkflowURL(ui, d.c.Namespace(), id, runID))
+	}
+}

@@ -1,0 +1,145 @@
+// Package serve assembles a running agentchat worker from its parts: the agent
+// registry, the model (a real endpoint or the in-process offline model), the
+// activities and the Temporal worker. The worker command and the demo share it.
+package serve
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/internal/logx"
+	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// AgentsEnv names the environment variable with the agent config path.
+const AgentsEnv = "AGENTCHAT_AGENTS"
+
+// StopTimeout is how long a stopping worker lets running activities finish.
+const StopTimeout = 30 * time.Second
+
+// Options configure Start.
+type Options struct {
+	// AgentsPath is the agent config file; "" means $AGENTCHAT_AGENTS, then the
+	// embedded example (agents.ExampleConfig).
+	AgentsPath string
+	// Offline serves every agent with the in-process offline model.
+	Offline bool
+	// TaskQueue defaults to workflows.TaskQueue.
+	TaskQueue string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Worker is a started worker and what it runs on.
+type Worker struct {
+	Worker    worker.Worker
+	Registry  *agents.Registry
+	Model     *offline.Server // nil unless offline
+	TaskQueue string
+	// ModelInfo says in one line which model answers, for the user.
+	ModelInfo string
+	// AgentsSource says where the agent config came from.
+	AgentsSource string
+}
+
+// Start loads the registry, starts the offline model if asked, builds the activities
+// (which checks API keys) and starts a worker on tc.
+func Start(tc client.Client, opts Options) (*Worker, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = workflows.TaskQueue
+	}
+	path := opts.AgentsPath
+	if path == "" {
+		path = os.Getenv(AgentsEnv)
+	}
+	reg, err := agentchat.LoadRegistry(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{Registry: reg, TaskQueue: opts.TaskQueue, AgentsSource: path}
+	if path == "" {
+		w.AgentsSource = "built-in example (agents/agents.example.yaml)"
+	}
+	cfg := activities.Config{Registry: reg, Logger: opts.Logger}
+	if opts.Offline {
+		scripts, err := agentchat.OfflineScripts(reg)
+		if err != nil {
+			return nil, err
+		}
+		if w.Model, err = offline.Start(offline.Options{Scripts: scripts, Logger: opts.Logger}); err != nil {
+			return nil, fmt.Errorf("start the offline model: %w", err)
+		}
+		cfg.BaseURLOverride = w.Model.URL()
+		w.ModelInfo = fmt.Sprintf("offline model (built-in, deterministic, at %s); no real model is called", w.Model.URL())
+	} else {
+		w.ModelInfo = describeEndpoints(reg)
+	}
+	acts, err := activities.New(cfg)
+	if err != nil {
+		w.stopModel()
+		return nil, err
+	}
+	w.Worker = agentchat.NewWorker(tc, opts.TaskQueue, acts, worker.Options{
+		WorkerStopTimeout: StopTimeout,
+	})
+	if err := w.Worker.Start(); err != nil {
+		w.stopModel()
+		return nil, fmt.Errorf("start worker on task queue %q: %w", opts.TaskQueue, err)
+	}
+	return w, nil
+}
+
+// Stop stops the worker (letting running activities finish for up to StopTimeout) and
+// the offline model.
+func (w *Worker) Stop() {
+	w.Worker.Stop()
+	w.stopModel()
+}
+
+func (w *Worker) stopModel() {
+	if w.Model != nil {
+		_ = w.Model.Close()
+	}
+}
+
+// describeEndpoints names the endpoints and models the registry's agents use.
+func describeEndpoints(reg *agents.Registry) string {
+	seen := map[string]bool{}
+	out := ""
+	for _, id := range reg.IDs() {
+		d, _ := reg.Get(id)
+		e := reg.Endpoint(d)
+		key := d.Endpoint + " " + d.Model
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if out != "" {
+			out += "; "
+		}
+		out += fmt.Sprintf("model %s at %s", d.Model, e.BaseURL)
+		if e.APIKeyEnv != "" {
+			out += fmt.Sprintf(" (key from %s)", e.APIKeyEnv)
+		}
+	}
+	return out
+}
+
+// QuietTemporalLogger returns a Temporal SDK logger that passes on warnings and errors
+// only, so command output stays readable.
+func QuietTemporalLogger(l *slog.Logger) tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(logx.MinLevel(l.Handler(), slog.LevelWarn)))
+}

@@ -1,0 +1,98 @@
+// Command worker hosts agentchat: the AgentChat workflow and its activities, on one
+// task queue of one Temporal namespace, until SIGINT or SIGTERM.
+//
+//	go run ./worker --offline            # every agent answered by the built-in offline model
+//	go run ./worker --agents agents.yaml # real endpoints; keys from the environment
+//
+// Temporal is reached through its standard environment configuration
+// (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS, profiles).
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/serve"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+func main() {
+	if err := command().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+func command() *cobra.Command {
+	var (
+		opts    serve.Options
+		dial    agentchat.DialOptions
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run an agentchat worker: the AgentChat workflow and its model-call activities",
+		Long: `Run an agentchat worker until interrupted (SIGINT/SIGTERM stop it gracefully:
+running model calls get up to 30s to finish).
+
+Agents come from --agents, else $AGENTCHAT_AGENTS, else the built-in example
+(agents helper, writer and reviewer). Real endpoints read their API key from the
+variable the config names (OPENAI_API_KEY for the default endpoint); --offline
+answers every agent with the built-in deterministic model instead.
+
+Temporal: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default
+"default"), TEMPORAL_API_KEY, TEMPORAL_TLS_*, or a profile of the Temporal CLI's
+config file; --address and --namespace override them.`,
+		Example: `  go run ./worker --offline
+  OPENAI_API_KEY=sk-... go run ./worker
+  OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2 go run ./worker`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			level := slog.LevelInfo
+			if verbose {
+				level = slog.LevelDebug
+			}
+			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			opts.Logger, dial.Logger = logger, logger
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return run(ctx, dial, opts, logger)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.AgentsPath, "agents", "", "agent config file (YAML or JSON); default $"+serve.AgentsEnv+", then the built-in example")
+	f.BoolVar(&opts.Offline, "offline", false, "answer every agent with the built-in offline model (no API key needed)")
+	f.StringVar(&opts.TaskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
+	f.StringVar(&dial.Address, "address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS or localhost:7233)")
+	f.StringVar(&dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
+	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
+	return cmd
+}
+
+func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, logger *slog.Logger) error {
+	c, err := agentchat.Dial(ctx, dial)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w, err := serve.Start(c.Temporal(), opts)
+	if err != nil {
+		return err
+	}
+	logger.Info("worker started", "namespace", c.Namespace(), "taskQueue", w.TaskQueue,
+		"agents", w.Registry.IDs(), "config", w.AgentsSource, "model", w.ModelInfo)
+	<-ctx.Done()
+	logger.Info("stopping: letting running activities finish", "timeout", serve.StopTimeout)
+	w.Stop()
+	logger.Info("worker stopped")
+	return nil
+}
