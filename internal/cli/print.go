@@ -49,7 +49,9 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	for _, p := range st.Participants {
 		ps = append(ps, fmt.Sprintf("%s (%s, %s)", p.ID, p.Name, p.Type))
 	}
-	row := func(k, format string, a ...any) { fmt.Fprintf(w, "%-14s "+format+"\n", append([]any{k + ":"}, a...)...) }
+	row := func(k, format string, a ...any) {
+		fmt.Fprintf(w, "%-14s "+format+"\n", append([]any{k + ":"}, a...)...)
+	}
 	row("chat", "%s", st.ChatID)
 	status := st.Status
 	if st.Temporary {
