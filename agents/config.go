@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,7 +145,8 @@ func ParseConfig(b []byte) (Config, error) {
 	if _, ok := cfg.Endpoints[DefaultEndpoint]; !ok {
 		cfg.Endpoints[DefaultEndpoint] = Endpoint{BaseURL: "${OPENAI_BASE_URL:-https://api.openai.com/v1}", APIKeyEnv: "OPENAI_API_KEY"}
 	}
-	for name, e := range cfg.Endpoints {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Endpoints)) {
+		e := cfg.Endpoints[name]
 		e.BaseURL = Expand(e.BaseURL)
 		if e.BaseURL == "" {
 			return Config{}, fmt.Errorf("%w: endpoint %q has no baseURL", ErrInvalidConfig, name)
@@ -196,6 +199,28 @@ func (d *Definition) validate(endpoints map[string]Endpoint) error {
 	}
 	if d.Call.MaxAttempts < 0 {
 		return errors.New("call.maxAttempts must not be negative")
+	}
+	return d.Call.validate()
+}
+
+// validate refuses settings that Temporal would refuse only when a chat schedules the
+// call: negative durations, and a retry policy whose maxInterval (after defaults) is
+// below its initialInterval.
+func (s CallSettings) validate() error {
+	for _, f := range []struct {
+		name string
+		v    Duration
+	}{
+		{"timeout", s.Timeout}, {"heartbeatTimeout", s.HeartbeatTimeout},
+		{"initialInterval", s.InitialInterval}, {"maxInterval", s.MaxInterval},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("call.%s must not be negative", f.name)
+		}
+	}
+	if d := s.WithDefaults(); d.MaxInterval < d.InitialInterval {
+		return fmt.Errorf("call.maxInterval (%s) must not be less than call.initialInterval (%s)",
+			time.Duration(d.MaxInterval), time.Duration(d.InitialInterval))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package agents
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -28,7 +29,11 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &secs); err != nil {
 		return fmt.Errorf("duration: want a string like \"30s\" or a number of seconds, got %s", b)
 	}
-	*d = Duration(secs * float64(time.Second))
+	ns := secs * float64(time.Second)
+	if ns >= math.MaxInt64 || ns <= math.MinInt64 {
+		return fmt.Errorf("duration: %s seconds is out of range", b)
+	}
+	*d = Duration(ns)
 	return nil
 }
 

@@ -105,18 +105,26 @@ var errNoType = errors.New(`content has no "type"`)
 // UnmarshalJSON reads a content. Known types are decoded into fields; any other type
 // keeps its bytes in Raw. A content without a string "type" is an error.
 func (c *Content) UnmarshalJSON(b []byte) error {
+	// Read the type alone first: an unknown type may use field names of the known types
+	// with other JSON types ("text": {...}), and must still be kept as it is.
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return fmt.Errorf("chat: content: %w", err)
+	}
+	if head.Type == "" {
+		return fmt.Errorf("chat: %w", errNoType)
+	}
+	if !(Content{Type: head.Type}).Known() {
+		*c = Content{Type: head.Type, Raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...)}
+		return nil
+	}
 	var j contentJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("chat: content: %w", err)
 	}
-	if j.Type == "" {
-		return fmt.Errorf("chat: %w", errNoType)
-	}
 	*c = Content{Type: j.Type}
-	if !c.Known() {
-		c.Raw = append(json.RawMessage(nil), bytes.TrimSpace(b)...)
-		return nil
-	}
 	c.URI, c.Data, c.MediaType = j.URI, j.Data, j.MediaType
 	c.CallID, c.Name, c.Error = j.CallID, j.Name, j.Error
 	if j.Text != nil {

@@ -3,6 +3,7 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Errors returned by Message.Validate; test with errors.Is.
@@ -59,11 +60,4 @@ func (c Content) validate() error {
 	return nil
 }
 
-func isBlank(s string) bool {
-	for _, r := range s {
-		if r != ' ' && r != '\t' && r != '\n' && r != '\r' {
-			return false
-		}
-	}
-	return true
-}
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }

@@ -1,0 +1,225 @@
+package agents
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// chatHistoryKey is chat.ChannelKey("chat_history", "reducer=none"), from
+// printf 'chat_history:reducer=none' | openssl dgst -sha256 -binary | base64
+const chatHistoryKey = "VPhvGtW9akoov6Uj70Sea9zWv9a7V4qLKaV/VCpB15I="
+
+func exampleRegistry(t *testing.T) *Registry {
+	t.Helper()
+	clearOpenAIEnv(t)
+	cfg, err := ParseConfig(ExampleConfig)
+	if err != nil {
+		t.Fatalf("ParseConfig(ExampleConfig): %v", err)
+	}
+	return NewRegistry(cfg)
+}
+
+func ids(ps []Participant) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.ID
+	}
+	return out
+}
+
+func TestRegistryResolve(t *testing.T) {
+	r := exampleRegistry(t)
+	tests := [][]string{
+		{"helper"},
+		{"writer", "reviewer"},
+		{"reviewer", "writer"},
+		{"reviewer", "helper", "writer"},
+	}
+	for _, in := range tests {
+		t.Run(strings.Join(in, ","), func(t *testing.T) {
+			ps, err := r.Resolve(in)
+			if err != nil {
+				t.Fatalf("Resolve(%q): %v", in, err)
+			}
+			if got := ids(ps); !reflect.DeepEqual(got, in) {
+				t.Errorf("Resolve(%q) ids = %q, want the order asked", in, got)
+			}
+		})
+	}
+}
+
+func TestRegistryResolveUnknown(t *testing.T) {
+	r := exampleRegistry(t)
+	known := []string{"helper", "reviewer", "writer"}
+	tests := []struct {
+		in      []string
+		unknown []string
+	}{
+		{[]string{"nobody"}, []string{"nobody"}},
+		{[]string{"zed", "writer", "alpha"}, []string{"zed", "alpha"}},
+		{[]string{"helper", "Writer", "reviewer", ""}, []string{"Writer", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.in, ","), func(t *testing.T) {
+			ps, err := r.Resolve(tt.in)
+			if ps != nil {
+				t.Errorf("Resolve returned participants %v with an error", ids(ps))
+			}
+			var ue *UnknownAgentsError
+			if !errors.As(err, &ue) {
+				t.Fatalf("Resolve(%q) error = %v, want *UnknownAgentsError", tt.in, err)
+			}
+			if !reflect.DeepEqual(ue.Unknown, tt.unknown) || !reflect.DeepEqual(ue.Known, known) {
+				t.Errorf("UnknownAgentsError = %+v, want unknown %q known %q", ue, tt.unknown, known)
+			}
+			for _, id := range append(append([]string(nil), tt.unknown...), known...) {
+				if !strings.Contains(err.Error(), `"`+id+`"`) {
+					t.Errorf("error %q does not name %q", err, id)
+				}
+			}
+		})
+	}
+}
+
+func TestRegistryResolveErrors(t *testing.T) {
+	r := exampleRegistry(t)
+	tests := []struct {
+		name    string
+		in      []string
+		mention string
+	}{
+		{"nil", nil, "at least one"},
+		{"empty", []string{}, "at least one"},
+		{"repeated", []string{"writer", "reviewer", "writer"}, `"writer"`},
+		{"repeated unknown", []string{"x", "x"}, `"x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps, err := r.Resolve(tt.in)
+			if err == nil {
+				t.Fatalf("Resolve(%q) = %v, want an error", tt.in, ids(ps))
+			}
+			var ue *UnknownAgentsError
+			if errors.As(err, &ue) {
+				t.Errorf("Resolve(%q) = %v, an UnknownAgentsError", tt.in, err)
+			}
+			if !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("error %q does not mention %q", err, tt.mention)
+			}
+		})
+	}
+}
+
+func TestRegistryLookups(t *testing.T) {
+	r := exampleRegistry(t)
+	if got, want := r.IDs(), []string{"helper", "reviewer", "writer"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("IDs() = %q, want %q", got, want)
+	}
+	d, ok := r.Get("writer")
+	if !ok || d.Name != "Writer" {
+		t.Errorf("Get(writer) = %+v, %v", d, ok)
+	}
+	if _, ok := r.Get("nobody"); ok {
+		t.Error("Get(nobody) found an agent")
+	}
+	if got := r.Endpoint(d).BaseURL; got != "https://api.openai.com/v1" {
+		t.Errorf("Endpoint(writer).BaseURL = %q", got)
+	}
+}
+
+func TestParticipant(t *testing.T) {
+	r := exampleRegistry(t)
+	ps, err := r.Resolve([]string{"writer", "reviewer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCall := CallSettings{}.WithDefaults()
+	for _, p := range ps {
+		if p.Kind != KindChatCompletion || p.ChannelType != chat.ChannelChatHistory {
+			t.Errorf("%s: kind %q channel type %q, want chat_completion, chat_history", p.ID, p.Kind, p.ChannelType)
+		}
+		if p.ChannelKey != chatHistoryKey {
+			t.Errorf("%s: channel key %s, want %s", p.ID, p.ChannelKey, chatHistoryKey)
+		}
+		if p.Call != wantCall {
+			t.Errorf("%s: call %+v, want defaults %+v", p.ID, p.Call, wantCall)
+		}
+	}
+	if ps[0].Name != "Writer" || ps[1].Name != "Reviewer" {
+		t.Errorf("names = %q, %q", ps[0].Name, ps[1].Name)
+	}
+
+	b, err := json.Marshal(ps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	if string(fields["id"]) != `"writer"` || string(fields["name"]) != `"Writer"` || string(fields["type"]) != `"chat_completion"` {
+		t.Errorf("participant JSON %s: want id, name and type as in chat-state-v1.md", b)
+	}
+}
+
+func TestParticipantKeepsCallSettings(t *testing.T) {
+	d := Definition{ID: "a", Name: "A", Kind: KindChatCompletion, Call: CallSettings{Timeout: Duration(time.Minute), MaxAttempts: 2}}
+	p, err := d.Participant(Endpoint{BaseURL: "http://h/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := CallSettings{Timeout: Duration(time.Minute), MaxAttempts: 2}.WithDefaults()
+	if p.Call != want {
+		t.Errorf("call = %+v, want %+v", p.Call, want)
+	}
+	if _, err := (Definition{ID: "b", Kind: "assistants"}).Participant(Endpoint{}); err == nil {
+		t.Error("Participant of an unknown kind: want an error")
+	}
+}
+
+func TestKindChannel(t *testing.T) {
+	ch, err := KindChatCompletion.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch != (Channel{Type: chat.ChannelChatHistory, Reducer: "none"}) {
+		t.Errorf("chat_completion channel = %+v", ch)
+	}
+	for _, k := range []Kind{"", "assistants", "Chat_Completion"} {
+		if _, err := k.Channel(); err == nil || !strings.Contains(err.Error(), string(KindChatCompletion)) {
+			t.Errorf("Kind(%q).Channel() error = %v, want one listing the known kinds", k, err)
+		}
+	}
+}
+
+func TestChannelKey(t *testing.T) {
+	a, b := Endpoint{BaseURL: "https://a/v1"}, Endpoint{BaseURL: "https://b/v1"}
+	local := Channel{Type: chat.ChannelChatHistory, Reducer: "none"}
+	thread := Channel{Type: "responses_thread", Reducer: "none", ServiceThread: true}
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"chat history, pinned", local.Key(a), chatHistoryKey},
+		{"chat history ignores the endpoint", local.Key(b), chatHistoryKey},
+		{"reducer is part of the key", Channel{Type: chat.ChannelChatHistory, Reducer: "summary"}.Key(a),
+			chat.ChannelKey("chat_history", "reducer=summary")},
+		{"service thread names the endpoint", thread.Key(a),
+			chat.ChannelKey("responses_thread", "reducer=none", "endpoint=https://a/v1")},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: key %s, want %s", tt.name, tt.got, tt.want)
+		}
+	}
+	if thread.Key(a) == thread.Key(b) {
+		t.Error("service-thread keys of two endpoints are equal")
+	}
+}
