@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -191,8 +192,22 @@ Commands: /state, /history, /quit (or end of input).`,
 			fmt.Fprintf(s.Out, "chat %s: type a message and press Enter; /state, /history, /quit\n", chatID)
 			sc := bufio.NewScanner(s.In)
 			sc.Buffer(make([]byte, 64<<10), 4<<20)
-			for prompt(); sc.Scan(); prompt() {
-				line := strings.TrimSpace(sc.Text())
+			readCtx, stopReading := context.WithCancel(ctx)
+			defer stopReading()
+			lines := readLines(readCtx, sc)
+			for {
+				prompt()
+				var line string
+				var more bool
+				select {
+				case <-ctx.Done(): // interrupted while waiting for a line
+					return ctx.Err()
+				case line, more = <-lines:
+				}
+				if !more {
+					return sc.Err()
+				}
+				line = strings.TrimSpace(line)
 				switch line {
 				case "":
 					continue
@@ -231,7 +246,6 @@ Commands: /state, /history, /quit (or end of input).`,
 					return nil
 				}
 			}
-			return sc.Err()
 		},
 	}
 	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
@@ -239,6 +253,24 @@ Commands: /state, /history, /quit (or end of input).`,
 	cmd.Flags().StringVar(&author, "author", "", "author name of your messages")
 	_ = cmd.MarkFlagRequired("chat")
 	return cmd
+}
+
+// readLines scans lines in the background, so that waiting for input can be
+// interrupted; the channel closes at end of input (then sc.Err() is safe to read) or
+// when ctx ends.
+func readLines(ctx context.Context, sc *bufio.Scanner) <-chan string {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return lines
 }
 
 func stateCmd(g *globals, s Streams) *cobra.Command {

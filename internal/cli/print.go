@@ -19,10 +19,7 @@ func printJSON(w io.Writer, v any) error {
 
 // printMessage writes "Author: text", function calls and results on their own lines.
 func printMessage(w io.Writer, m chat.Message) {
-	who := m.AuthorName
-	if who == "" {
-		who = string(m.Role)
-	}
+	who := author(m)
 	for _, c := range m.Contents {
 		switch c.Type {
 		case chat.ContentText:
@@ -41,6 +38,14 @@ func printMessage(w io.Writer, m chat.Message) {
 			fmt.Fprintf(w, "%s: [%s content]\n", who, c.Type)
 		}
 	}
+}
+
+// author is who wrote m for people: its author name, else its role ("user").
+func author(m chat.Message) string {
+	if m.AuthorName != "" {
+		return m.AuthorName
+	}
+	return string(m.Role)
 }
 
 // printState writes the State summary for people.
@@ -72,7 +77,7 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	row("selection", "%s %s", st.Selection.Type, compact(st.Selection.State))
 	row("termination", "%s %s", st.Termination.Type, compact(st.Termination.State))
 	if st.LastMessage != nil {
-		row("last message", "%s: %s", st.LastMessage.AuthorName, truncate(st.LastMessage.Text(), 120))
+		row("last message", "%s: %s", author(*st.LastMessage), truncate(st.LastMessage.Text(), 120))
 	}
 	if st.LastError != nil {
 		row("last error", "turn %s: %s", st.LastError.MessageID, st.LastError.Message)

@@ -62,7 +62,7 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 	pf.StringVar(&g.dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker that runs new chats")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s),
-		stateCmd(g, s), historyCmd(g, s), serverCmd(s))
+		stateCmd(g, s), historyCmd(g, s), serverCmd(g, s))
 	return root
 }
 

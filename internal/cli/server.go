@@ -11,7 +11,7 @@ import (
 	"github.com/agentchat/agentchat/internal/devserver"
 )
 
-func serverCmd(s Streams) *cobra.Command {
+func serverCmd(g *globals, s Streams) *cobra.Command {
 	var dataDir, address string
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -21,19 +21,25 @@ func serverCmd(s Streams) *cobra.Command {
 file live in --data ($AGENTCHAT_DATA_DIR, default .agentchat).`,
 	}
 	cmd.PersistentFlags().StringVar(&dataDir, "data", "", "folder for the server's files (default $AGENTCHAT_DATA_DIR or .agentchat)")
-	cmd.PersistentFlags().StringVar(&address, "listen", "", "host:port to serve on (default $TEMPORAL_ADDRESS or localhost:7233)")
+	cmd.PersistentFlags().StringVar(&address, "listen", "", "host:port to serve on (default --address, $TEMPORAL_ADDRESS or localhost:7233)")
 	dir := func() string {
 		if dataDir != "" {
 			return dataDir
 		}
 		return demo.DataDir()
 	}
+	listen := func() string { // --listen, else the global --address
+		if address != "" {
+			return address
+		}
+		return g.dial.Address
+	}
 	start := &cobra.Command{
 		Use:   "start",
 		Short: "Start the dev server in the background unless one answers already",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			srv, err := demo.EnsureServer(cmd.Context(), address, dir(), s.Err)
+			srv, err := demo.EnsureServer(cmd.Context(), listen(), dir(), s.Err)
 			if err != nil {
 				return err
 			}
@@ -63,7 +69,7 @@ file live in --data ($AGENTCHAT_DATA_DIR, default .agentchat).`,
 		Short: "Say whether a Temporal server answers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a := address
+			a := listen()
 			if a == "" {
 				a = os.Getenv("TEMPORAL_ADDRESS")
 			}

@@ -1,0 +1,567 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/internal/cli"
+	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/offline"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// result is what one run of the command line left behind.
+type result struct {
+	code     int
+	out, err string
+}
+
+// lines returns the non-empty lines of Out.
+func (r result) lines() []string {
+	var out []string
+	for l := range strings.SplitSeq(r.out, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\n--- out:\n%s--- err:\n%s", r.code, r.out, r.err)
+}
+
+// execute runs the command line with args and in as standard input.
+func execute(t *testing.T, in string, args ...string) result {
+	t.Helper()
+	var out, errOut strings.Builder
+	code := cli.Execute(t.Context(), args, cli.Streams{In: strings.NewReader(in), Out: &out, Err: &errOut})
+	return result{code: code, out: out.String(), err: errOut.String()}
+}
+
+// starter runs the command line against h's server and task queue.
+func starter(t *testing.T, h *testenv.Harness, in string, args ...string) result {
+	t.Helper()
+	return execute(t, in, append([]string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue}, args...)...)
+}
+
+// ok runs starter and requires exit code 0 and nothing on Err.
+func ok(t *testing.T, h *testenv.Harness, args ...string) result {
+	t.Helper()
+	r := starter(t, h, "", args...)
+	require.Equal(t, 0, r.code, "%v\n%v", args, r)
+	require.Empty(t, r.err, "%v", args)
+	return r
+}
+
+// fails runs starter, requires exit code 1, nothing on Out and exactly one line
+// "starter: ..." on Err, and returns that line.
+func fails(t *testing.T, h *testenv.Harness, args ...string) string {
+	t.Helper()
+	var r result
+	if h == nil {
+		r = execute(t, "", args...)
+	} else {
+		r = starter(t, h, "", args...)
+	}
+	require.Equal(t, 1, r.code, "%v\n%v", args, r)
+	assert.Empty(t, r.out, "%v", args)
+	require.True(t, strings.HasSuffix(r.err, "\n"), "%q", r.err)
+	line := strings.TrimSuffix(r.err, "\n")
+	assert.NotContains(t, line, "\n", "the error is one line")
+	assert.True(t, strings.HasPrefix(line, "starter: "), "%q", line)
+	return line
+}
+
+func decode[T any](t *testing.T, r result) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal([]byte(r.out), &v), "%s", r.out)
+	return v
+}
+
+// The seed's thread through the command line: the second turn's reply uses the first.
+func TestStartThenSendRemembersEarlierTurn(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+
+	r := ok(t, h, "start", "--chat", id, "--agents", "helper")
+	assert.Equal(t, []string{
+		"started chat " + id + " with helper",
+		`send a turn:  starter send --chat ` + id + ` "Hello"`,
+	}, r.lines())
+
+	r = ok(t, h, "send", "--chat", id, "--author", "Alice", "My name is Alice")
+	require.Len(t, r.lines(), 1, "one reply, no completion line: %s", r.out)
+	assert.True(t, strings.HasPrefix(r.out, "Helper: [offline] helper received 2 messages"), r.out)
+
+	r = ok(t, h, "send", "--chat", id, "What's", "my", "name?") // words are joined with spaces
+	require.Len(t, r.lines(), 1, r.out)
+	reply := r.lines()[0]
+	assert.True(t, strings.HasPrefix(reply, "Helper: [offline] helper"), reply)
+	assert.Contains(t, reply, `you said "My name is Alice"`)
+	assert.Contains(t, reply, `Last user message: "What's my name?"`)
+	assert.Equal(t, 2, h.Model.Requests("helper"))
+
+	hist, err := h.Client.History(t.Context(), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Equal(t, 4, hist.Total)
+	assert.Equal(t, "Alice", hist.Messages[0].AuthorName, "--author reached the chat")
+	assert.Empty(t, hist.Messages[2].AuthorName)
+}
+
+func TestStartJSONPrintsTheState(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	st := decode[agentchat.StateResult](t, ok(t, h, "start", "--chat", id, "--agents", "writer,reviewer", "--json"))
+	assert.Equal(t, id, st.ChatID)
+	assert.Equal(t, "running", st.Status)
+	require.Len(t, st.Participants, 2)
+	assert.Equal(t, "writer", st.Participants[0].ID)
+	assert.Equal(t, "Reviewer", st.Participants[1].Name)
+	assert.Zero(t, st.MessageCount)
+}
+
+func TestStartWithoutChatIDMakesOne(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	r := ok(t, h, "start", "--agents", "helper")
+	require.Len(t, r.lines(), 2, r.out)
+	id, found := strings.CutPrefix(r.lines()[0], "started chat ")
+	require.True(t, found, r.out)
+	id = strings.TrimSuffix(id, " with helper")
+	assert.True(t, strings.HasPrefix(id, "chat-"), id)
+	st, err := h.Client.State(t.Context(), id)
+	require.NoError(t, err, "the printed id is the chat's")
+	assert.Equal(t, "running", st.Status)
+}
+
+func TestSendWithoutChatRunsATemporaryThread(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+
+	r := ok(t, h, "send", "Hello, how are you?")
+	assert.Equal(t, []string{`Helper: [offline] helper received 2 messages. First user message: "Hello, how are you?". Last user message: "Hello, how are you?".`},
+		r.lines())
+
+	res := decode[agentchat.TurnResult](t, ok(t, h, "send", "--json", "--id", "tmp-1", "Hi again"))
+	assert.Equal(t, "tmp-1", res.MessageID)
+	require.Len(t, res.Messages, 1)
+	assert.Equal(t, "helper", res.Messages[0].AgentID)
+	assert.Equal(t, "tmp-1/1", res.Messages[0].MessageID)
+	assert.Contains(t, res.Messages[0].Text(), `Last user message: "Hi again"`)
+	assert.False(t, res.IsComplete, "a temporary thread ending is not the termination strategy")
+	assert.Equal(t, 2, h.Model.Requests("helper"), "each temporary thread is a new conversation")
+}
+
+func TestSendWithoutChatTakesAgents(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	res := decode[agentchat.TurnResult](t, ok(t, h, "send", "--agents", "writer,reviewer", "--json", "Write a slogan"))
+	require.Len(t, res.Messages, 2)
+	assert.Equal(t, "writer", res.Messages[0].AgentID)
+	assert.Equal(t, "reviewer", res.Messages[1].AgentID)
+	assert.Zero(t, h.Model.Requests("helper"))
+}
+
+func TestStateJSONAndHuman(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	ok(t, h, "send", "--chat", id, "--id", "m1", "--author", "Alice", "My name is Alice")
+	ok(t, h, "send", "--chat", id, "--id", "m2", "What's my name?")
+
+	st := decode[agentchat.StateResult](t, ok(t, h, "state", "--chat", id, "--json"))
+	assert.Equal(t, id, st.ChatID)
+	assert.Equal(t, "running", st.Status)
+	assert.Equal(t, 4, st.MessageCount)
+	assert.Equal(t, 2, st.TurnCount)
+	assert.False(t, st.IsComplete)
+	assert.Empty(t, st.PendingTurns)
+	require.NotNil(t, st.LastMessage)
+	assert.Equal(t, "m2/1", st.LastMessage.MessageID)
+
+	r := ok(t, h, "state", "--chat", id)
+	for _, want := range []string{
+		"chat:          " + id + "\n",
+		"status:        running\n",
+		"participants:  helper (Helper, chat_completion)\n",
+		"messages:      4 in 2 turns\n",
+		"complete:      no\n",
+		"pending turns: none\n",
+		"selection:     sequential ",
+		"termination:   maxIterations ",
+		"last message:  Helper: [offline] helper received 4 messages.",
+	} {
+		assert.Contains(t, r.out, want)
+	}
+	assert.NotContains(t, r.out, "active turn:")
+	assert.NotContains(t, r.out, "last error:")
+	last := r.lines()[len(r.lines())-1]
+	text, found := strings.CutPrefix(last, "last message:  Helper: ")
+	require.True(t, found, last)
+	assert.Len(t, []rune(text), 120, "a long last message is cut to 120 characters")
+	assert.True(t, strings.HasSuffix(text, "…"), text)
+}
+
+// While a turn is being answered, State shows it and the user's message as the last one.
+func TestStateDuringATurn(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{
+		"helper": {{Text: "sorry for the wait", Delay: agents.Duration(2 * time.Second)}},
+	}}})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	r := ok(t, h, "send", "--chat", id, "--no-wait", "--id", "slow-1", "Take your time")
+	assert.Equal(t, "posted turn slow-1 to chat "+id+"\n", r.out)
+
+	require.Eventually(t, func() bool {
+		return decode[agentchat.StateResult](t, ok(t, h, "state", "--chat", id, "--json")).ActiveTurn == "slow-1"
+	}, 10*time.Second, 20*time.Millisecond)
+	r = ok(t, h, "state", "--chat", id)
+	assert.Contains(t, r.out, "active turn:   slow-1\n")
+	assert.Contains(t, r.out, "last message:  user: Take your time\n", "a user message without author is shown as user")
+
+	require.Eventually(t, func() bool {
+		return decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json")).Total == 2
+	}, 10*time.Second, 50*time.Millisecond)
+	r = ok(t, h, "history", "--chat", id)
+	assert.Equal(t, []string{
+		"user: Take your time",
+		"Helper: [offline] helper: sorry for the wait",
+		"(2 of 2 messages, from 0)",
+	}, r.lines())
+}
+
+func TestHistoryJSONAndPaging(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	for i := 1; i <= 3; i++ {
+		ok(t, h, "send", "--chat", id, "--id", fmt.Sprintf("m%d", i), "--author", "Alice", fmt.Sprintf("turn %d", i))
+	}
+
+	all := decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json"))
+	assert.Equal(t, 6, all.Total)
+	assert.Equal(t, 0, all.Offset)
+	assert.Equal(t, []string{"m1", "m1/1", "m2", "m2/1", "m3", "m3/1"}, messageIDs(all.Messages))
+
+	page := decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json", "--offset", "2", "--limit", "3"))
+	assert.Equal(t, 6, page.Total)
+	assert.Equal(t, 2, page.Offset)
+	assert.Equal(t, []string{"m2", "m2/1", "m3"}, messageIDs(page.Messages))
+
+	tail := decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json", "--offset", "5", "--limit", "10"))
+	assert.Equal(t, []string{"m3/1"}, messageIDs(tail.Messages))
+
+	r := ok(t, h, "history", "--chat", id, "--offset", "1", "--limit", "2")
+	lines := r.lines()
+	require.Len(t, lines, 3, r.out)
+	assert.True(t, strings.HasPrefix(lines[0], "Helper: [offline] helper received 2 messages."), lines[0])
+	assert.Equal(t, "Alice: turn 2", lines[1])
+	assert.Equal(t, "(2 of 6 messages, from 1)", lines[2])
+
+	r = ok(t, h, "history", "--chat", id, "--offset", "99")
+	assert.Equal(t, "(0 of 6 messages, from 6)\n", r.out)
+}
+
+func messageIDs(msgs []agentchat.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.MessageID
+	}
+	return out
+}
+
+func TestChatInteractive(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	r := starter(t, h, "Hello\n\n  /state  \nWhat's my name?\n/quit\nnever sent\n", "chat", "--chat", id, "--agents", "helper")
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Empty(t, r.err)
+
+	lines := r.lines()
+	require.NotEmpty(t, lines)
+	assert.Equal(t, "chat "+id+": type a message and press Enter; /state, /history, /quit", lines[0])
+	assert.NotContains(t, r.out, "you>", "no prompt when input is not a terminal")
+	first := strings.Index(r.out, `Helper: [offline] helper received 2 messages. First user message: "Hello".`)
+	state := strings.Index(r.out, "messages:      2 in 1 turns\n")
+	second := strings.Index(r.out, `Helper: [offline] helper received 4 messages. First user message: "Hello". Last user message: "What's my name?".`)
+	assert.True(t, first > 0 && state > first && second > state, "reply, state block, reply in order:\n%s", r.out)
+	assert.Contains(t, r.out, "chat:          "+id+"\n")
+	assert.NotContains(t, r.out, "never sent")
+	assert.Equal(t, 2, h.Model.Requests("helper"), "blank lines and commands are not turns; /quit stops reading")
+
+	// Again, on the chat that now exists (--agents does not restart it); /history and
+	// end of input.
+	r = starter(t, h, "/history\nAnd now?", "chat", "--chat", id, "--agents", "helper")
+	require.Equal(t, 0, r.code, "%v", r)
+	lines = r.lines()
+	require.Len(t, lines, 1+4+1, r.out)
+	assert.Equal(t, "user: Hello", lines[1])
+	assert.Equal(t, "user: What's my name?", lines[3])
+	assert.Contains(t, lines[5], `received 6 messages`)
+	assert.Contains(t, lines[5], `Last user message: "And now?"`)
+}
+
+func TestChatWithoutAgentsNeedsAnExistingChat(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	line := fails(t, h, "chat", "--chat", "missing-"+testenv.ChatID(t))
+	assert.Contains(t, line, "not found")
+}
+
+// A turn that fails is reported on Err and the conversation goes on.
+func TestChatReportsAFailedTurnAndGoesOn(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{
+		"helper": {{Status: 401, Message: "Incorrect API key provided"}},
+	}}})
+	id := testenv.ChatID(t)
+	r := starter(t, h, "Hello\nAre you there?\n", "chat", "--chat", id, "--agents", "helper")
+	require.Equal(t, 0, r.code, "%v", r)
+	errLines := strings.Split(strings.TrimSuffix(r.err, "\n"), "\n")
+	require.Len(t, errLines, 1, r.err)
+	assert.True(t, strings.HasPrefix(errLines[0], "error: "), errLines[0])
+	assert.Contains(t, errLines[0], "Incorrect API key provided")
+	assert.Contains(t, r.out, `Helper: [offline] helper received 2 messages. First user message: "Are you there?".`)
+}
+
+func TestGroupChatRunsUntilTheReviewerApproves(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{
+		"writer":   {{Text: "Tea: calm in a cup."}, {Text: "Tea: five minutes of calm."}},
+		"reviewer": {{Text: "Name the benefit."}, {Text: "APPROVED"}},
+	}}})
+	id := testenv.ChatID(t)
+	r := ok(t, h, "start", "--chat", id, "--agents", "writer,reviewer", "--termination", "regex",
+		"--pattern", "APPROVED", "--termination-agents", "reviewer", "--max-iterations", "6")
+	assert.Contains(t, r.out, "started chat "+id+" with writer, reviewer\n")
+
+	r = ok(t, h, "send", "--chat", id, "Write a slogan for tea")
+	assert.Equal(t, []string{
+		"Writer: [offline] writer: Tea: calm in a cup.",
+		"Reviewer: [offline] reviewer: Name the benefit.",
+		"Writer: [offline] writer: Tea: five minutes of calm.",
+		"Reviewer: [offline] reviewer: APPROVED",
+		"(the chat is complete: its termination strategy ended it)",
+	}, r.lines())
+
+	st := decode[agentchat.StateResult](t, ok(t, h, "state", "--chat", id, "--json"))
+	assert.True(t, st.IsComplete)
+	assert.Equal(t, 5, st.MessageCount)
+
+	line := fails(t, h, "send", "--chat", id, "One more?")
+	assert.Contains(t, line, "closed")
+	assert.Equal(t, 2, h.Model.Requests("reviewer"))
+}
+
+// In the interactive chat, a completing turn ends the session.
+func TestChatEndsWhenTheGroupChatCompletes(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{
+		"reviewer": {{Text: "APPROVED"}},
+	}}})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "writer,reviewer", "--pattern", "APPROVED")
+	r := starter(t, h, "Write a slogan\nnever sent\n", "chat", "--chat", id)
+	require.Equal(t, 0, r.code, "%v", r)
+	lines := r.lines()
+	require.Len(t, lines, 4, r.out)
+	assert.True(t, strings.HasPrefix(lines[1], "Writer: "), lines[1])
+	assert.Equal(t, "Reviewer: [offline] reviewer: APPROVED", lines[2])
+	assert.Equal(t, "(the chat is complete)", lines[3])
+	assert.Equal(t, 1, h.Model.Requests("writer"))
+}
+
+func TestSendSameIDTwiceAnswersOnce(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	first := ok(t, h, "send", "--chat", id, "--id", "same", "Hello")
+	again := ok(t, h, "send", "--chat", id, "--id", "same", "Hello")
+	assert.Equal(t, first.out, again.out)
+	assert.Contains(t, first.out, "Helper: [offline] helper received 2 messages.")
+	assert.Equal(t, 1, h.Model.Requests("helper"))
+	st := decode[agentchat.StateResult](t, ok(t, h, "state", "--chat", id, "--json"))
+	assert.Equal(t, 2, st.MessageCount)
+	assert.Equal(t, 1, st.TurnCount)
+}
+
+func TestErrors(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	existing := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", existing, "--agents", "helper")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown agent", []string{"start", "--chat", testenv.ChatID(t), "--agents", "helper,ghost"},
+			[]string{`"ghost"`, `"helper", "reviewer", "writer"`}},
+		{"unknown agent alone", []string{"start", "--agents", "ghost"}, []string{`unknown agent id(s) "ghost"`}},
+		{"unknown agent of a temporary thread", []string{"send", "--agents", "ghost", "hi"}, []string{`"ghost"`}},
+		{"chat exists", []string{"start", "--chat", existing, "--agents", "helper"}, []string{existing, "already exists"}},
+		{"state of a missing chat", []string{"state", "--chat", "missing-" + existing}, []string{"not found"}},
+		{"history of a missing chat", []string{"history", "--chat", "missing-" + existing}, []string{"not found"}},
+		{"send to a missing chat", []string{"send", "--chat", "missing-" + existing, "hi"}, []string{"not found"}},
+		{"no-wait without chat", []string{"send", "--no-wait", "hi"}, []string{"--no-wait needs --chat"}},
+		{"regex without pattern", []string{"start", "--agents", "helper", "--termination", "regex"}, []string{"invalid options", "pattern"}},
+		{"missing --agents", []string{"start", "--chat", existing}, []string{`required flag(s) "agents" not set`}},
+		{"missing --chat of state", []string{"state"}, []string{`required flag(s) "chat" not set`}},
+		{"missing --chat of history", []string{"history"}, []string{`required flag(s) "chat" not set`}},
+		{"missing --chat of chat", []string{"chat"}, []string{`required flag(s) "chat" not set`}},
+		{"send without text", []string{"send", "--chat", existing}, []string{"arg"}},
+		{"unknown flag", []string{"state", "--chat", existing, "--bogus"}, []string{"unknown flag: --bogus"}},
+		{"unknown command", []string{"bogus"}, []string{`unknown command "bogus"`}},
+		{"stray argument", []string{"state", "--chat", existing, "extra"}, []string{"extra"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := fails(t, h, tc.args...)
+			for _, w := range tc.want {
+				assert.Contains(t, line, w)
+			}
+		})
+	}
+	assert.Zero(t, h.Model.TotalRequests(), "no failed command reached a model")
+	hist, err := h.Client.History(t.Context(), existing, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	assert.Zero(t, hist.Total)
+}
+
+func TestUnreachableServerIsOneLine(t *testing.T) {
+	line := fails(t, nil, "--address", "127.0.0.1:1", "state", "--chat", "x")
+	assert.Contains(t, line, "127.0.0.1:1")
+	assert.Contains(t, line, "server start")
+}
+
+func TestHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		example string // "" when the command has none
+	}{
+		{nil, ""},
+		{[]string{"demo"}, "go run ./starter demo --offline --stop-server"},
+		{[]string{"start"}, "starter start --chat support-42 --agents helper"},
+		{[]string{"send"}, `starter send --chat support-42 --id turn-7 "What's my name?"`},
+		{[]string{"chat"}, "starter chat --chat support-42 --agents helper --author Alice"},
+		{[]string{"state"}, "starter state --chat support-42 --json"},
+		{[]string{"history"}, "starter history --chat support-42 --offset 10 --limit 5"},
+		{[]string{"server"}, ""},
+		{[]string{"server", "start"}, ""},
+		{[]string{"server", "stop"}, ""},
+		{[]string{"server", "status"}, ""},
+	} {
+		name := strings.Join(append([]string{"starter"}, tc.args...), " ")
+		t.Run(name, func(t *testing.T) {
+			r := execute(t, "", append(tc.args, "--help")...)
+			require.Equal(t, 0, r.code, "%v", r)
+			assert.Empty(t, r.err)
+			assert.Contains(t, r.out, "Usage:\n  "+name)
+			if tc.example != "" {
+				assert.Contains(t, r.out, "Examples:\n")
+				assert.Contains(t, r.out, tc.example)
+			} else {
+				assert.NotContains(t, r.out, "Examples:")
+			}
+		})
+	}
+}
+
+func TestServerStatus(t *testing.T) {
+	addr := testenv.Address(t)
+	r := execute(t, "", "server", "status", "--listen", addr)
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Equal(t, "a Temporal server answers at "+addr+"\n", r.out)
+	assert.Empty(t, r.err)
+
+	// The global --address is where the user's server is; status checks it too.
+	r = execute(t, "", "--address", addr, "server", "status")
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Equal(t, "a Temporal server answers at "+addr+"\n", r.out)
+
+	// --listen wins over --address.
+	line := fails(t, nil, "--address", addr, "server", "status", "--listen", "127.0.0.1:1")
+	assert.Contains(t, line, "no Temporal server answers at 127.0.0.1:1")
+	assert.Contains(t, line, "server start", "the error says what to do")
+
+	line = fails(t, nil, "server", "status", "--listen", "127.0.0.1:1")
+	assert.Contains(t, line, "no Temporal server answers at 127.0.0.1:1")
+}
+
+// server start leaves a server that already answers alone, and says where it is.
+func TestServerStartFindsTheRunningServer(t *testing.T) {
+	addr := testenv.Address(t)
+	for _, args := range [][]string{
+		{"server", "start", "--listen", addr, "--data", t.TempDir()},
+		{"--address", addr, "server", "start", "--data", t.TempDir()},
+	} {
+		r := execute(t, "", args...)
+		require.Equal(t, 0, r.code, "%v\n%v", args, r)
+		assert.Equal(t, "a Temporal server already answers at "+addr+"\n", r.out, "%v", args)
+		assert.Empty(t, r.err)
+	}
+}
+
+// server stop with no server started from that folder fails on one line.
+func TestServerStopWithoutAServer(t *testing.T) {
+	line := fails(t, nil, "server", "stop", "--data", t.TempDir())
+	assert.Contains(t, line, "not running")
+}
+
+// Interrupting chat while it waits for a line (Ctrl-C: starter/main.go cancels the
+// context) ends it at once rather than after the next Enter.
+func TestChatStopsWhenInterruptedAtThePrompt(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+
+	in, typing := io.Pipe() // a user who types nothing
+	t.Cleanup(func() { _ = typing.Close() })
+	ctx, interrupt := context.WithCancel(t.Context())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Execute(ctx, []string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "chat", "--chat", id},
+			cli.Streams{In: in, Out: &out, Err: &errOut})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "type a message") },
+		10*time.Second, 10*time.Millisecond)
+	select {
+	case code := <-done:
+		t.Fatalf("chat returned %d before any input or interrupt", code)
+	case <-time.After(100 * time.Millisecond):
+	}
+	interrupt()
+	select {
+	case code := <-done:
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "starter: context canceled\n", errOut.String())
+	case <-time.After(5 * time.Second):
+		t.Fatal("chat kept waiting for input after the interrupt")
+	}
+	assert.Zero(t, h.Model.TotalRequests())
+}
+
+// syncBuffer is a strings.Builder safe to read while a command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
