@@ -212,6 +212,9 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.Ag
 		if errors.As(err, &started) {
 			return fmt.Errorf("agentchat: start chat %q: %w", id, ErrChatExists)
 		}
+		if ce := asChatError("start", id, err); ce != nil {
+			return ce
+		}
 		return fmt.Errorf("agentchat: start chat %q: %w", id, err)
 	}
 	return nil
@@ -302,6 +305,9 @@ func (c *Client) query(ctx context.Context, chatID, name string, out any, args .
 // chatError names the chat and turns "not found" into ErrChatNotFound or, when the
 // workflow exists but has finished, ErrChatClosed.
 func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) error {
+	if ce := asChatError(verb, chatID, err); ce != nil {
+		return ce
+	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		d, derr := c.tc.DescribeWorkflowExecution(ctx, chatID, "")

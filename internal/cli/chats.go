@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
@@ -103,8 +104,20 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 		Example: `  starter send "Hello, how are you?"
   starter send --chat support-42 --author Alice "My name is Alice"
   starter send --chat support-42 --id turn-7 "What's my name?"`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New(`send needs the message text, e.g. starter send "Hello, how are you?"`)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if chatID != "" {
+				for _, f := range []string{"agents", "initial-agent", "termination", "max-iterations", "pattern", "termination-agents"} {
+					if cmd.Flags().Changed(f) {
+						return fmt.Errorf("--%s applies to a temporary thread only (without --chat): a chat keeps the agents and strategies it was started with", f)
+					}
+				}
+			}
 			c, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
@@ -124,7 +137,11 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 				return nil
 			case chatID == "":
 				sel, term := strat.strategies()
-				res, err = c.Run(cmd.Context(), agentchat.RunOptions{Agents: ids, Selection: sel, Termination: term}, msg)
+				runID := "run-" + uuid.NewString()
+				res, err = c.Run(cmd.Context(), agentchat.RunOptions{ChatID: runID, Agents: ids, Selection: sel, Termination: term}, msg)
+				if err == nil && !asJSON {
+					defer fmt.Fprintf(s.Out, "(temporary thread %s; its workflow has completed)\n", runID)
+				}
 			default:
 				res, err = c.Send(cmd.Context(), chatID, msg)
 			}

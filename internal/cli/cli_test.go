@@ -151,8 +151,11 @@ func TestSendWithoutChatRunsATemporaryThread(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 
 	r := ok(t, h, "send", "Hello, how are you?")
-	assert.Equal(t, []string{`Helper: [offline] helper received 2 messages. First user message: "Hello, how are you?". Last user message: "Hello, how are you?".`},
-		r.lines())
+	lines := r.lines()
+	require.Len(t, lines, 2)
+	assert.Equal(t, `Helper: [offline] helper received 2 messages. First user message: "Hello, how are you?". Last user message: "Hello, how are you?".`,
+		lines[0])
+	assert.Regexp(t, `^\(temporary thread run-[0-9a-f-]{36}; its workflow has completed\)$`, lines[1])
 
 	res := decode[agentchat.TurnResult](t, ok(t, h, "send", "--json", "--id", "tmp-1", "Hi again"))
 	assert.Equal(t, "tmp-1", res.MessageID)
@@ -195,7 +198,7 @@ func TestStateJSONAndHuman(t *testing.T) {
 		"chat:          " + id + "\n",
 		"status:        running\n",
 		"participants:  helper (Helper, chat_completion)\n",
-		"messages:      4 in 2 turns\n",
+		"messages:      4 messages in 2 turns\n",
 		"complete:      no\n",
 		"pending turns: none\n",
 		"selection:     sequential ",
@@ -293,7 +296,7 @@ func TestChatInteractive(t *testing.T) {
 	assert.Equal(t, "chat "+id+": type a message and press Enter; /state, /history, /quit", lines[0])
 	assert.NotContains(t, r.out, "you>", "no prompt when input is not a terminal")
 	first := strings.Index(r.out, `Helper: [offline] helper received 2 messages. First user message: "Hello".`)
-	state := strings.Index(r.out, "messages:      2 in 1 turns\n")
+	state := strings.Index(r.out, "messages:      2 messages in 1 turn\n")
 	second := strings.Index(r.out, `Helper: [offline] helper received 4 messages. First user message: "Hello". Last user message: "What's my name?".`)
 	assert.True(t, first > 0 && state > first && second > state, "reply, state block, reply in order:\n%s", r.out)
 	assert.Contains(t, r.out, "chat:          "+id+"\n")
@@ -416,7 +419,8 @@ func TestErrors(t *testing.T) {
 		{"missing --chat of state", []string{"state"}, []string{`required flag(s) "chat" not set`}},
 		{"missing --chat of history", []string{"history"}, []string{`required flag(s) "chat" not set`}},
 		{"missing --chat of chat", []string{"chat"}, []string{`required flag(s) "chat" not set`}},
-		{"send without text", []string{"send", "--chat", existing}, []string{"arg"}},
+		{"send without text", []string{"send", "--chat", existing}, []string{"needs the message text"}},
+		{"agents with a chat", []string{"send", "--chat", existing, "--agents", "writer", "hi"}, []string{"--agents applies to a temporary thread only"}},
 		{"unknown flag", []string{"state", "--chat", existing, "--bogus"}, []string{"unknown flag: --bogus"}},
 		{"unknown command", []string{"bogus"}, []string{`unknown command "bogus"`}},
 		{"stray argument", []string{"state", "--chat", existing, "extra"}, []string{"extra"}},
@@ -511,7 +515,7 @@ func TestServerStartFindsTheRunningServer(t *testing.T) {
 // server stop with no server started from that folder fails on one line.
 func TestServerStopWithoutAServer(t *testing.T) {
 	line := fails(t, nil, "server", "stop", "--data", t.TempDir())
-	assert.Contains(t, line, "not running")
+	assert.Contains(t, line, "nothing to stop")
 }
 
 // Interrupting chat while it waits for a line (Ctrl-C: starter/main.go cancels the

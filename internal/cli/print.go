@@ -64,7 +64,7 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	}
 	row("status", "%s", status)
 	row("participants", "%s", strings.Join(ps, ", "))
-	row("messages", "%d in %d turns", st.MessageCount, st.TurnCount)
+	row("messages", "%s in %s", plural(st.MessageCount, "message"), plural(st.TurnCount, "turn"))
 	row("complete", "%s", yesNo(st.IsComplete))
 	if st.ActiveTurn != "" {
 		row("active turn", "%s", st.ActiveTurn)
@@ -108,4 +108,12 @@ func truncate(s string, n int) string {
 		return string(r)
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// plural writes "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

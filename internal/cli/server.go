@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -58,6 +59,9 @@ file live in --data ($AGENTCHAT_DATA_DIR, default .agentchat).`,
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if err := demo.StopServer(dir()); err != nil {
+				if errors.Is(err, devserver.ErrNotRunning) {
+					return fmt.Errorf("nothing to stop: no dev server started by starter is running with its files in %s (see --data)", dir())
+				}
 				return err
 			}
 			fmt.Fprintln(s.Out, "Temporal dev server stopped")
