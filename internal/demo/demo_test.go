@@ -1,0 +1,45 @@
+package demo_test
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/demo"
+	"github.com/agentchat/agentchat/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// The demo against a running server: it must not start another, and its narration must
+// show each part of the main job with the model's real answers.
+func TestDemoPlaysEveryPart(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-must-not-be-used") // --offline wins over a key
+	t.Setenv("TEMPORAL_UI_URL", "http://ui.example")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	err := demo.Run(ctx, demo.Options{Out: &out, Offline: true, DataDir: t.TempDir(),
+		Dial: agentchat.DialOptions{Address: testenv.Address(t)}})
+	require.NoError(t, err, out.String())
+	text := out.String()
+
+	assert.Contains(t, text, "using the server at "+testenv.Address(t))
+	assert.Contains(t, text, "offline model (built-in, deterministic")
+	// The thread's third reply used the earlier turns.
+	assert.Regexp(t, `Helper: +\[offline\] helper received 6 messages\..*you said "My name is Alice"`, text)
+	assert.Contains(t, text, "its workflow is now completed")
+	// Group chat: the reviewer's script approves on its second reply.
+	assert.Regexp(t, `(?s)Writer: .*Reviewer: +\[offline\] reviewer: Suggestion.*Writer: .*Reviewer: +\[offline\] reviewer: APPROVED`, text)
+	assert.Contains(t, text, "the chat is complete")
+	assert.Contains(t, text, `"messageCount": 6`)
+	links := regexp.MustCompile(`http://ui\.example/namespaces/default/workflows/demo-(thread|run|group)-[0-9a-f]{8}/[0-9a-f-]{36}/history`).FindAllString(text, -1)
+	assert.Len(t, links, 3, text)
+	assert.NotContains(t, text, "keeps running", "the demo did not start a server, so it has none to leave running")
+}
