@@ -13,7 +13,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/workflows"
 )
@@ -23,6 +25,7 @@ type Client struct {
 	tc        client.Client
 	taskQueue string
 	namespace string
+	cluster   string
 	owned     bool
 }
 
@@ -33,6 +36,8 @@ type ClientOptions struct {
 	// Namespace the Temporal client is bound to, for error messages and links;
 	// default "default".
 	Namespace string
+	// Cluster is the name exports record as their source cluster; default "local".
+	Cluster string
 }
 
 // NewClient wraps an existing Temporal client; Close does not close it.
@@ -43,7 +48,10 @@ func NewClient(tc client.Client, opts ClientOptions) *Client {
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
 	}
-	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace}
+	if opts.Cluster == "" {
+		opts.Cluster = "local"
+	}
+	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster}
 }
 
 // DialOptions say how to reach Temporal. Unset fields come from Temporal's standard
@@ -232,20 +240,9 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
 	}
-	opts := client.UpdateWorkflowOptions{
-		UpdateID: uuid.NewString(), WorkflowID: chatID, UpdateName: workflows.SendMessageUpdate,
-		Args: []any{msg}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	}
 	var res TurnResult
-	err := retryBusy(ctx, func() error {
-		h, err := c.tc.UpdateWorkflow(ctx, opts)
-		if err != nil {
-			return err
-		}
-		return h.Get(ctx, &res)
-	})
-	if err != nil {
-		return TurnResult{}, c.chatError(ctx, "send to", chatID, err)
+	if err := c.update(ctx, chatID, "send to", workflows.SendMessageUpdate, msg, &res); err != nil {
+		return TurnResult{}, err
 	}
 	return res, nil
 }
@@ -306,18 +303,38 @@ func (c *Client) query(ctx context.Context, chatID, name string, out any, args .
 // workflow exists but has finished, ErrChatClosed.
 func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) error {
 	if ce := asChatError(verb, chatID, err); ce != nil {
+		if ce.Type == agents.ErrTypeMigrated {
+			var app *temporal.ApplicationError
+			var loc workflows.ChatLocation
+			if errors.As(err, &app) && app.Details(&loc) == nil {
+				return &MigratedError{ChatID: chatID, Target: loc}
+			}
+		}
 		return ce
 	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		d, derr := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
 		if derr == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			if moved := c.migratedTo(ctx, chatID); moved != nil {
+				return moved
+			}
 			return fmt.Errorf("agentchat: %s chat %q: %w (workflow %s)", verb, chatID, ErrChatClosed,
 				d.GetWorkflowExecutionInfo().GetStatus())
 		}
 		return fmt.Errorf("agentchat: %s chat %q: %w in namespace %q", verb, chatID, ErrChatNotFound, c.namespace)
 	}
 	return fmt.Errorf("agentchat: %s chat %q: %w", verb, chatID, err)
+}
+
+// migratedTo returns a *MigratedError if the closed chat's workflow result says it moved.
+func (c *Client) migratedTo(ctx context.Context, chatID string) *MigratedError {
+	var res workflows.AgentChatResult
+	if err := c.tc.GetWorkflow(ctx, chatID, "").Get(ctx, &res); err != nil || res.Migration == nil {
+		return nil
+	}
+	m := res.Migration
+	return &MigratedError{ChatID: chatID, Target: m.Target, Digest: m.Digest, MessageCount: m.MessageCount}
 }
 
 // retryBusy runs f until it succeeds, fails with an error other than Temporal's

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // Errors of the client, to test with errors.Is. Errors from the chat itself (a refused
@@ -21,7 +23,29 @@ var (
 	ErrChatClosed = errors.New("chat is closed")
 	// ErrInvalidOptions: the call's options cannot work (no participants, bad strategy).
 	ErrInvalidOptions = errors.New("invalid options")
+	// ErrChatMigrated: the chat has moved to another namespace or cluster; the error is a
+	// *MigratedError that says where.
+	ErrChatMigrated = errors.New("chat migrated")
 )
+
+// MigratedError says where a chat went. errors.Is(err, ErrChatMigrated) matches it.
+type MigratedError struct {
+	ChatID       string
+	Target       workflows.ChatLocation
+	Digest       string
+	MessageCount int
+}
+
+func (e *MigratedError) Error() string {
+	where := fmt.Sprintf("namespace %q as chat %q", e.Target.Namespace, e.Target.ChatID)
+	if e.Target.Cluster != "" {
+		where = fmt.Sprintf("cluster %q, ", e.Target.Cluster) + where
+	}
+	return fmt.Sprintf("agentchat: chat %q has migrated to %s; send to it there", e.ChatID, where)
+}
+
+// Is makes errors.Is(err, ErrChatMigrated) true.
+func (e *MigratedError) Is(target error) bool { return target == ErrChatMigrated }
 
 // Error is what the client returns when the chat itself refused or failed a call: a
 // validator's refusal, a failed turn, an unknown agent. Error() is the chat's own

@@ -22,6 +22,10 @@ func Register(r worker.Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: workflows.WorkflowType})
 	r.RegisterActivityWithOptions(a.InvokeAgent, activity.RegisterOptions{Name: workflows.InvokeAgentActivity})
 	r.RegisterActivityWithOptions(a.ResolveParticipants, activity.RegisterOptions{Name: workflows.ResolveParticipantsActivity})
+	r.RegisterActivityWithOptions(a.ExportChat, activity.RegisterOptions{Name: workflows.ExportChatActivity})
+	r.RegisterActivityWithOptions(a.ImportChat, activity.RegisterOptions{Name: workflows.ImportChatActivity})
+	r.RegisterActivityWithOptions(a.StartMigrationTarget, activity.RegisterOptions{Name: workflows.StartTargetActivity})
+	r.RegisterActivityWithOptions(a.ForwardTurns, activity.RegisterOptions{Name: workflows.ForwardTurnsActivity})
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
@@ -29,12 +31,27 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives warnings at start; nil means slog.Default().
 	Logger *slog.Logger
+
+	// Temporal is the worker's own client (its namespace in Namespace); export and
+	// migration need it, model calls do not.
+	Temporal  client.Client
+	Namespace string
+	// ClusterName is what this worker calls its own cluster; default "local".
+	ClusterName string
+	// Clusters are other Temporal clusters a chat may migrate to, by name.
+	Clusters map[string]Cluster
+	// Store holds documents too large to travel inline; nil means a FileStore in
+	// $TMPDIR/agentchat-exports.
+	Store DocumentStore
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
 type Activities struct {
-	registry *agents.Registry
-	clients  map[string]*openai.Client // by endpoint name
+	registry    *agents.Registry
+	models      map[string]*openai.Client // by endpoint name
+	clients     *clients
+	clusterName string
+	store       DocumentStore
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -57,7 +74,21 @@ func New(cfg Config) (*Activities, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &Activities{registry: cfg.Registry, clients: map[string]*openai.Client{}}
+	if cfg.ClusterName == "" {
+		cfg.ClusterName = "local"
+	}
+	if cfg.Store == nil {
+		cfg.Store = FileStore{Dir: filepath.Join(os.TempDir(), "agentchat-exports")}
+	}
+	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
+		clusterName: cfg.ClusterName, store: cfg.Store,
+		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
+	for name, c := range cfg.Clusters {
+		a.clients.clusters[name] = c
+	}
+	if cfg.Temporal != nil {
+		a.clients.clusters[cfg.ClusterName] = Cluster{Client: cfg.Temporal, Namespace: cfg.Namespace}
+	}
 	for name, e := range cfg.Registry.Config().Endpoints {
 		key := ""
 		if e.APIKeyEnv != "" {
@@ -77,7 +108,7 @@ func New(cfg Config) (*Activities, error) {
 		oc := openai.DefaultConfig(key)
 		oc.BaseURL = base
 		oc.HTTPClient = &doer{client: cfg.HTTPClient}
-		a.clients[name] = openai.NewClientWithConfig(oc)
+		a.models[name] = openai.NewClientWithConfig(oc)
 	}
 	return a, nil
 }

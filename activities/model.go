@@ -34,7 +34,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, in.History)}
 	call := &callInfo{agentID: def.ID}
 	ctx = withCall(ctx, call)
-	client := a.clients[def.Endpoint]
+	client := a.models[def.Endpoint]
 	var (
 		res agents.InvokeResult
 		err error

@@ -79,6 +79,8 @@ type Definition struct {
 	Instructions string `json:"instructions,omitempty"`
 	// Call tunes the activity that calls the model.
 	Call CallSettings `json:"call,omitzero"`
+	// Reducer shortens the history sent to the model; the zero value sends it all.
+	Reducer Reducer `json:"reducer,omitzero"`
 	// Offline scripts the offline model's replies for this agent: {"replies": [...]} of
 	// offline.Reply objects. Ignored with a real endpoint.
 	Offline json.RawMessage `json:"offline,omitempty"`
@@ -196,6 +198,9 @@ func (d *Definition) validate(endpoints map[string]Endpoint) error {
 	}
 	if _, ok := endpoints[d.Endpoint]; !ok {
 		return fmt.Errorf("endpoint %q is not defined", d.Endpoint)
+	}
+	if err := d.Reducer.Validate(); err != nil {
+		return err
 	}
 	if d.Call.MaxAttempts < 0 {
 		return errors.New("call.maxAttempts must not be negative")

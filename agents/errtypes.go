@@ -21,4 +21,19 @@ const (
 	// ErrTypeModelUnavailable: the provider failed or was unreachable (408/409/429/5xx,
 	// network); retried with backoff, honouring Retry-After.
 	ErrTypeModelUnavailable = "ModelUnavailable"
+	// ErrTypeInvalidDocument: a chat-state document failed validation (unknown schema
+	// version, bad digest, malformed); the message names the field.
+	ErrTypeInvalidDocument = "InvalidDocument"
+	// ErrTypeNotEmpty: an import targeted a chat that already has history or turns; the
+	// chat is unharmed.
+	ErrTypeNotEmpty = "ChatNotEmpty"
+	// ErrTypeMigrating: the chat is moving to another namespace or cluster and takes no
+	// turns until it has; retry, and the retry will name the new location.
+	ErrTypeMigrating = "Migrating"
+	// ErrTypeMigrated: the chat has moved; the message and details name where.
+	ErrTypeMigrated = "Migrated"
+	// ErrTypeMigrationFailed: a migration could not finish; the source chat took turns again.
+	ErrTypeMigrationFailed = "MigrationFailed"
+	// ErrTypeUnknownCluster: a migration named a cluster the worker has no client for.
+	ErrTypeUnknownCluster = "UnknownCluster"
 )

@@ -16,6 +16,7 @@ type Participant struct {
 	ChannelType string       `json:"channelType"`
 	ChannelKey  string       `json:"channelKey"`
 	Call        CallSettings `json:"call"`
+	Reducer     Reducer      `json:"reducer,omitzero"`
 }
 
 // Registry holds the worker's agent definitions by id. It is read-only after
@@ -105,10 +106,11 @@ func (d Definition) Participant(e Endpoint) (Participant, error) {
 	if err != nil {
 		return Participant{}, err
 	}
+	ch.Reducer = d.Reducer.Key()
 	return Participant{
 		ID: d.ID, Name: d.Name, Kind: d.Kind,
 		ChannelType: ch.Type, ChannelKey: ch.Key(e),
-		Call: d.Call.WithDefaults(),
+		Call: d.Call.WithDefaults(), Reducer: d.Reducer,
 	}, nil
 }
 

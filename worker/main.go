@@ -74,6 +74,9 @@ config file; --address and --namespace override them.`,
 	f.StringVar(&opts.TaskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
 	f.StringVar(&dial.Address, "address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS or localhost:7233)")
 	f.StringVar(&dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
+	f.StringToStringVar(&opts.Clusters, "cluster", nil, "another Temporal cluster chats may migrate to: name=host:port[/namespace] (repeatable)")
+	f.StringVar(&opts.ClusterName, "cluster-name", "local", "what this worker calls its own cluster (recorded in exports)")
+	f.StringVar(&opts.StoreDir, "store", "", "folder for exported documents too large to travel inline (default $AGENTCHAT_DATA_DIR/exports)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	return cmd
 }
@@ -84,6 +87,7 @@ func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, lo
 		return err
 	}
 	defer c.Close()
+	opts.Namespace = c.Namespace()
 	w, err := serve.Start(c.Temporal(), opts)
 	if err != nil {
 		return err

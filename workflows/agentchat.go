@@ -33,6 +33,11 @@ func AgentChat(ctx workflow.Context, in AgentChatInput) (AgentChatResult, error)
 	if err := s.serve(ctx); err != nil {
 		return s.result(), err // cancelled
 	}
+	if s.migrated() {
+		if err := s.forwardLateTurns(ctx); err != nil {
+			return s.result(), err
+		}
+	}
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	return s.result(), nil
 }
@@ -42,18 +47,21 @@ func (s *chatState) start(ctx workflow.Context) error {
 	if err := s.in.validate(); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
 	}
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: resolveTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
-	var res agents.ResolveResult
-	err := workflow.ExecuteLocalActivity(lctx, ResolveParticipantsActivity,
-		agents.ResolveInput{AgentIDs: s.in.Participants}).Get(ctx, &res)
+	ps, err := s.resolve(ctx, s.in.Participants)
 	if err != nil {
-		return unwrapActivityError(err)
+		return err
 	}
-	s.participants = res.Participants
+	s.participants = ps
+	for _, p := range s.participants {
+		s.openChannel(p)
+	}
 	s.selState = s.in.Selection.Initial(s.in.Participants)
+	s.boundary = strategyState{sel: s.selState, term: s.termState}
+	if s.in.Restore != nil {
+		if err := s.restore(ctx, *s.in.Restore); err != nil {
+			return err
+		}
+	}
 	s.status = StatusRunning
 	return nil
 }
@@ -62,8 +70,11 @@ func (s *chatState) start(ctx workflow.Context) error {
 // when the workflow is cancelled.
 func (s *chatState) serve(ctx workflow.Context) error {
 	for {
-		if err := workflow.Await(ctx, func() bool { return len(s.queue) > 0 || s.closed() }); err != nil {
+		if err := workflow.Await(ctx, func() bool { return s.migrated() || s.closed() || s.canTakeTurn() }); err != nil {
 			return err
+		}
+		if s.migrated() {
+			return nil
 		}
 		if s.closed() {
 			s.refuseQueued()
@@ -77,6 +88,25 @@ func (s *chatState) serve(ctx workflow.Context) error {
 }
 
 func (s *chatState) result() AgentChatResult {
-	return AgentChatResult{Status: s.status, IsComplete: s.isComplete,
+	r := AgentChatResult{Status: s.status, IsComplete: s.isComplete,
 		MessageCount: len(s.history), TurnCount: s.turnCount}
+	if s.migrated() {
+		res := *s.migration.result
+		r.Migration = &res
+	}
+	return r
+}
+
+// resolve looks agent ids up in the worker's registry (a local activity).
+func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]agents.Participant, error) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: resolveTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	var res agents.ResolveResult
+	err := workflow.ExecuteLocalActivity(lctx, ResolveParticipantsActivity, agents.ResolveInput{AgentIDs: ids}).Get(ctx, &res)
+	if err != nil {
+		return nil, unwrapActivityError(err)
+	}
+	return res.Participants, nil
 }

@@ -22,9 +22,36 @@ const (
 	// HistoryQuery returns messages, paged (HistoryInput, optional → HistoryResult).
 	HistoryQuery = "History"
 
+	// ExportUpdate writes the chat-state document to a sink (ExportInput → ExportResult).
+	ExportUpdate = "Export"
+	// ImportUpdate restores a document into this chat, which must be empty
+	// (ImportInput → StateResult).
+	ImportUpdate = "Import"
+	// MigrateUpdate moves the chat to another namespace or cluster
+	// (MigrateInput → MigrationResult).
+	MigrateUpdate = "Migrate"
+	// AddParticipantsUpdate adds agents to a running chat (AddParticipantsInput →
+	// StateResult); an agent whose channel was kept from an import resumes it.
+	AddParticipantsUpdate = "AddParticipants"
+	// SnapshotQuery returns everything of the document except the history, at the last
+	// turn boundary (no input → Snapshot). The export activity pairs it with History.
+	SnapshotQuery = "ExportSnapshot"
+
 	// ResolveParticipantsActivity looks agent ids up in the worker's registry
 	// (agents.ResolveInput → agents.ResolveResult). Runs as a local activity.
 	ResolveParticipantsActivity = "ResolveParticipants"
 	// InvokeAgentActivity runs one agent reply (agents.InvokeInput → agents.InvokeResult).
 	InvokeAgentActivity = "InvokeAgent"
+	// ExportChatActivity builds a chat's document from its queries and writes it to a
+	// sink (ExportChatInput → ExportResult).
+	ExportChatActivity = "ExportChat"
+	// ImportChatActivity reads, validates and upgrades a document and returns it a page
+	// at a time (ImportPageInput → ImportPage).
+	ImportChatActivity = "ImportChat"
+	// StartTargetActivity starts (or finds) the restored chat of a migration and checks
+	// its digest (StartTargetInput → StartTargetResult).
+	StartTargetActivity = "StartMigrationTarget"
+	// ForwardTurnsActivity signals turns that arrived during a migration to the target
+	// (ForwardTurnsInput → nothing).
+	ForwardTurnsActivity = "ForwardTurns"
 )

@@ -29,6 +29,15 @@ type chatState struct {
 	termState    agents.TerminationState
 	isComplete   bool
 	turnCount    int
+	// channels are the chat's channels in order of creation; a channel whose key no
+	// participant has is dormant (kept from an import, resumed when its agent joins).
+	channels []*channel
+	// boundary is the strategies' state before the active turn: what an export takes.
+	boundary strategyState
+	// importing is set while a document is being loaded; no turn runs meanwhile.
+	importing bool
+	restored  *restoredFrom
+	migration *migration
 
 	queue  []*turn
 	active *turn
@@ -54,6 +63,9 @@ func (s *chatState) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, DescribeUpdate, s.handleDescribe); err != nil {
+		return err
+	}
+	if err := s.registerTransfer(ctx); err != nil {
 		return err
 	}
 	workflow.Go(ctx, s.receiveSignals)
@@ -113,6 +125,20 @@ func (s *chatState) state() StateResult {
 	if s.failure != nil {
 		r.Failure = s.failure.Error()
 	}
+	for _, c := range s.channels {
+		r.Channels = append(r.Channels, ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c)})
+	}
+	if s.restored != nil {
+		r.RestoredDigest, r.Repairs = s.restored.digest, s.restored.repairs
+	}
+	if m := s.migration; m != nil {
+		if m.result != nil {
+			loc := m.result.Target
+			r.MigratedTo = &loc
+		} else {
+			r.Migration = &MigrationState{Target: m.target, Phase: m.phase}
+		}
+	}
 	return r
 }
 
@@ -139,6 +165,15 @@ func (s *chatState) page(in HistoryInput) (HistoryResult, error) {
 	}
 	msgs := append([]chat.Message{}, s.history[from:to]...)
 	return HistoryResult{Messages: msgs, Offset: from, Total: total}, nil
+}
+
+// ids returns the participants' agent ids in speaking order.
+func (s *chatState) ids() []string {
+	ids := make([]string, len(s.participants))
+	for i, p := range s.participants {
+		ids[i] = p.ID
+	}
+	return ids
 }
 
 func orDefault(s, def string) string {

@@ -31,6 +31,12 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 		return m, nil
 	}
 	switch {
+	case s.migration != nil && s.migration.result != nil:
+		return chat.Message{}, s.movedError(m.MessageID, false)
+	case s.migration != nil:
+		return chat.Message{}, temporal.NewApplicationError(
+			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
+			agents.ErrTypeMigrating)
 	case s.failure != nil:
 		return chat.Message{}, temporal.NewApplicationError("chat could not start: "+s.failure.Error(), agents.ErrTypeNotAcceptingTurns)
 	case s.isComplete:
@@ -70,6 +76,10 @@ func (s *chatState) receiveSignals(ctx workflow.Context) {
 		var in SendMessageInput
 		ch.Receive(ctx, &in)
 		m, err := s.admit(in)
+		if err != nil && s.migration != nil && errorType(err) != agents.ErrTypeInvalidMessage {
+			// A signal during or after a migration is never refused: it is forwarded.
+			m, err = in.message(s.in.maxMessageBytes())
+		}
 		if err != nil {
 			s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: err.Error()}
 			workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
@@ -84,11 +94,18 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 	if t, ok := s.turns[m.MessageID]; ok && t.err == nil {
 		return t
 	}
-	m.CreatedAt = workflow.Now(ctx).UTC()
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = workflow.Now(ctx).UTC()
+	}
 	t := &turn{msg: m, signal: signal}
 	s.turns[m.MessageID] = t
 	s.queue = append(s.queue, t)
 	return t
+}
+
+// canTakeTurn reports whether a queued turn may start now.
+func (s *chatState) canTakeTurn() bool {
+	return len(s.queue) > 0 && !s.importing && s.migration == nil
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
@@ -109,16 +126,17 @@ func (s *chatState) refuseQueued() {
 func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.active = t
 	defer func() { s.active, t.done = nil, true }()
-	mark, selBefore := len(s.history), s.selState
+	mark := len(s.history)
+	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	s.history = append(s.history, t.msg)
 	s.termState = agents.TerminationState{}
-	ids := s.in.Participants
+	ids := s.ids()
 	limit := s.in.Termination.Limit(len(ids))
 	for s.termState.Iterations < limit {
 		p := s.participant(s.in.Selection.Next(ids, &s.selState))
 		reply, err := s.invoke(ctx, p, t, len(s.history)-mark)
 		if err != nil {
-			s.history, s.selState = s.history[:mark], selBefore
+			s.history, s.selState, s.termState = s.history[:mark], s.boundary.sel, s.boundary.term
 			s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: err.Error()}
 			t.err = temporal.NewApplicationError(
 				fmt.Sprintf("turn %q: agent %q could not reply: %v", t.msg.MessageID, p.ID, err),
@@ -150,7 +168,7 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn, 
 			NonRetryableErrorTypes: []string{agents.ErrTypeModelRejected, agents.ErrTypeUnknownAgent},
 		},
 	})
-	in := agents.InvokeInput{ChatID: s.chatID, AgentID: p.ID, TurnID: t.msg.MessageID, History: s.history}
+	in := agents.InvokeInput{ChatID: s.chatID, AgentID: p.ID, TurnID: t.msg.MessageID, History: p.Reducer.Reduce(s.history)}
 	var res agents.InvokeResult
 	if err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res); err != nil {
 		return chat.Message{}, unwrapActivityError(err)

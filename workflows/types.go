@@ -31,6 +31,9 @@ type AgentChatInput struct {
 	// MaxMessageBytes caps one user message (Message.Size); zero means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
+	// Restore, if set, fills the new chat from a chat-state document before it takes
+	// turns (DESIGN.md restore rules).
+	Restore *DocumentSource `json:"restore,omitempty"`
 }
 
 // AgentChatResult is what a finished chat workflow returns.
@@ -39,6 +42,8 @@ type AgentChatResult struct {
 	IsComplete   bool   `json:"isComplete"`
 	MessageCount int    `json:"messageCount"`
 	TurnCount    int    `json:"turnCount"`
+	// Migration says where the chat went, when Status is "migrated".
+	Migration *MigrationResult `json:"migration,omitempty"`
 }
 
 // SendMessageInput is one user turn, for the SendMessage update and the UserMessage
@@ -70,6 +75,8 @@ const (
 	StatusRunning   = "running"   // taking turns
 	StatusCompleted = "completed" // complete (termination) or a temporary thread's turn done
 	StatusFailed    = "failed"    // could not start (unknown agent, bad input)
+	StatusMigrating = "migrating" // moving to another namespace or cluster; takes no turns
+	StatusMigrated  = "migrated"  // moved: MigratedTo names where
 )
 
 // ParticipantInfo is a participant as State reports it and the document stores it.
@@ -112,6 +119,31 @@ type StateResult struct {
 	Selection   StrategyState `json:"selection"`
 	Termination StrategyState `json:"termination"`
 	Failure     string        `json:"failure,omitempty"` // why a chat with status "failed" could not start
+	// Channels are the chat's channels; Active is false for a channel kept from an
+	// import whose agent is not a participant (it resumes when that agent joins).
+	Channels []ChannelInfo `json:"channels,omitempty"`
+	// RestoredDigest is the digest of the document this chat was restored from.
+	RestoredDigest string `json:"restoredDigest,omitempty"`
+	// Repairs lists what the import repaired in that document.
+	Repairs []string `json:"repairs,omitempty"`
+	// Migration is the migration under way, if any; its phase is "draining",
+	// "exporting", "starting target" or "forwarding".
+	Migration *MigrationState `json:"migration,omitempty"`
+	// MigratedTo names where the chat went, when Status is "migrated".
+	MigratedTo *ChatLocation `json:"migratedTo,omitempty"`
+}
+
+// ChannelInfo is one channel as State reports it.
+type ChannelInfo struct {
+	ChannelKey  string `json:"channelKey"`
+	ChannelType string `json:"channelType"`
+	Active      bool   `json:"active"`
+}
+
+// MigrationState is a migration in progress.
+type MigrationState struct {
+	Target ChatLocation `json:"target"`
+	Phase  string       `json:"phase"`
 }
 
 // StrategyState is a strategy's type and state, as in the document:

@@ -73,7 +73,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer c.Close()
-	w, err := serve.Start(c.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline,
+	w, err := serve.Start(c.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline, Namespace: c.Namespace(),
 		TaskQueue: TaskQueue, Logger: quiet})
 	if err != nil {
 		return err

@@ -12,13 +12,9 @@ import (
 	"time"
 
 	"github.com/agentchat/agentchat/internal/devserver"
+	"github.com/agentchat/agentchat/internal/serve"
 )
 
-// DataDirEnv names the environment variable of the local data folder.
-const DataDirEnv = "AGENTCHAT_DATA_DIR"
-
-// DefaultDataDir holds the local dev server's SQLite file, log and pid file.
-const DefaultDataDir = ".agentchat"
 
 // Local is the Temporal server the demo and `starter server` use.
 type Local struct {
@@ -31,13 +27,8 @@ type Local struct {
 	PIDFile string
 }
 
-// DataDir returns $AGENTCHAT_DATA_DIR, or DefaultDataDir.
-func DataDir() string {
-	if d := os.Getenv(DataDirEnv); d != "" {
-		return d
-	}
-	return DefaultDataDir
-}
+// DataDir returns $AGENTCHAT_DATA_DIR, or the default data folder.
+func DataDir() string { return serve.DataDir() }
 
 // ServerFiles returns the SQLite, log and pid file paths in dataDir.
 func ServerFiles(dataDir string) (db, log, pid string) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -38,6 +40,16 @@ type Options struct {
 	TaskQueue string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Namespace is the namespace tc is bound to; default "default".
+	Namespace string
+	// ClusterName is what this worker calls its own cluster; default "local".
+	ClusterName string
+	// Clusters are other Temporal clusters chats may migrate to: name → "host:port" or
+	// "host:port/namespace".
+	Clusters map[string]string
+	// StoreDir holds exported documents too large to travel inline; default
+	// $AGENTCHAT_DATA_DIR/exports, else .agentchat/exports.
+	StoreDir string
 }
 
 // Worker is a started worker and what it runs on.
@@ -50,6 +62,8 @@ type Worker struct {
 	ModelInfo string
 	// AgentsSource says where the agent config came from.
 	AgentsSource string
+
+	clusters map[string]activities.Cluster
 }
 
 // Start loads the registry, starts the offline model if asked, builds the activities
@@ -73,7 +87,13 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	if path == "" {
 		w.AgentsSource = "built-in example (agents/agents.example.yaml)"
 	}
-	cfg := activities.Config{Registry: reg, Logger: opts.Logger}
+	clusters, err := dialClusters(opts.Clusters, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
+		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)}}
+	w.clusters = clusters
 	if opts.Offline {
 		scripts, err := agentchat.OfflineScripts(reg)
 		if err != nil {
@@ -113,6 +133,51 @@ func (w *Worker) stopModel() {
 	if w.Model != nil {
 		_ = w.Model.Close()
 	}
+	for _, c := range w.clusters {
+		c.Client.Close()
+	}
+}
+
+// dialClusters connects to each named cluster ("host:port" or "host:port/namespace").
+func dialClusters(specs map[string]string, logger *slog.Logger) (map[string]activities.Cluster, error) {
+	out := map[string]activities.Cluster{}
+	for name, spec := range specs {
+		addr, ns, _ := strings.Cut(spec, "/")
+		if ns == "" {
+			ns = "default"
+		}
+		tc, err := client.Dial(client.Options{HostPort: addr, Namespace: ns, Logger: QuietTemporalLogger(logger)})
+		if err != nil {
+			for _, c := range out {
+				c.Client.Close()
+			}
+			return nil, fmt.Errorf("cluster %q at %s: %w", name, addr, err)
+		}
+		out[name] = activities.Cluster{Client: tc, Namespace: ns}
+	}
+	return out, nil
+}
+
+// DataDirEnv names the environment variable of the local data folder.
+const DataDirEnv = "AGENTCHAT_DATA_DIR"
+
+// DefaultDataDir holds the local dev server's files and exported documents.
+const DefaultDataDir = ".agentchat"
+
+// DataDir returns $AGENTCHAT_DATA_DIR, or DefaultDataDir.
+func DataDir() string {
+	if d := os.Getenv(DataDirEnv); d != "" {
+		return d
+	}
+	return DefaultDataDir
+}
+
+// storeDir returns dir, or the exports folder of the data folder.
+func storeDir(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	return filepath.Join(DataDir(), "exports")
 }
 
 // describeEndpoints names the endpoints and models the registry's agents use.

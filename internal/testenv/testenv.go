@@ -8,6 +8,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,9 +19,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
@@ -44,6 +48,14 @@ func Main(m *testing.M) {
 		_ = started.Stop()
 	}
 	mu.Unlock()
+	secondMu.Lock()
+	if secondServer != nil {
+		_ = secondServer.Stop()
+	}
+	secondMu.Unlock()
+	if storePath != "" {
+		_ = os.RemoveAll(storePath)
+	}
 	os.Exit(code)
 }
 
@@ -79,8 +91,70 @@ func Dial(t testing.TB, ns string) client.Client {
 	return tc
 }
 
+// Namespace makes sure namespace ns exists on the shared server and returns it.
+func Namespace(t testing.TB, ns string) string {
+	t.Helper()
+	registerNamespace(t, Address(t), ns)
+	return ns
+}
+
+// registerNamespace registers ns on the server at address if it is missing, and waits
+// until it can be described.
+func registerNamespace(t testing.TB, address, ns string) {
+	t.Helper()
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: address,
+		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	require.NoError(t, err)
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := nc.Describe(ctx, ns); err == nil {
+		return
+	}
+	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
+		WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+	var exists *serviceerror.NamespaceAlreadyExists
+	if !errors.As(err, &exists) {
+		require.NoError(t, err, "register namespace %q", ns)
+	}
+	require.Eventually(t, func() bool { _, err := nc.Describe(ctx, ns); return err == nil }, 20*time.Second, 100*time.Millisecond)
+}
+
+var (
+	secondMu      sync.Mutex
+	secondAddress string
+	secondServer  *devserver.Server
+)
+
+// SecondCluster returns the address of a second dev server (a second Temporal
+// cluster), started on a free port once per test binary and stopped by Main.
+func SecondCluster(t testing.TB) string {
+	t.Helper()
+	secondMu.Lock()
+	defer secondMu.Unlock()
+	if secondAddress != "" {
+		return secondAddress
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	s, err := devserver.Start(ctx, devserver.Options{Address: "127.0.0.1:0", UIPort: devserver.Headless, Progress: os.Stderr})
+	require.NoError(t, err, "start a second Temporal dev server")
+	secondServer, secondAddress = s, s.Address
+	return secondAddress
+}
+
 // Options shape a Harness.
 type Options struct {
+	// Namespace of the harness's worker and client; default "default". It is
+	// registered if missing.
+	Namespace string
+	// Address of the Temporal cluster; default the shared server.
+	Address string
+	// Clusters are other clusters the worker may migrate chats to: name → address[/namespace].
+	Clusters map[string]string
+	// TaskQueue; default a fresh one per harness. Harnesses that must serve the same
+	// chats in several namespaces share one.
+	TaskQueue string
 	// Config is the agent registry YAML; its endpoints are pointed at the offline
 	// model. Empty means DefaultConfig.
 	Config string
@@ -105,6 +179,10 @@ type Harness struct {
 	Model     *offline.Server
 	Registry  *agents.Registry
 	TaskQueue string
+	Namespace string
+
+	acts   *activities.Activities
+	worker worker.Worker
 }
 
 // New starts a Harness; everything stops when the test ends.
@@ -119,16 +197,81 @@ func New(t testing.TB, opts Options) *Harness {
 	cfg, err := agents.ParseConfig([]byte(opts.Config))
 	require.NoError(t, err)
 	reg := agents.NewRegistry(cfg)
-	acts, err := activities.New(activities.Config{Registry: reg, BaseURLOverride: model.URL()})
+	if opts.Address == "" {
+		opts.Address = Address(t)
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	registerNamespace(t, opts.Address, opts.Namespace)
+	tc, err := client.Dial(client.Options{HostPort: opts.Address, Namespace: opts.Namespace,
+		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	clusters := map[string]activities.Cluster{}
+	for name, spec := range opts.Clusters {
+		addr, ns, _ := strings.Cut(spec, "/")
+		if ns == "" {
+			ns = "default"
+		}
+		cc, err := client.Dial(client.Options{HostPort: addr, Namespace: ns, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+		require.NoError(t, err)
+		t.Cleanup(cc.Close)
+		clusters[name] = activities.Cluster{Client: cc, Namespace: ns}
+	}
+	store := activities.FileStore{Dir: storeDir(t)}
+	acts, err := activities.New(activities.Config{Registry: reg, BaseURLOverride: model.URL(),
+		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store})
 	require.NoError(t, err)
 
-	tc := Dial(t, "")
-	tq := "test-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")) + "-" + uuid.NewString()[:8]
-	w := agentchat.NewWorker(tc, tq, acts, worker.Options{})
+	tq := opts.TaskQueue
+	if tq == "" {
+		tq = TaskQueue(t)
+	}
+	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace}),
+		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts}
+	h.StartWorker(t)
+	return h
+}
+
+// TaskQueue returns a task queue name unique to this run of the test.
+func TaskQueue(t testing.TB) string {
+	return "test-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")) + "-" + uuid.NewString()[:8]
+}
+
+// StartWorker starts a worker (again) for the harness; StopWorker stops it, as a
+// crashed worker would be gone.
+func (h *Harness) StartWorker(t testing.TB) {
+	t.Helper()
+	w := agentchat.NewWorker(h.Temporal, h.TaskQueue, h.acts, worker.Options{})
 	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq}),
-		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq}
+	h.worker = w
+	t.Cleanup(func() { h.StopWorker() })
+}
+
+// StopWorker stops the harness's worker, if running.
+func (h *Harness) StopWorker() {
+	if h.worker != nil {
+		h.worker.Stop()
+		h.worker = nil
+	}
+}
+
+var (
+	storeOnce sync.Once
+	storePath string
+)
+
+// storeDir is one document store folder for every harness of the test binary, so
+// that workers in different namespaces and clusters share it, as they would share a
+// volume or a bucket.
+func storeDir(t testing.TB) string {
+	storeOnce.Do(func() {
+		var err error
+		storePath, err = os.MkdirTemp("", "agentchat-test-store-")
+		require.NoError(t, err)
+	})
+	return storePath
 }
 
 // ChatID returns a chat id unique to this run of the test.

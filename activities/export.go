@@ -1,0 +1,128 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// historyPage is how many messages one History query asks for while exporting.
+const historyPage = 500
+
+// ExportChat builds the document of the calling chat run from its ExportSnapshot and
+// History queries (so the chat's messages never pass through an activity input) and
+// writes it to the requested sink: inline (at most workflows.InlineLimit bytes), the
+// worker's document store, or a file path on the worker. Errors: InvalidInput for an
+// inline document that is too large or a bad path.
+func (a *Activities) ExportChat(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+	tc, err := a.temporal(activity.GetInfo(ctx).WorkflowNamespace)
+	if err != nil {
+		return workflows.ExportResult{}, err
+	}
+	doc, err := BuildDocument(ctx, tc, in.ChatID, in.RunID, Source{Namespace: activity.GetInfo(ctx).WorkflowNamespace, Cluster: a.clusterName})
+	if err != nil {
+		return workflows.ExportResult{}, err
+	}
+	b, digest, err := chatstate.Encode(doc)
+	if err != nil {
+		return workflows.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
+	}
+	res := workflows.ExportResult{Digest: digest, Bytes: len(b), MessageCount: len(doc.History)}
+	for _, m := range doc.PendingTurns {
+		res.PendingTurns = append(res.PendingTurns, m.MessageID)
+	}
+	sink := in.Export.Sink
+	if sink == "" || sink == workflows.SinkAuto {
+		sink = workflows.SinkInline
+		if len(b) > workflows.InlineLimit {
+			sink = workflows.SinkStore
+		}
+	}
+	switch sink {
+	case workflows.SinkInline:
+		if len(b) > workflows.InlineLimit {
+			return workflows.ExportResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"export: the document is %d bytes, over the %d inline limit; use sink \"store\" or \"file\"", len(b), workflows.InlineLimit),
+				agents.ErrTypeInvalidInput, nil)
+		}
+		res.Document = b
+	case workflows.SinkStore:
+		name := fmt.Sprintf("%s-%s.json", safeName(in.ChatID), digest[len("sha256:"):][:16])
+		if res.URI, err = a.store.Put(ctx, name, b); err != nil {
+			return workflows.ExportResult{}, err
+		}
+	case workflows.SinkFile:
+		if err := writeFileAtomic(in.Export.Path, b); err != nil {
+			return workflows.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), agents.ErrTypeInvalidInput, nil)
+		}
+		res.URI = FileURI(in.Export.Path)
+	}
+	return res, nil
+}
+
+// Source says where a document is exported from: the Temporal namespace and the
+// cluster name the exporting side calls itself.
+type Source struct {
+	Namespace string
+	Cluster   string
+}
+
+// BuildDocument reads a chat run through its ExportSnapshot and History queries and
+// returns its chat-state document (without digest; chatstate.Encode adds it). The
+// snapshot fixes a turn boundary, and only the history up to it is taken, so the
+// document is consistent even while the chat takes turns. It works on finished chats
+// too. An empty runID means the latest run.
+func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source) (chatstate.Document, error) {
+	var snap workflows.Snapshot
+	if err := query(ctx, tc, chatID, runID, workflows.SnapshotQuery, &snap); err != nil {
+		return chatstate.Document{}, err
+	}
+	history := make([]chat.Message, 0, snap.HistoryLength)
+	for len(history) < snap.HistoryLength {
+		var page workflows.HistoryResult
+		in := workflows.HistoryInput{Offset: len(history), Limit: min(historyPage, snap.HistoryLength-len(history))}
+		if err := query(ctx, tc, chatID, runID, workflows.HistoryQuery, &page, in); err != nil {
+			return chatstate.Document{}, err
+		}
+		if len(page.Messages) == 0 {
+			return chatstate.Document{}, fmt.Errorf("export %q: history ended at %d of %d messages", chatID, len(history), snap.HistoryLength)
+		}
+		history = append(history, page.Messages...)
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, len(history))
+		}
+	}
+	return chatstate.Document{
+		SchemaVersion: chatstate.SchemaVersion, ChatID: chatID, ExportedAt: time.Now().UTC(),
+		Source:  chatstate.Source{Namespace: src.Namespace, WorkflowID: chatID, RunID: runID, Cluster: src.Cluster},
+		History: history[:snap.HistoryLength], Participants: snap.Participants, Channels: snap.Channels,
+		Strategies: snap.Strategies, PendingTurns: snap.PendingTurns,
+	}, nil
+}
+
+func query(ctx context.Context, tc client.Client, chatID, runID, name string, out any, args ...any) error {
+	v, err := tc.QueryWorkflow(ctx, chatID, runID, name, args...)
+	if err != nil {
+		return fmt.Errorf("export %q: query %s: %w", chatID, name, err)
+	}
+	return v.Get(out)
+}
+
+func safeName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

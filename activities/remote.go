@@ -1,0 +1,120 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Cluster is a Temporal cluster the worker can reach: a client connected to it and the
+// namespace that client is bound to. Other namespaces of the cluster share its connection.
+type Cluster struct {
+	Client    client.Client
+	Namespace string
+}
+
+// clients hands out Temporal clients by cluster name and namespace.
+type clients struct {
+	self     string             // this worker's cluster name
+	clusters map[string]Cluster // by name, this worker's own included
+	mu       sync.Mutex
+	byNS     map[[2]string]client.Client
+}
+
+// get returns a client for namespace ns of the named cluster ("" = this worker's).
+func (c *clients) get(cluster, ns string) (client.Client, error) {
+	if cluster == "" {
+		cluster = c.self
+	}
+	cl, ok := c.clusters[cluster]
+	if !ok || cl.Client == nil {
+		if cluster == c.self {
+			return nil, errors.New("activities: Config.Temporal is required for export and migration")
+		}
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"unknown cluster %q: configure it on the worker (worker --cluster %s=host:port)", cluster, cluster),
+			agents.ErrTypeUnknownCluster, nil)
+	}
+	if ns == "" || ns == cl.Namespace {
+		return cl.Client, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := [2]string{cluster, ns}
+	if tc, ok := c.byNS[key]; ok {
+		return tc, nil
+	}
+	tc, err := client.NewClientFromExisting(cl.Client, client.Options{Namespace: ns})
+	if err != nil {
+		return nil, fmt.Errorf("client for namespace %q of cluster %q: %w", ns, cluster, err)
+	}
+	c.byNS[key] = tc
+	return tc, nil
+}
+
+// temporal returns a client of this worker's cluster for namespace ns.
+func (a *Activities) temporal(ns string) (client.Client, error) { return a.clients.get("", ns) }
+
+// StartMigrationTarget starts the target chat of a migration with its restore input
+// (Update-With-Start of the Describe update, reusing a chat that a previous attempt
+// started), waits until it has restored the document, and checks that its digest is
+// the one exported. A target that exists with another digest is not this migration's:
+// that is a non-retryable error and the target is left alone.
+func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.StartTargetInput) (workflows.StartTargetResult, error) {
+	tc, err := a.clients.get(in.Target.Cluster, in.Target.Namespace)
+	if err != nil {
+		return workflows.StartTargetResult{}, err
+	}
+	stop := heartbeatWhileWaiting(ctx)
+	defer stop()
+	op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: in.Target.ChatID, TaskQueue: in.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+	}, workflows.WorkflowType, in.Input)
+	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: workflows.DescribeUpdate,
+			WaitForStage: client.WorkflowUpdateStageCompleted},
+	})
+	var res workflows.StartTargetResult
+	if err == nil {
+		err = h.Get(ctx, &res.State)
+	}
+	if err != nil {
+		return res, fmt.Errorf("start target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
+	}
+	if res.State.RestoredDigest != in.ExpectedDigest {
+		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"target chat %q in namespace %q already exists and holds another chat (digest %q, want %q); choose another target chat id",
+			in.Target.ChatID, in.Target.Namespace, res.State.RestoredDigest, in.ExpectedDigest), agents.ErrTypeNotEmpty, nil)
+	}
+	run, err := op.Get(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.RunID = run.GetRunID()
+	return res, nil
+}
+
+// ForwardTurns signals turns to a migration's target (UserMessage signals; the target
+// drops a messageId it already has).
+func (a *Activities) ForwardTurns(ctx context.Context, in workflows.ForwardTurnsInput) error {
+	tc, err := a.clients.get(in.Target.Cluster, in.Target.Namespace)
+	if err != nil {
+		return err
+	}
+	for _, t := range in.Turns {
+		if err := tc.SignalWorkflow(ctx, in.Target.ChatID, "", workflows.UserMessageSignal, t); err != nil {
+			return fmt.Errorf("forward turn %q to %q: %w", t.MessageID, in.Target.ChatID, err)
+		}
+	}
+	return nil
+}

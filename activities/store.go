@@ -1,0 +1,86 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DocumentStore holds chat-state documents too large to travel inline (over
+// workflows.InlineLimit). Put stores a document under a name and returns its URI; Get
+// reads a URI that this or another worker's store returned. For a migration across
+// clusters, both clusters' workers must reach the same store (a shared volume for
+// FileStore; an object store bucket for an implementation of your own).
+type DocumentStore interface {
+	Put(ctx context.Context, name string, doc []byte) (uri string, err error)
+	Get(ctx context.Context, uri string) ([]byte, error)
+}
+
+// FileStore is a DocumentStore in a folder; its URIs are file:// URLs of absolute paths.
+type FileStore struct {
+	Dir string
+}
+
+// Put writes doc to Dir/name atomically (a temporary file renamed into place).
+func (f FileStore) Put(_ context.Context, name string, doc []byte) (string, error) {
+	if strings.ContainsAny(name, `/\`) || name == "" || name == "." || name == ".." {
+		return "", fmt.Errorf("document store: bad name %q", name)
+	}
+	dir, err := filepath.Abs(f.Dir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	if err := writeFileAtomic(path, doc); err != nil {
+		return "", fmt.Errorf("document store: %w", err)
+	}
+	return FileURI(path), nil
+}
+
+// Get reads a file:// URI.
+func (f FileStore) Get(_ context.Context, uri string) ([]byte, error) {
+	path, err := PathOf(uri)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("document store: %w", err)
+	}
+	return b, nil
+}
+
+// FileURI returns the file:// URI of an absolute path.
+func FileURI(path string) string { return (&url.URL{Scheme: "file", Path: path}).String() }
+
+// PathOf returns the absolute path of a file:// URI.
+func PathOf(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) || (u.Host != "" && u.Host != "localhost") {
+		return "", fmt.Errorf("document store: %q is not a file:// URI of an absolute path", uri)
+	}
+	return u.Path, nil
+}
+
+// writeFileAtomic writes b to path through a temporary file in the same folder, so a
+// reader never sees half a document.
+func writeFileAtomic(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

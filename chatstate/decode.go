@@ -1,0 +1,231 @@
+package chatstate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// Decode reads a chat-state document. In order, it:
+//
+//  1. checks that b is one JSON object and reads its schemaVersion: a version this
+//     reader does not know (newer, or not an integer) is refused, naming schemaVersion
+//     and the versions it knows; an older one is verified and upgraded through the
+//     upgrade table (Report.UpgradedFrom);
+//  2. checks the JSON shape: no unknown or duplicate members (except inside states and
+//     unknown contents), no missing ones, the right JSON kinds, RFC 3339 times;
+//  3. verifies the digest on the document as read (missing or mismatching: refused,
+//     naming digest, the message giving both digests);
+//  4. validates the rules of chat-state-v1.md (Document.Validate);
+//  5. applies the tool-call pairing rule: a functionCall without a result is repaired
+//     (Report.Repairs), a result without a call or a callId used twice is refused.
+//
+// Every refusal is a *FieldError (errors.Is ErrInvalidDocument) naming the field. The
+// document returned has its states and unknown contents in canonical form, and its
+// Digest is the one Encode computes for it: the digest as read unless it was repaired,
+// upgraded or not in canonical form.
+func Decode(b []byte) (Document, Report, error) {
+	doc, canonical, upgradedFrom, err := read(b)
+	if err != nil {
+		return Document{}, Report{}, err
+	}
+	rep := Report{UpgradedFrom: upgradedFrom}
+	if err := doc.Validate(); err != nil {
+		return Document{}, rep, err
+	}
+	if doc, rep.Repairs, err = repairCalls(doc); err != nil {
+		return Document{}, Report{UpgradedFrom: upgradedFrom}, err
+	}
+	if !canonical || len(rep.Repairs) > 0 {
+		if _, doc.Digest, err = encode(doc); err != nil {
+			return Document{}, rep, err
+		}
+	}
+	return doc, rep, nil
+}
+
+// read does steps 1 to 3 of Decode. canonical reports that b was exactly what Encode
+// writes; upgradedFrom is the version b had when it was upgraded.
+func read(b []byte) (doc Document, canonical bool, upgradedFrom int, err error) {
+	// The fast path first: a document exactly as Encode writes it, of this version,
+	// needs neither the version probe nor the general path.
+	if doc, ok := decodeCanonical(b); ok && doc.SchemaVersion == SchemaVersion {
+		return doc, true, 0, nil
+	}
+	v, err := readVersion(b)
+	if err != nil {
+		return Document{}, false, 0, err
+	}
+	if v != SchemaVersion {
+		if b, err = upgradeFrom(b, v); err != nil {
+			return Document{}, false, 0, err
+		}
+		upgradedFrom = v
+	}
+	doc, err = decodeGeneral(b, v == SchemaVersion)
+	return doc, false, upgradedFrom, err
+}
+
+// readVersion checks that b is one JSON object and returns its schemaVersion if this
+// reader knows it.
+func readVersion(b []byte) (int, error) {
+	var head struct {
+		SchemaVersion json.RawMessage `json:"schemaVersion"`
+	}
+	t := bytes.TrimLeft(b, " \t\r\n")
+	if len(t) > 0 && t[0] != '{' && json.Valid(b) {
+		return 0, fieldErr("", "is "+jsonKind(t[0])+", not a JSON object")
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		if _, terr := parseTree(b); terr != nil {
+			return 0, terr // names where the syntax error is
+		}
+		return 0, fieldErr("", "is not a chat-state document: "+err.Error())
+	}
+	raw := string(head.SchemaVersion)
+	if raw == "" {
+		return 0, fieldErr("schemaVersion", "is missing")
+	}
+	v, err := strconv.Atoi(raw)
+	if err != nil {
+		return 0, fieldErr("schemaVersion", "is "+clip(raw)+", not an integer; this reader knows versions "+knownVersions())
+	}
+	if _, old := upgrades[v]; v != SchemaVersion && !old {
+		return 0, fieldErr("schemaVersion", "is "+raw+", a version this reader does not know; it knows versions "+knownVersions())
+	}
+	return v, nil
+}
+
+// decodeCanonical reads b when it is exactly what Encode writes, which proves it is in
+// canonical form with its digest right: the fast path.
+func decodeCanonical(b []byte) (Document, bool) {
+	b = bytes.TrimSpace(b)
+	if !bytes.HasPrefix(b, []byte(`{"channels":[`)) { // how every canonical document starts
+		return Document{}, false
+	}
+	var doc Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return Document{}, false
+	}
+	enc, _, err := encode(doc)
+	if err != nil || !bytes.Equal(enc, b) {
+		return Document{}, false
+	}
+	return doc, true
+}
+
+// decodeGeneral reads any document of the current version: it checks the shape, reads
+// the document, puts its states and unknown contents in canonical form and, when
+// checkDigest, verifies its digest over b as read.
+func decodeGeneral(b []byte, checkDigest bool) (Document, error) {
+	if !utf8.Valid(b) {
+		return Document{}, fieldErr("", "is not valid UTF-8")
+	}
+	root, err := parseTree(b)
+	if err != nil {
+		return Document{}, err
+	}
+	if err := checkShape(root, checkDigest); err != nil {
+		return Document{}, err
+	}
+	var doc Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return Document{}, fieldErr("", "cannot be read: "+err.Error())
+	}
+	if err := canonicalizeRaw(&doc); err != nil {
+		return Document{}, err
+	}
+	if checkDigest {
+		if err := verifyDigest(b, doc.Digest); err != nil {
+			return Document{}, err
+		}
+	}
+	return doc, nil
+}
+
+// canonicalizeRaw puts the states and unknown contents of doc in canonical form.
+func canonicalizeRaw(doc *Document) error {
+	for i := range doc.Channels {
+		if err := canonicalize(member(index("channels", i), "channelState"), &doc.Channels[i].ChannelState); err != nil {
+			return err
+		}
+	}
+	if err := canonicalize("strategies.selection.state", &doc.Strategies.Selection.State); err != nil {
+		return err
+	}
+	if err := canonicalize("strategies.termination.state", &doc.Strategies.Termination.State); err != nil {
+		return err
+	}
+	for _, list := range []struct {
+		name string
+		ms   []chat.Message
+	}{{"history", doc.History}, {"pendingTurns", doc.PendingTurns}} {
+		for i, m := range list.ms {
+			for j := range m.Contents {
+				if c := &m.Contents[j]; !c.Known() {
+					if err := canonicalize(index(member(index(list.name, i), "contents"), j), &c.Raw); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func canonicalize(field string, raw *json.RawMessage) error {
+	c, err := canonicalObject(*raw)
+	if err != nil {
+		return fieldErr(field, err.Error())
+	}
+	*raw = c
+	return nil
+}
+
+// verifyDigest checks that stated is the digest of b as read: "sha256:" + the hex
+// SHA-256 of the RFC 8785 form of b without its "digest" member.
+func verifyDigest(b []byte, stated string) error {
+	if !validDigest(stated) {
+		return fieldErr("digest", strconv.Quote(clip(stated))+` is not "sha256:" followed by 64 lowercase hex digits`)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		return fieldErr("", "is not a JSON object: "+err.Error())
+	}
+	delete(members, "digest")
+	plain, err := json.Marshal(members)
+	if err != nil {
+		return fieldErr("", "cannot be re-encoded: "+err.Error())
+	}
+	canonical, err := jcs.Transform(plain)
+	if err != nil {
+		return fieldErr("", "cannot be put in canonical form (RFC 8785): "+err.Error())
+	}
+	sum := sha256.Sum256(canonical)
+	if computed := digestPrefix + hex.EncodeToString(sum[:]); computed != stated {
+		return fieldErr("digest", "does not match the document: it says "+stated+", the document hashes to "+computed)
+	}
+	return nil
+}
+
+// validDigest reports whether d is "sha256:" followed by 64 lowercase hex digits.
+func validDigest(d string) bool {
+	hexPart, ok := strings.CutPrefix(d, digestPrefix)
+	if !ok || len(hexPart) != 64 {
+		return false
+	}
+	for _, c := range []byte(hexPart) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,198 @@
+package agentchat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Transfer types, re-exported.
+type (
+	Document        = chatstate.Document
+	ChatLocation    = workflows.ChatLocation
+	MigrationResult = workflows.MigrationResult
+	DocumentSource  = workflows.DocumentSource
+)
+
+// Export returns the chat's chat-state document in canonical bytes (chat-state-v1.md)
+// with its digest. It reads the chat through its queries, so it works for chats of any
+// size and for finished chats; a turn in progress is exported as a pending turn.
+func (c *Client) Export(ctx context.Context, chatID string) ([]byte, string, error) {
+	doc, err := activities.BuildDocument(ctx, c.tc, chatID, "", activities.Source{Namespace: c.namespace, Cluster: c.cluster})
+	if err != nil {
+		return nil, "", c.chatError(ctx, "export", chatID, err)
+	}
+	b, digest, err := chatstate.Encode(doc)
+	if err != nil {
+		return nil, "", fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
+	}
+	return b, digest, nil
+}
+
+// ImportOptions describe the chat a document is restored into.
+type ImportOptions struct {
+	// ChatID of the new chat; default "chat-<uuid>".
+	ChatID string
+	// Participants of the new chat (agent ids); default the document's participants.
+	// Kinds the document has and these lack keep their channels (reduced); kinds these
+	// add get new channels synchronized from the history (enhanced).
+	Participants    []string
+	Selection       SelectionStrategy
+	Termination     TerminationStrategy
+	MaxMessageBytes int
+	// Document is the document's bytes; or give Path.
+	Document []byte
+	// Path is a document file. Documents over 1 MiB go to the worker by this path, so
+	// the worker must be able to read it (same machine or a shared volume).
+	Path string
+}
+
+// Import restores a document into a new chat and returns its state once restored. The
+// document is validated here first (chatstate.Decode): a bad version, digest or shape
+// fails with an error naming the field and nothing is created. An unknown agent fails
+// as in Start, leaving nothing running. Strategy state is taken over when the chat's
+// strategy types match the document's.
+func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, error) {
+	b, src, err := readDocument(opts.Document, opts.Path)
+	if err != nil {
+		return StateResult{}, err
+	}
+	doc, _, err := chatstate.Decode(b)
+	if err != nil {
+		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
+	}
+	if len(opts.Participants) == 0 {
+		for _, p := range doc.Participants {
+			opts.Participants = append(opts.Participants, p.ID)
+		}
+	}
+	in, err := StartOptions{Participants: opts.Participants, Selection: opts.Selection,
+		Termination: opts.Termination, MaxMessageBytes: opts.MaxMessageBytes}.input(false)
+	if err != nil {
+		return StateResult{}, err
+	}
+	in.Restore = &src
+	id := opts.ChatID
+	if id == "" {
+		id = "chat-" + uuid.NewString()
+	}
+	var st StateResult
+	err = c.updateWithStart(ctx, id, in, workflows.DescribeUpdate, nil, &st)
+	return st, err
+}
+
+// ImportInto restores a document into an existing, empty chat (the Import update). A
+// chat that already has history or turns refuses with a ChatNotEmpty error and is unharmed.
+func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte, path string) (StateResult, error) {
+	_, src, err := readDocument(document, path)
+	if err != nil {
+		return StateResult{}, err
+	}
+	var st StateResult
+	if err := c.update(ctx, chatID, "import into", workflows.ImportUpdate, workflows.ImportInput{Source: src}, &st); err != nil {
+		return StateResult{}, err
+	}
+	return st, nil
+}
+
+// readDocument returns the bytes and how to pass them to a worker: inline up to
+// workflows.InlineLimit, else by the file's absolute path.
+func readDocument(doc []byte, path string) ([]byte, workflows.DocumentSource, error) {
+	if (len(doc) == 0) == (path == "") {
+		return nil, workflows.DocumentSource{}, fmt.Errorf("agentchat: import: %w: give a document or a path, not both", ErrInvalidOptions)
+	}
+	if path != "" {
+		var err error
+		if doc, err = os.ReadFile(path); err != nil {
+			return nil, workflows.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+		}
+	}
+	if len(doc) <= workflows.InlineLimit {
+		return doc, workflows.DocumentSource{Document: json.RawMessage(doc)}, nil
+	}
+	if path == "" {
+		return nil, workflows.DocumentSource{}, fmt.Errorf("agentchat: import: %w: a document over %d bytes must be given by path", ErrInvalidOptions, workflows.InlineLimit)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, workflows.DocumentSource{}, err
+	}
+	return doc, workflows.DocumentSource{URI: activities.FileURI(abs)}, nil
+}
+
+// MigrateOptions name a migration's target. Give ToNamespace, ToCluster (a cluster name
+// configured on the worker), or both; ToChatID defaults to the chat's id.
+type MigrateOptions struct {
+	ToNamespace string
+	ToCluster   string
+	ToChatID    string
+}
+
+// Migrate moves a running chat to another namespace or cluster and returns where it
+// lives now; keep talking to it there. Calling Migrate again for the same target (after
+// a crash, or a timeout) joins or reports the same migration. Errors: ErrChatNotFound;
+// a MigratedError when the chat has already moved elsewhere; Migrating when it is
+// moving to another target; MigrationFailed (the chat goes on where it was).
+func (c *Client) Migrate(ctx context.Context, chatID string, opts MigrateOptions) (MigrationResult, error) {
+	in := workflows.MigrateInput{ToNamespace: opts.ToNamespace, ToCluster: opts.ToCluster, ToChatID: opts.ToChatID}
+	var res MigrationResult
+	err := c.update(ctx, chatID, "migrate", workflows.MigrateUpdate, in, &res)
+	var moved *MigratedError
+	if errors.As(err, &moved) && sameTarget(moved.Target, in, chatID) {
+		return MigrationResult{Target: moved.Target, Digest: moved.Digest, MessageCount: moved.MessageCount}, nil
+	}
+	return res, err
+}
+
+func sameTarget(l ChatLocation, in workflows.MigrateInput, chatID string) bool {
+	id := in.ToChatID
+	if id == "" {
+		id = chatID
+	}
+	return l.ChatID == id && l.Cluster == in.ToCluster && (in.ToNamespace == "" || l.Namespace == in.ToNamespace)
+}
+
+// AddParticipants adds agents to a running chat; an agent whose channel the chat kept
+// from an import resumes it.
+func (c *Client) AddParticipants(ctx context.Context, chatID string, agentIDs ...string) (StateResult, error) {
+	var st StateResult
+	err := c.update(ctx, chatID, "add participants to", workflows.AddParticipantsUpdate,
+		workflows.AddParticipantsInput{AgentIDs: agentIDs}, &st)
+	return st, err
+}
+
+// ExportTo asks the chat's worker to write the document to a sink (the Export update):
+// "auto" (inline when small, else the worker's store), "inline", "store", or "file" with
+// a path on the worker's machine.
+func (c *Client) ExportTo(ctx context.Context, chatID string, in workflows.ExportInput) (workflows.ExportResult, error) {
+	var res workflows.ExportResult
+	err := c.update(ctx, chatID, "export", workflows.ExportUpdate, in, &res)
+	return res, err
+}
+
+// update runs an update on a chat and waits for its result.
+func (c *Client) update(ctx context.Context, chatID, verb, name string, arg, out any) error {
+	opts := client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID, UpdateName: name,
+		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted}
+	err := retryBusy(ctx, func() error {
+		h, err := c.tc.UpdateWorkflow(ctx, opts)
+		if err != nil {
+			return err
+		}
+		return h.Get(ctx, out)
+	})
+	if err != nil {
+		return c.chatError(ctx, verb, chatID, err)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+)
+
+// Timeouts of the transfer activities.
+const (
+	exportTimeout      = 2 * time.Minute
+	importTimeout      = 2 * time.Minute
+	startTargetTimeout = 2 * time.Minute
+	transferHeartbeat  = 20 * time.Second
+)
+
+// registerTransfer sets the handlers of export, import, migration and participants.
+func (s *chatState) registerTransfer(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, SnapshotQuery, func() (Snapshot, error) { return s.snapshot(), nil }); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, ExportUpdate, s.handleExport,
+		workflow.UpdateHandlerOptions{Validator: s.validateExport}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, ImportUpdate, s.handleImport,
+		workflow.UpdateHandlerOptions{Validator: s.validateImport}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, MigrateUpdate, s.handleMigrate,
+		workflow.UpdateHandlerOptions{Validator: s.validateMigrate}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, AddParticipantsUpdate, s.handleAddParticipants,
+		workflow.UpdateHandlerOptions{Validator: s.validateAddParticipants})
+}
+
+// snapshot answers the ExportSnapshot query: the chat at its last turn boundary.
+func (s *chatState) snapshot() Snapshot {
+	st := strategyState{sel: s.selState, term: s.termState}
+	length := len(s.history)
+	pending := make([]chat.Message, 0, len(s.queue)+1)
+	if s.active != nil {
+		st, length = s.boundary, s.historyIndex(s.active.msg.MessageID)
+		pending = append(pending, s.active.msg)
+	}
+	for _, t := range s.queue {
+		pending = append(pending, t.msg)
+	}
+	parts := make([]chatstate.Participant, 0, len(s.participants))
+	for _, p := range s.participants {
+		parts = append(parts, chatstate.Participant{ID: p.ID, Name: p.Name, Type: string(p.Kind)})
+	}
+	return Snapshot{
+		ChatID: s.chatID, Participants: parts, Channels: s.documentChannels(),
+		Strategies: chatstate.Strategies{
+			Selection:   chatstate.Strategy{Type: orDefault(s.in.Selection.Type, agents.SelectionSequential), State: mustJSON(st.sel)},
+			Termination: chatstate.Strategy{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations), State: mustJSON(st.term)},
+			IsComplete:  s.isComplete,
+		},
+		PendingTurns: pending, HistoryLength: length,
+	}
+}
+
+// historyIndex returns the index in the history of the message with id, or its length.
+func (s *chatState) historyIndex(id string) int {
+	for i := len(s.history) - 1; i >= 0; i-- {
+		if s.history[i].MessageID == id {
+			return i
+		}
+	}
+	return len(s.history)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain structs of ints are passed
+	}
+	return b
+}
+
+func (s *chatState) validateExport(in ExportInput) error {
+	switch in.Sink {
+	case "", SinkAuto, SinkInline, SinkStore:
+	case SinkFile:
+		if in.Path == "" {
+			return temporal.NewApplicationError(`sink "file" needs a path`, agents.ErrTypeInvalidInput)
+		}
+	default:
+		return temporal.NewApplicationError(fmt.Sprintf("unknown sink %q (auto, inline, store, file)", in.Sink), agents.ErrTypeInvalidInput)
+	}
+	if s.status == StatusStarting || s.status == StatusFailed {
+		return temporal.NewApplicationError("chat "+s.chatID+" has not started; nothing to export", agents.ErrTypeNotAcceptingTurns)
+	}
+	return nil
+}
+
+// handleExport runs the ExportChat activity, which reads this run's snapshot and
+// history through queries and writes the document to the sink.
+func (s *chatState) handleExport(ctx workflow.Context, in ExportInput) (ExportResult, error) {
+	return s.export(ctx, in)
+}
+
+func (s *chatState) export(ctx workflow.Context, in ExportInput) (ExportResult, error) {
+	actx := workflow.WithActivityOptions(ctx, transferOptions(exportTimeout))
+	var res ExportResult
+	err := workflow.ExecuteActivity(actx, ExportChatActivity, ExportChatInput{
+		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Export: in}).Get(ctx, &res)
+	if err != nil {
+		return ExportResult{}, unwrapActivityError(err)
+	}
+	return res, nil
+}
+
+func transferOptions(timeout time.Duration) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    transferHeartbeat,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			MaximumAttempts: 5,
+			NonRetryableErrorTypes: []string{agents.ErrTypeInvalidDocument, agents.ErrTypeInvalidInput,
+				agents.ErrTypeUnknownCluster, agents.ErrTypeNotEmpty},
+		},
+	}
+}

@@ -1,0 +1,196 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// Migration phases, in State's migration.phase.
+const (
+	phaseDraining   = "draining"        // waiting for the turn in flight
+	phaseExporting  = "exporting"       // writing the document
+	phaseStarting   = "starting target" // starting the restored chat and checking its digest
+	phaseForwarding = "forwarding"      // signalling turns that arrived meanwhile
+)
+
+// migration is a move of this chat to another namespace or cluster.
+type migration struct {
+	target  ChatLocation
+	phase   string
+	carried []string // messageIds the exported document carries as pendingTurns
+	result  *MigrationResult
+	err     error
+	done    bool
+}
+
+// migrated reports whether the chat has moved.
+func (s *chatState) migrated() bool { return s.migration != nil && s.migration.result != nil }
+
+// target normalizes a MigrateInput into a location.
+func (s *chatState) target(ctx workflow.Context, in MigrateInput) ChatLocation {
+	id := in.ToChatID
+	if id == "" {
+		id = s.chatID
+	}
+	ns := in.ToNamespace
+	if ns == "" {
+		ns = workflow.GetInfo(ctx).Namespace
+	}
+	return ChatLocation{Cluster: in.ToCluster, Namespace: ns, ChatID: id}
+}
+
+// validateMigrate refuses a migration to nowhere, to the chat itself, of a chat that
+// is not running, or to another target while one is under way. A Migrate for the
+// target already under way is admitted: it waits for that migration (a re-run).
+func (s *chatState) validateMigrate(in MigrateInput) error {
+	if in.ToNamespace == "" && in.ToCluster == "" {
+		return temporal.NewApplicationError("migrate needs toNamespace or toCluster", agents.ErrTypeInvalidInput)
+	}
+	if m := s.migration; m != nil {
+		if m.target.Cluster != in.ToCluster || (in.ToNamespace != "" && m.target.Namespace != in.ToNamespace) ||
+			(in.ToChatID != "" && m.target.ChatID != in.ToChatID) {
+			return temporal.NewApplicationError(fmt.Sprintf("chat %q is already migrating to %s", s.chatID, describe(m.target)),
+				agents.ErrTypeMigrating)
+		}
+		return nil
+	}
+	if s.status != StatusRunning && s.status != StatusStarting {
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot migrate", s.chatID, s.status), agents.ErrTypeNotAcceptingTurns)
+	}
+	return nil
+}
+
+// handleMigrate moves the chat: it stops taking turns, lets the turn in flight finish,
+// exports, starts the target with a restore and checks the target's digest, then
+// closes. Queued turns travel in the document; turns that arrive later are forwarded.
+// A re-run (after a crash, or a caller that gave up waiting) joins the same migration.
+func (s *chatState) handleMigrate(ctx workflow.Context, in MigrateInput) (MigrationResult, error) {
+	m := s.migration
+	if m == nil {
+		m = &migration{target: s.target(ctx, in), phase: phaseDraining}
+		s.migration = m
+		s.status = StatusMigrating
+		s.runMigration(ctx, m)
+	}
+	if err := workflow.Await(ctx, func() bool { return m.done }); err != nil {
+		return MigrationResult{}, err
+	}
+	if m.err != nil {
+		return MigrationResult{}, m.err
+	}
+	return *m.result, nil
+}
+
+func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
+	if m.target.Cluster == "" && m.target.Namespace == workflow.GetInfo(ctx).Namespace && m.target.ChatID == s.chatID {
+		s.abortMigration(m, temporal.NewApplicationError("the target is this chat itself", agents.ErrTypeInvalidInput))
+		return
+	}
+	_ = workflow.Await(ctx, func() bool { return s.status != StatusStarting && s.active == nil && !s.importing })
+	if s.status == StatusFailed {
+		s.abortMigration(m, s.failure)
+		return
+	}
+	m.phase = phaseExporting
+	exp, err := s.export(ctx, ExportInput{Sink: SinkAuto})
+	if err != nil {
+		s.abortMigration(m, err)
+		return
+	}
+	m.carried = exp.PendingTurns
+	m.phase = phaseStarting
+	in := s.in
+	in.Participants = s.ids()
+	in.Restore = &DocumentSource{Document: exp.Document, URI: exp.URI}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: startTargetTimeout, HeartbeatTimeout: transferHeartbeat,
+		// Once a target may exist, the migration never gives up by itself: retrying
+		// forever is what lets a re-run after any crash finish without a second live chat.
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: []string{agents.ErrTypeUnknownCluster, agents.ErrTypeInvalidDocument,
+				agents.ErrTypeUnknownAgent, agents.ErrTypeNotEmpty}},
+	})
+	var started StartTargetResult
+	err = workflow.ExecuteActivity(actx, StartTargetActivity, StartTargetInput{Target: m.target,
+		TaskQueue: workflow.GetInfo(ctx).TaskQueueName, Input: in, ExpectedDigest: exp.Digest}).Get(ctx, &started)
+	if err != nil {
+		s.abortMigration(m, unwrapActivityError(err))
+		return
+	}
+	loc := m.target
+	loc.RunID = started.RunID
+	m.result = &MigrationResult{Target: loc, Digest: exp.Digest, MessageCount: exp.MessageCount}
+	m.phase, m.done = phaseForwarding, true
+	s.status = StatusMigrated
+	for _, t := range s.queue {
+		if t.signal {
+			continue // forwarded by forwardLateTurns, or carried in the document
+		}
+		t.done, t.err = true, s.movedError(t.msg.MessageID, slices.Contains(m.carried, t.msg.MessageID))
+	}
+}
+
+// abortMigration ends a migration that could not start the target: the chat takes
+// turns again and the caller learns why.
+func (s *chatState) abortMigration(m *migration, err error) {
+	m.err = temporal.NewApplicationError(fmt.Sprintf("migration of chat %q to %s failed, the chat goes on here: %v",
+		s.chatID, describe(m.target), err), agents.ErrTypeMigrationFailed)
+	m.done = true
+	s.migration = nil
+	if s.status == StatusMigrating {
+		s.status = StatusRunning
+	}
+}
+
+// movedError is the answer to a turn the source will not answer any more.
+func (s *chatState) movedError(messageID string, carried bool) error {
+	loc := s.migration.result.Target
+	msg := fmt.Sprintf("chat %q moved to %s", s.chatID, describe(loc))
+	if carried {
+		msg += fmt.Sprintf("; turn %q was carried there: send it there again with the same messageId for its answer", messageID)
+	}
+	return temporal.NewApplicationError(msg, agents.ErrTypeMigrated, loc)
+}
+
+// forwardLateTurns signals to the target every queued turn that the document did not
+// carry (turns that arrived while the migration ran), draining the signal channel
+// until it is empty, so no signal is lost when the source closes.
+func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
+	m := s.migration
+	ch := workflow.GetSignalChannel(ctx, UserMessageSignal)
+	for {
+		var late []SendMessageInput
+		for _, t := range s.queue {
+			if t.signal && !slices.Contains(m.carried, t.msg.MessageID) {
+				late = append(late, SendMessageInput{MessageID: t.msg.MessageID, Contents: t.msg.Contents, AuthorName: t.msg.AuthorName})
+			}
+		}
+		s.queue = nil
+		var in SendMessageInput
+		for ch.ReceiveAsync(&in) {
+			late = append(late, in)
+		}
+		if len(late) == 0 {
+			return nil
+		}
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
+			RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}})
+		if err := workflow.ExecuteActivity(actx, ForwardTurnsActivity, ForwardTurnsInput{Target: m.result.Target, Turns: late}).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+}
+
+func describe(l ChatLocation) string {
+	s := fmt.Sprintf("namespace %q as chat %q", l.Namespace, l.ChatID)
+	if l.Cluster != "" {
+		s = fmt.Sprintf("cluster %q, ", l.Cluster) + s
+	}
+	return s
+}

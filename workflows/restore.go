@@ -1,0 +1,132 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+)
+
+// restoredFrom records the document a chat was restored from.
+type restoredFrom struct {
+	digest  string
+	source  chatstate.Source
+	repairs []string
+}
+
+// validateImport refuses an import into a chat that already has history, turns or a
+// restored document (DESIGN.md restore table, "invalid"): the chat is left as it was.
+func (s *chatState) validateImport(in ImportInput) error {
+	if (len(in.Source.Document) == 0) == (in.Source.URI == "") {
+		return temporal.NewApplicationError("import needs exactly one of source.document and source.uri", agents.ErrTypeInvalidInput)
+	}
+	if s.status != StatusRunning || s.migration != nil {
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot import", s.chatID, s.status), agents.ErrTypeNotAcceptingTurns)
+	}
+	if len(s.history) > 0 || len(s.turns) > 0 || s.restored != nil || s.importing {
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q already has %d messages and %d turns; import only into a new or empty chat", s.chatID, len(s.history), len(s.turns)),
+			agents.ErrTypeNotEmpty)
+	}
+	return nil
+}
+
+// handleImport restores a document into this empty chat and returns its new state.
+func (s *chatState) handleImport(ctx workflow.Context, in ImportInput) (StateResult, error) {
+	s.importing = true
+	defer func() { s.importing = false }()
+	if err := s.restore(ctx, in.Source); err != nil {
+		return StateResult{}, err
+	}
+	return s.state(), nil
+}
+
+// restore loads a document page by page through the ImportChat activity (which reads,
+// validates and upgrades it) and applies it.
+func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
+	actx := workflow.WithActivityOptions(ctx, transferOptions(importTimeout))
+	var (
+		header  *chatstate.Document
+		repairs []string
+		history []chat.Message
+	)
+	for {
+		var page ImportPage
+		err := workflow.ExecuteActivity(actx, ImportChatActivity, ImportPageInput{Source: src, Offset: len(history)}).Get(ctx, &page)
+		if err != nil {
+			return unwrapActivityError(err)
+		}
+		if header == nil {
+			if page.Header == nil {
+				return temporal.NewNonRetryableApplicationError("import: first page has no header", agents.ErrTypeInvalidDocument, nil)
+			}
+			header, repairs = page.Header, page.Repairs
+		}
+		history = append(history, page.Messages...)
+		if len(history) >= page.Total || len(page.Messages) == 0 {
+			break
+		}
+	}
+	return s.apply(ctx, *header, history, repairs)
+}
+
+// apply makes the chat the document's: its history, channels (DESIGN.md restore
+// table: equivalent, enhanced, reduced), strategy state, idempotency record and
+// pending turns, which are then answered in order.
+func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history []chat.Message, repairs []string) error {
+	s.history = history
+	s.adoptChannels(doc.Channels)
+	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, agents.SelectionSequential) {
+		var st agents.SelectionState
+		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {
+			return temporal.NewNonRetryableApplicationError("import: strategies.selection.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
+		}
+		s.selState = agents.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
+	}
+	if doc.Strategies.Termination.Type == orDefault(s.in.Termination.Type, agents.TerminationMaxIterations) {
+		if err := json.Unmarshal(doc.Strategies.Termination.State, &s.termState); err != nil {
+			return temporal.NewNonRetryableApplicationError("import: strategies.termination.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
+		}
+	}
+	s.isComplete = doc.Strategies.IsComplete
+	s.rebuildTurns()
+	s.boundary = strategyState{sel: s.selState, term: s.termState}
+	s.restored = &restoredFrom{digest: doc.Digest, source: doc.Source, repairs: repairs}
+	for _, m := range doc.PendingTurns {
+		s.enqueue(ctx, m, true)
+	}
+	return nil
+}
+
+// mapIndex turns the document's selection position (an index into its participants)
+// into an index into this chat's participants, by agent id, so that a restored group
+// chat continues with the agent that was next. An agent not in this chat maps to 0.
+func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int {
+	if i < 0 || i >= len(docParticipants) {
+		return 0
+	}
+	return max(slices.Index(s.ids(), docParticipants[i].ID), 0)
+}
+
+// rebuildTurns recreates the idempotency record from the history: each user message
+// and the replies up to the next user message are one answered turn.
+func (s *chatState) rebuildTurns() {
+	s.turns, s.turnCount = map[string]*turn{}, 0
+	for i, m := range s.history {
+		if m.Role != chat.RoleUser {
+			continue
+		}
+		end := i + 1
+		for end < len(s.history) && s.history[end].Role != chat.RoleUser {
+			end++
+		}
+		s.turns[m.MessageID] = &turn{msg: m, done: true, start: i + 1, end: end}
+		s.turnCount++
+	}
+}

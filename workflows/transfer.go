@@ -1,0 +1,137 @@
+package workflows
+
+import (
+	"encoding/json"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+)
+
+// InlineLimit is the largest document, in canonical bytes, that travels inside a
+// workflow input, update or activity payload: 1 MiB, half of Temporal's 2 MB payload
+// limit. Larger documents go by reference to a document store.
+const InlineLimit = 1 << 20
+
+// DocumentSource says where a chat-state document is: inline (Document, canonical JSON
+// at most InlineLimit bytes) or by reference (URI, e.g. "file:///var/agentchat/exports/c1.json",
+// read by the worker through its document store). Exactly one is set.
+type DocumentSource struct {
+	Document json.RawMessage `json:"document,omitempty"`
+	URI      string          `json:"uri,omitempty"`
+}
+
+// Sink types for ExportInput.
+const (
+	SinkAuto   = "auto"   // inline when at most InlineLimit bytes, else the worker's store (the default)
+	SinkInline = "inline" // inline; an error if larger than InlineLimit
+	SinkStore  = "store"  // the worker's document store
+	SinkFile   = "file"   // a file path on the worker's machine
+)
+
+// ExportInput is the Export update's input: {"sink":"auto"} or {"sink":"file","path":"/x/c1.json"}.
+type ExportInput struct {
+	Sink string `json:"sink,omitempty"`
+	Path string `json:"path,omitempty"`
+}
+
+// ExportResult describes a written document: its digest ("sha256:<hex>"), size in
+// bytes, message count, and where it is (Document inline, or URI).
+type ExportResult struct {
+	Digest       string          `json:"digest"`
+	Bytes        int             `json:"bytes"`
+	MessageCount int             `json:"messageCount"`
+	URI          string          `json:"uri,omitempty"`
+	Document     json.RawMessage `json:"document,omitempty"`
+	// PendingTurns are the messageIds carried as pendingTurns.
+	PendingTurns []string `json:"pendingTurns,omitempty"`
+}
+
+// ExportChatInput is the ExportChat activity's input: which run to read and where to write.
+type ExportChatInput struct {
+	ChatID string      `json:"chatId"`
+	RunID  string      `json:"runId"`
+	Export ExportInput `json:"export"`
+}
+
+// ImportInput is the Import update's input.
+type ImportInput struct {
+	Source DocumentSource `json:"source"`
+}
+
+// ImportPageInput asks the ImportChat activity for the messages from Offset on.
+type ImportPageInput struct {
+	Source DocumentSource `json:"source"`
+	Offset int            `json:"offset"`
+}
+
+// ImportPage is one page of an imported document. The first page (Offset 0) carries
+// Header: the document without its history, and the repairs made on import.
+type ImportPage struct {
+	Header   *chatstate.Document `json:"header,omitempty"`
+	Repairs  []string            `json:"repairs,omitempty"`
+	Messages []chat.Message      `json:"messages"`
+	Total    int                 `json:"total"`
+}
+
+// Snapshot answers the ExportSnapshot query: the chat's state at its last turn
+// boundary, all of the document but its history, whose first HistoryLength messages
+// belong with it. A turn in progress is not part of the boundary: its user message is
+// the first of PendingTurns, and it is answered again where the document is imported.
+type Snapshot struct {
+	ChatID        string                  `json:"chatId"`
+	Participants  []chatstate.Participant `json:"participants"`
+	Channels      []chatstate.Channel     `json:"channels"`
+	Strategies    chatstate.Strategies    `json:"strategies"`
+	PendingTurns  []chat.Message          `json:"pendingTurns"`
+	HistoryLength int                     `json:"historyLength"`
+}
+
+// ChatLocation names a chat anywhere: cluster (a name the worker knows; "" = the
+// worker's own), namespace, chat id and, when known, run id.
+type ChatLocation struct {
+	Cluster   string `json:"cluster,omitempty"`
+	Namespace string `json:"namespace"`
+	ChatID    string `json:"chatId"`
+	RunID     string `json:"runId,omitempty"`
+}
+
+// MigrateInput is the Migrate update's input. At least one of ToNamespace and
+// ToCluster is set; ToChatID defaults to the chat's own id.
+type MigrateInput struct {
+	ToNamespace string `json:"toNamespace,omitempty"`
+	ToCluster   string `json:"toCluster,omitempty"`
+	ToChatID    string `json:"toChatId,omitempty"`
+}
+
+// MigrationResult is the Migrate update's answer: where the chat lives now and the
+// digest of the document both sides agreed on.
+type MigrationResult struct {
+	Target       ChatLocation `json:"target"`
+	Digest       string       `json:"digest"`
+	MessageCount int          `json:"messageCount"`
+}
+
+// StartTargetInput is the StartMigrationTarget activity's input.
+type StartTargetInput struct {
+	Target         ChatLocation   `json:"target"`
+	TaskQueue      string         `json:"taskQueue"`
+	Input          AgentChatInput `json:"input"`
+	ExpectedDigest string         `json:"expectedDigest"`
+}
+
+// StartTargetResult is the restored target's run id and state.
+type StartTargetResult struct {
+	RunID string      `json:"runId"`
+	State StateResult `json:"state"`
+}
+
+// ForwardTurnsInput is the ForwardTurns activity's input.
+type ForwardTurnsInput struct {
+	Target ChatLocation       `json:"target"`
+	Turns  []SendMessageInput `json:"turns"`
+}
+
+// AddParticipantsInput is the AddParticipants update's input.
+type AddParticipantsInput struct {
+	AgentIDs []string `json:"agentIds"`
+}
