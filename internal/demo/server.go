@@ -15,7 +15,6 @@ import (
 	"github.com/agentchat/agentchat/internal/serve"
 )
 
-
 // Local is the Temporal server the demo and `starter server` use.
 type Local struct {
 	Address string
