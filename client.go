@@ -254,6 +254,9 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
 	}
+	if err := msg.Validate(); err != nil {
+		return "", fmt.Errorf("agentchat: post to chat %q: %w", chatID, err)
+	}
 	if err := c.tc.SignalWorkflow(ctx, chatID, "", workflows.UserMessageSignal, msg); err != nil {
 		return "", c.chatError(ctx, "post to", chatID, err)
 	}
@@ -277,6 +280,54 @@ func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) 
 		return HistoryResult{}, err
 	}
 	return h, nil
+}
+
+// pollerWindow is how recently a worker must have polled to count as present; a live
+// worker always has a long poll (about a minute) outstanding.
+const pollerWindow = 2 * time.Minute
+
+// workerGrace is how long CheckWorker waits for a worker that has just started.
+const workerGrace = 3 * time.Second
+
+// CheckWorker returns ErrNoWorker, with what to do, when no worker has polled the task
+// queue (default: the client's) for workflow tasks recently. Commands call it before
+// they start something that would otherwise wait silently for a worker.
+func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
+	if taskQueue == "" {
+		taskQueue = c.taskQueue
+	}
+	// A worker that has just started may not have polled yet: look a few times.
+	for deadline := time.Now().Add(workerGrace); ; {
+		resp, err := c.tc.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			return fmt.Errorf("agentchat: describe task queue %q: %w", taskQueue, err)
+		}
+		for _, p := range resp.GetPollers() {
+			if time.Since(p.GetLastAccessTime().AsTime()) < pollerWindow {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("agentchat: %w %q in namespace %q; start one: go run ./worker --offline --task-queue %s",
+		ErrNoWorker, taskQueue, c.namespace, taskQueue)
+}
+
+// CheckChatWorker is CheckWorker for the task queue of a chat. Finished chats need a
+// worker too: Temporal answers their queries by replaying them on one.
+func (c *Client) CheckChatWorker(ctx context.Context, chatID string) error {
+	d, err := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
+	if err != nil {
+		return c.chatError(ctx, "describe", chatID, err)
+	}
+	return c.CheckWorker(ctx, d.GetWorkflowExecutionInfo().GetTaskQueue())
 }
 
 // RunID returns the run id of the chat's current (or last) workflow run, for links.

@@ -23,6 +23,8 @@ var (
 	ErrChatClosed = errors.New("chat is closed")
 	// ErrInvalidOptions: the call's options cannot work (no participants, bad strategy).
 	ErrInvalidOptions = errors.New("invalid options")
+	// ErrNoWorker: no worker polls the chat's task queue, so nothing would answer.
+	ErrNoWorker = errors.New("no worker is polling the task queue")
 	// ErrChatMigrated: the chat has moved to another namespace or cluster; the error is a
 	// *MigratedError that says where.
 	ErrChatMigrated = errors.New("chat migrated")
@@ -40,6 +42,8 @@ func (e *MigratedError) Error() string {
 	where := fmt.Sprintf("namespace %q as chat %q", e.Target.Namespace, e.Target.ChatID)
 	if e.Target.Cluster != "" {
 		where = fmt.Sprintf("cluster %q, ", e.Target.Cluster) + where
+	} else if e.Target.Address != "" {
+		where = fmt.Sprintf("the cluster at %s, ", e.Target.Address) + where
 	}
 	return fmt.Sprintf("agentchat: chat %q has migrated to %s; send to it there", e.ChatID, where)
 }

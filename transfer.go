@@ -135,7 +135,10 @@ func readDocument(doc []byte, path string) ([]byte, workflows.DocumentSource, er
 type MigrateOptions struct {
 	ToNamespace string
 	ToCluster   string
-	ToChatID    string
+	// ToAddress names the target cluster by address; the worker must have a cluster
+	// configured there.
+	ToAddress string
+	ToChatID  string
 }
 
 // Migrate moves a running chat to another namespace or cluster and returns where it
@@ -144,7 +147,7 @@ type MigrateOptions struct {
 // a MigratedError when the chat has already moved elsewhere; Migrating when it is
 // moving to another target; MigrationFailed (the chat goes on where it was).
 func (c *Client) Migrate(ctx context.Context, chatID string, opts MigrateOptions) (MigrationResult, error) {
-	in := workflows.MigrateInput{ToNamespace: opts.ToNamespace, ToCluster: opts.ToCluster, ToChatID: opts.ToChatID}
+	in := workflows.MigrateInput{ToNamespace: opts.ToNamespace, ToCluster: opts.ToCluster, ToAddress: opts.ToAddress, ToChatID: opts.ToChatID}
 	var res MigrationResult
 	err := c.update(ctx, chatID, "migrate", workflows.MigrateUpdate, in, &res)
 	var moved *MigratedError
@@ -159,7 +162,8 @@ func sameTarget(l ChatLocation, in workflows.MigrateInput, chatID string) bool {
 	if id == "" {
 		id = chatID
 	}
-	return l.ChatID == id && l.Cluster == in.ToCluster && (in.ToNamespace == "" || l.Namespace == in.ToNamespace)
+	return l.ChatID == id && l.Cluster == in.ToCluster && l.Address == in.ToAddress &&
+		(in.ToNamespace == "" || l.Namespace == in.ToNamespace)
 }
 
 // AddParticipants adds agents to a running chat; an agent whose channel the chat kept

@@ -100,7 +100,7 @@ func New(cfg Config) (*Activities, error) {
 		}
 		if key == "" && e.APIKeyEnv != "" {
 			if isOpenAI(base) {
-				return nil, fmt.Errorf("activities: endpoint %q (%s): %w: set %s, or run with the offline model",
+				return nil, fmt.Errorf("activities: endpoint %q (%s): %w: set %s, or run the worker with --offline",
 					name, base, ErrMissingAPIKey, e.APIKeyEnv)
 			}
 			cfg.Logger.Warn("endpoint has no API key; calling it without one", "endpoint", name, "baseURL", base, "variable", e.APIKeyEnv)

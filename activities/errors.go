@@ -19,13 +19,13 @@ import (
 // no status (network, stream cut), are retryable (type ModelUnavailable) with the
 // provider's Retry-After as the next delay; any other 4xx is not (type
 // ModelRequestRejected) and carries the provider's message for the caller.
-func providerError(ctx context.Context, agentID string, err error, retryAfter time.Duration) error {
+func providerError(ctx context.Context, err error, retryAfter time.Duration) error {
 	status, msg := statusOf(err)
 	if status == 0 && ctx.Err() != nil {
 		// The activity's own deadline or cancellation: let Temporal see it as such.
 		return err
 	}
-	text := fmt.Sprintf("agent %q: model endpoint", agentID)
+	text := "model endpoint"
 	if status != 0 {
 		text += fmt.Sprintf(" answered %d %s", status, http.StatusText(status))
 	} else {

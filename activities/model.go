@@ -45,7 +45,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 		res, err = completeOnce(ctx, client, req)
 	}
 	if err != nil {
-		return agents.InvokeResult{}, providerError(ctx, def.ID, err, call.retryAfter)
+		return agents.InvokeResult{}, providerError(ctx, err, call.retryAfter)
 	}
 	if len(res.Contents) == 0 {
 		return agents.InvokeResult{}, temporal.NewApplicationError(

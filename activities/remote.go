@@ -19,6 +19,9 @@ import (
 type Cluster struct {
 	Client    client.Client
 	Namespace string
+	// Address is the cluster's frontend host:port, so a migration may name the
+	// cluster by address.
+	Address string
 }
 
 // clients hands out Temporal clients by cluster name and namespace.
@@ -27,6 +30,22 @@ type clients struct {
 	clusters map[string]Cluster // by name, this worker's own included
 	mu       sync.Mutex
 	byNS     map[[2]string]client.Client
+}
+
+// at returns a client for a chat location: by cluster name, else by address, else
+// this worker's cluster.
+func (c *clients) at(l workflows.ChatLocation) (client.Client, error) {
+	if l.Cluster == "" && l.Address != "" {
+		for name, cl := range c.clusters {
+			if cl.Address == l.Address {
+				return c.get(name, l.Namespace)
+			}
+		}
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"no cluster at %s is configured on the worker (worker --cluster NAME=%s)", l.Address, l.Address),
+			agents.ErrTypeUnknownCluster, nil)
+	}
+	return c.get(l.Cluster, l.Namespace)
 }
 
 // get returns a client for namespace ns of the named cluster ("" = this worker's).
@@ -69,7 +88,7 @@ func (a *Activities) temporal(ns string) (client.Client, error) { return a.clien
 // the one exported. A target that exists with another digest is not this migration's:
 // that is a non-retryable error and the target is left alone.
 func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.StartTargetInput) (workflows.StartTargetResult, error) {
-	tc, err := a.clients.get(in.Target.Cluster, in.Target.Namespace)
+	tc, err := a.clients.at(in.Target)
 	if err != nil {
 		return workflows.StartTargetResult{}, err
 	}
@@ -107,7 +126,7 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 // ForwardTurns signals turns to a migration's target (UserMessage signals; the target
 // drops a messageId it already has).
 func (a *Activities) ForwardTurns(ctx context.Context, in workflows.ForwardTurnsInput) error {
-	tc, err := a.clients.get(in.Target.Cluster, in.Target.Namespace)
+	tc, err := a.clients.at(in.Target)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,9 @@
 package chatstate
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -81,7 +79,7 @@ func canonicalObject(raw json.RawMessage) ([]byte, error) {
 	if c[0] != '{' {
 		return nil, fmt.Errorf("is %s, not a JSON object", jsonKind(c[0]))
 	}
-	if err := exactNumbers(raw); err != nil {
+	if err := checkNumbers(raw); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -104,35 +102,43 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// exactNumbers checks that every number in raw keeps its value when RFC 8785 writes it
-// (e.g. 12345678901234567890 would become 12345678901234567000).
-func exactNumbers(raw []byte) error {
-	if !bytes.ContainsAny(raw, "0123456789") {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("is not valid JSON: %v", err)
-		}
-		n, ok := tok.(json.Number)
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(string(n), 64)
-		if err != nil {
-			return fmt.Errorf("holds the number %.40s, out of range for RFC 8785 (IEEE 754 double)", n)
-		}
-		c, err := jcs.NumberToJSON(f)
-		if err != nil || !sameDecimal(string(n), c) {
-			return fmt.Errorf("holds the number %.40s, which RFC 8785 (IEEE 754 double) cannot keep exactly", n)
+// checkNumbers checks that every number in b, valid JSON, keeps its value when RFC 8785
+// writes it (12345678901234567890 would become 12345678901234567000).
+func checkNumbers(b []byte) error {
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"': // skip the string
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			i++
+		case c == '-' || '0' <= c && c <= '9':
+			j := i + 1
+			for j < len(b) && strings.IndexByte("+-.eE0123456789", b[j]) >= 0 {
+				j++
+			}
+			if err := checkNumber(string(b[i:j])); err != nil {
+				return err
+			}
+			i = j
+		default:
+			i++
 		}
 	}
+	return nil
+}
+
+func checkNumber(n string) error {
+	f, err := strconv.ParseFloat(n, 64)
+	if err != nil {
+		return fmt.Errorf("holds the number %.40s, out of range for RFC 8785 (IEEE 754 double)", n)
+	}
+	if c, err := jcs.NumberToJSON(f); err != nil || !sameDecimal(n, c) {
+		return fmt.Errorf("holds the number %.40s, which RFC 8785 (IEEE 754 double) cannot keep exactly", n)
+	}
+	return nil
 }
 
 // sameDecimal reports whether two JSON number literals denote the same decimal value.

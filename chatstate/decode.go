@@ -33,7 +33,7 @@ import (
 // Digest is the one Encode computes for it: the digest as read unless it was repaired,
 // upgraded or not in canonical form.
 func Decode(b []byte) (Document, Report, error) {
-	doc, canonical, upgradedFrom, err := read(b)
+	doc, exact, upgradedFrom, err := read(b)
 	if err != nil {
 		return Document{}, Report{}, err
 	}
@@ -44,7 +44,7 @@ func Decode(b []byte) (Document, Report, error) {
 	if doc, rep.Repairs, err = repairCalls(doc); err != nil {
 		return Document{}, Report{UpgradedFrom: upgradedFrom}, err
 	}
-	if !canonical || len(rep.Repairs) > 0 {
+	if !exact || len(rep.Repairs) > 0 {
 		if _, doc.Digest, err = encode(doc); err != nil {
 			return Document{}, rep, err
 		}
@@ -52,9 +52,10 @@ func Decode(b []byte) (Document, Report, error) {
 	return doc, rep, nil
 }
 
-// read does steps 1 to 3 of Decode. canonical reports that b was exactly what Encode
-// writes; upgradedFrom is the version b had when it was upgraded.
-func read(b []byte) (doc Document, canonical bool, upgradedFrom int, err error) {
+// read does steps 1 to 3 of Decode. exact reports that doc encodes to the canonical
+// form of b, so that doc.Digest is its digest; upgradedFrom is the version b had when it
+// was upgraded.
+func read(b []byte) (doc Document, exact bool, upgradedFrom int, err error) {
 	// The fast path first: a document exactly as Encode writes it, of this version,
 	// needs neither the version probe nor the general path.
 	if doc, ok := decodeCanonical(b); ok && doc.SchemaVersion == SchemaVersion {
@@ -64,7 +65,11 @@ func read(b []byte) (doc Document, canonical bool, upgradedFrom int, err error) 
 	if err != nil {
 		return Document{}, false, 0, err
 	}
-	if v != SchemaVersion {
+	if v == SchemaVersion {
+		if doc, ok := decodeRelaid(b); ok {
+			return doc, true, 0, nil
+		}
+	} else {
 		if b, err = upgradeFrom(b, v); err != nil {
 			return Document{}, false, 0, err
 		}
@@ -72,6 +77,18 @@ func read(b []byte) (doc Document, canonical bool, upgradedFrom int, err error) 
 	}
 	doc, err = decodeGeneral(b, v == SchemaVersion)
 	return doc, false, upgradedFrom, err
+}
+
+// decodeRelaid reads b when its RFC 8785 form is exactly what Encode writes: a document
+// Encode wrote, indented or with its members in another order, or one another program
+// wrote the same way. That also proves its digest right, since the canonical form of b
+// without "digest" is that form without the "digest" member.
+func decodeRelaid(b []byte) (Document, bool) {
+	c, err := jcs.Transform(b)
+	if err != nil || checkNumbers(b) != nil {
+		return Document{}, false
+	}
+	return decodeCanonical(c)
 }
 
 // readVersion checks that b is one JSON object and returns its schemaVersion if this
@@ -171,7 +188,7 @@ func canonicalizeRaw(doc *Document) error {
 		for i, m := range list.ms {
 			for j := range m.Contents {
 				if c := &m.Contents[j]; !c.Known() {
-					if err := canonicalize(index(member(index(list.name, i), "contents"), j), &c.Raw); err != nil {
+					if err := canonicalize(contentPath(list.name, i, j), &c.Raw); err != nil {
 						return err
 					}
 				}

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/workflows"
@@ -70,8 +71,14 @@ func lastUser(h []chat.Message) string {
 	return ""
 }
 
-// registry is the agents the fake resolver knows.
-var registry = map[string]string{"helper": "Helper", "writer": "Writer", "reviewer": "Reviewer"}
+// registry is the agents the fake resolver knows; trimmer truncates its history to 4
+// messages, so it has a channel of its own.
+var registry = map[string]string{"helper": "Helper", "writer": "Writer", "reviewer": "Reviewer", "trimmer": "Trimmer"}
+
+var (
+	plainKey   = chat.ChannelKey(chat.ChannelChatHistory, "reducer=none")
+	trimmerKey = chat.ChannelKey(chat.ChannelChatHistory, "reducer=truncate:4")
+)
 
 func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
 	var out []agents.Participant
@@ -82,9 +89,13 @@ func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, e
 			unknown = append(unknown, id)
 			continue
 		}
-		out = append(out, agents.Participant{ID: id, Name: name, Kind: agents.KindChatCompletion,
-			ChannelType: chat.ChannelChatHistory, ChannelKey: chat.ChannelKey(chat.ChannelChatHistory),
-			Call: agents.CallSettings{MaxAttempts: 2, InitialInterval: agents.Duration(time.Millisecond)}})
+		p := agents.Participant{ID: id, Name: name, Kind: agents.KindChatCompletion,
+			ChannelType: chat.ChannelChatHistory, ChannelKey: plainKey,
+			Call: agents.CallSettings{MaxAttempts: 2, InitialInterval: agents.Duration(time.Millisecond)}}
+		if id == "trimmer" {
+			p.ChannelKey, p.Reducer = trimmerKey, agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 4}
+		}
+		out = append(out, p)
 	}
 	if len(unknown) > 0 {
 		return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(
@@ -106,6 +117,12 @@ func newEnv(t *testing.T) *env {
 	m := newFakeModel()
 	e.RegisterActivityWithOptions(m.invoke, activity.RegisterOptions{Name: workflows.InvokeAgentActivity})
 	e.RegisterActivityWithOptions(resolve, activity.RegisterOptions{Name: workflows.ResolveParticipantsActivity})
+	// The real import activity: it only decodes the inline document it is given.
+	reg := agents.NewRegistry(agents.Config{Agents: []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default"}},
+		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
+	acts, err := activities.New(activities.Config{Registry: reg})
+	require.NoError(t, err)
+	e.RegisterActivityWithOptions(acts.ImportChat, activity.RegisterOptions{Name: workflows.ImportChatActivity})
 	return &env{t: t, env: e, model: m}
 }
 

@@ -42,18 +42,21 @@ func (s *chatState) target(ctx workflow.Context, in MigrateInput) ChatLocation {
 	if ns == "" {
 		ns = workflow.GetInfo(ctx).Namespace
 	}
-	return ChatLocation{Cluster: in.ToCluster, Namespace: ns, ChatID: id}
+	return ChatLocation{Cluster: in.ToCluster, Address: in.ToAddress, Namespace: ns, ChatID: id}
 }
 
 // validateMigrate refuses a migration to nowhere, to the chat itself, of a chat that
 // is not running, or to another target while one is under way. A Migrate for the
 // target already under way is admitted: it waits for that migration (a re-run).
 func (s *chatState) validateMigrate(in MigrateInput) error {
-	if in.ToNamespace == "" && in.ToCluster == "" {
-		return temporal.NewApplicationError("migrate needs toNamespace or toCluster", agents.ErrTypeInvalidInput)
+	if in.ToNamespace == "" && in.ToCluster == "" && in.ToAddress == "" {
+		return temporal.NewApplicationError("migrate needs toNamespace, toCluster or toAddress", agents.ErrTypeInvalidInput)
+	}
+	if in.ToCluster != "" && in.ToAddress != "" {
+		return temporal.NewApplicationError("give toCluster or toAddress, not both", agents.ErrTypeInvalidInput)
 	}
 	if m := s.migration; m != nil {
-		if m.target.Cluster != in.ToCluster || (in.ToNamespace != "" && m.target.Namespace != in.ToNamespace) ||
+		if m.target.Cluster != in.ToCluster || m.target.Address != in.ToAddress || (in.ToNamespace != "" && m.target.Namespace != in.ToNamespace) ||
 			(in.ToChatID != "" && m.target.ChatID != in.ToChatID) {
 			return temporal.NewApplicationError(fmt.Sprintf("chat %q is already migrating to %s", s.chatID, describe(m.target)),
 				agents.ErrTypeMigrating)
@@ -88,7 +91,7 @@ func (s *chatState) handleMigrate(ctx workflow.Context, in MigrateInput) (Migrat
 }
 
 func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
-	if m.target.Cluster == "" && m.target.Namespace == workflow.GetInfo(ctx).Namespace && m.target.ChatID == s.chatID {
+	if m.target.Cluster == "" && m.target.Address == "" && m.target.Namespace == workflow.GetInfo(ctx).Namespace && m.target.ChatID == s.chatID {
 		s.abortMigration(m, temporal.NewApplicationError("the target is this chat itself", agents.ErrTypeInvalidInput))
 		return
 	}
@@ -191,6 +194,8 @@ func describe(l ChatLocation) string {
 	s := fmt.Sprintf("namespace %q as chat %q", l.Namespace, l.ChatID)
 	if l.Cluster != "" {
 		s = fmt.Sprintf("cluster %q, ", l.Cluster) + s
+	} else if l.Address != "" {
+		s = fmt.Sprintf("the cluster at %s, ", l.Address) + s
 	}
 	return s
 }

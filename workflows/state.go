@@ -29,6 +29,7 @@ type chatState struct {
 	termState    agents.TerminationState
 	isComplete   bool
 	turnCount    int
+	attempted    int // turns run, answered or failed: a temporary thread closes after one
 	// channels are the chat's channels in order of creation; a channel whose key no
 	// participant has is dormant (kept from an import, resumed when its agent joins).
 	channels []*channel
@@ -87,7 +88,7 @@ func (s *chatState) fail(err error) {
 
 // closed reports whether the chat takes no more turns.
 func (s *chatState) closed() bool {
-	return s.isComplete || (s.in.Temporary && s.turnCount > 0)
+	return s.isComplete || (s.in.Temporary && s.attempted > 0)
 }
 
 // handleDescribe waits until the chat has started (or failed to) and returns its state.
@@ -147,7 +148,7 @@ func (s *chatState) participantInfo() []ParticipantInfo {
 	for _, p := range s.participants {
 		out = append(out, ParticipantInfo{ID: p.ID, Name: p.Name, Type: p.Kind})
 	}
-	if len(out) == 0 { // not resolved yet: report the ids asked for
+	if len(out) == 0 { // not resolved: report the ids asked for
 		for _, id := range s.in.Participants {
 			out = append(out, ParticipantInfo{ID: id})
 		}

@@ -87,9 +87,10 @@ type Snapshot struct {
 }
 
 // ChatLocation names a chat anywhere: cluster (a name the worker knows; "" = the
-// worker's own), namespace, chat id and, when known, run id.
+// worker's own) or its address, namespace, chat id and, when known, run id.
 type ChatLocation struct {
 	Cluster   string `json:"cluster,omitempty"`
+	Address   string `json:"address,omitempty"`
 	Namespace string `json:"namespace"`
 	ChatID    string `json:"chatId"`
 	RunID     string `json:"runId,omitempty"`
@@ -100,7 +101,10 @@ type ChatLocation struct {
 type MigrateInput struct {
 	ToNamespace string `json:"toNamespace,omitempty"`
 	ToCluster   string `json:"toCluster,omitempty"`
-	ToChatID    string `json:"toChatId,omitempty"`
+	// ToAddress names the target cluster by its frontend address instead; the worker
+	// must have a cluster configured at that address.
+	ToAddress string `json:"toAddress,omitempty"`
+	ToChatID  string `json:"toChatId,omitempty"`
 }
 
 // MigrationResult is the Migrate update's answer: where the chat lives now and the

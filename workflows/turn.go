@@ -28,6 +28,11 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 		return chat.Message{}, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage)
 	}
 	if t, ok := s.turns[m.MessageID]; ok && t.err == nil {
+		if !sameContents(t.msg.Contents, m.Contents) {
+			return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
+				"messageId %q was already used for a different message; give each turn its own messageId", m.MessageID),
+				agents.ErrTypeInvalidMessage)
+		}
 		return m, nil
 	}
 	switch {
@@ -43,7 +48,7 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 		return chat.Message{}, temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
-	case s.in.Temporary && len(s.turns) > 0:
+	case s.in.Temporary && (len(s.turns) > 0 || s.attempted > 0):
 		return chat.Message{}, temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
@@ -81,7 +86,7 @@ func (s *chatState) receiveSignals(ctx workflow.Context) {
 			m, err = in.message(s.in.maxMessageBytes())
 		}
 		if err != nil {
-			s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: err.Error()}
+			s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
 			workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
 			continue
 		}
@@ -137,10 +142,11 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 		reply, err := s.invoke(ctx, p, t, len(s.history)-mark)
 		if err != nil {
 			s.history, s.selState, s.termState = s.history[:mark], s.boundary.sel, s.boundary.term
-			s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: err.Error()}
+			s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
 			t.err = temporal.NewApplicationError(
-				fmt.Sprintf("turn %q: agent %q could not reply: %v", t.msg.MessageID, p.ID, err),
+				fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err)),
 				agents.ErrTypeTurnFailed, *s.lastError)
+			s.attempted++
 			return
 		}
 		s.history = append(s.history, reply)
@@ -152,6 +158,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	}
 	t.start, t.end = mark+1, len(s.history)
 	s.turnCount++
+	s.attempted++
 }
 
 // invoke runs one agent reply as an activity and returns it as the turn's n-th reply.
@@ -217,10 +224,34 @@ func unwrapActivityError(err error) error {
 	return err
 }
 
+// errorMessage returns an error's own message, without the "(type: …, retryable: …)"
+// that Temporal's application errors append.
+func errorMessage(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	return err.Error()
+}
+
 func errorType(err error) string {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		return app.Type()
 	}
 	return "Error"
+}
+
+// sameContents reports whether a retried turn carries the message it was first sent with.
+func sameContents(a, b []chat.Content) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Type != b[i].Type || a[i].Text != b[i].Text || a[i].URI != b[i].URI || a[i].Data != b[i].Data ||
+			string(a[i].Raw) != string(b[i].Raw) {
+			return false
+		}
+	}
+	return true
 }

@@ -33,6 +33,14 @@ func (in AgentChatInput) maxMessageBytes() int {
 	return DefaultMaxMessageBytes
 }
 
+// Validate checks the input's shape as the SendMessage validator does, with the
+// default size limit (a chat may set a lower one). Clients call it before a signal,
+// which cannot be refused to the sender.
+func (in SendMessageInput) Validate() error {
+	_, err := in.message(DefaultMaxMessageBytes)
+	return err
+}
+
 // message turns the input into the user message it carries, checking its shape and size.
 func (in SendMessageInput) message(maxBytes int) (chat.Message, error) {
 	if strings.TrimSpace(in.MessageID) == "" {

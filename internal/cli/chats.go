@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -13,6 +14,9 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
 )
+
+// waitNotice is how long send waits before saying that it still waits.
+const waitNotice = 20 * time.Second
 
 // strategyFlags are the selection and termination flags of start and send.
 type strategyFlags struct {
@@ -57,7 +61,7 @@ func startCmd(g *globals, s Streams) *cobra.Command {
   starter start --chat slogan --agents writer,reviewer --termination regex --pattern APPROVED --termination-agents reviewer --max-iterations 6`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.connect(cmd.Context())
+			c, err := g.connectChat(cmd.Context(), "")
 			if err != nil {
 				return err
 			}
@@ -72,7 +76,7 @@ func startCmd(g *globals, s Streams) *cobra.Command {
 				return printJSON(s.Out, st)
 			}
 			fmt.Fprintf(s.Out, "started chat %s with %s\n", st.ChatID, strings.Join(ids, ", "))
-			fmt.Fprintf(s.Out, "send a turn:  starter send --chat %s \"Hello\"\n", st.ChatID)
+			fmt.Fprintf(s.Out, "send a turn:  go run ./starter send --chat %s \"Hello\"\n", shellQuote(st.ChatID))
 			return nil
 		},
 	}
@@ -118,16 +122,24 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 					}
 				}
 			}
-			c, err := g.connect(cmd.Context())
+			if chatID == "" && noWait {
+				return errors.New("--no-wait needs --chat: a temporary thread has nobody to read its reply")
+			}
+			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			if msgID == "" {
+				msgID = uuid.NewString()
+			}
 			msg := agentchat.SendMessageInput{MessageID: msgID, Text: strings.Join(args, " "), AuthorName: author}
+			notice := time.AfterFunc(waitNotice, func() {
+				fmt.Fprintf(s.Err, "still waiting for the answer to turn %s (a long model call, turns queued ahead, or a stopped worker); Ctrl-C stops waiting, --id %s retries it safely\n", msgID, msgID)
+			})
+			defer notice.Stop()
 			var res agentchat.TurnResult
 			switch {
-			case chatID == "" && noWait:
-				return errors.New("--no-wait needs --chat: a temporary thread has nobody to read its reply")
 			case noWait:
 				id, err := c.Post(cmd.Context(), chatID, msg)
 				if err != nil {
@@ -144,6 +156,9 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 				}
 			default:
 				res, err = c.Send(cmd.Context(), chatID, msg)
+				if err != nil && cmd.Context().Err() != nil {
+					return fmt.Errorf("%w (the turn may still be answered; to retry without a second turn: --id %s)", err, msgID)
+				}
 			}
 			if err != nil {
 				return err
@@ -186,7 +201,7 @@ Commands: /state, /history, /quit (or end of input).`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			c, err := g.connect(ctx)
+			c, err := g.connectChat(ctx, "")
 			if err != nil {
 				return err
 			}
@@ -206,7 +221,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					fmt.Fprint(s.Out, "you> ")
 				}
 			}
-			fmt.Fprintf(s.Out, "chat %s: type a message and press Enter; /state, /history, /quit\n", chatID)
+			fmt.Fprintf(s.Out, "chat %s: type a message and press Enter; /state, /history, /help, /quit\n", chatID)
 			sc := bufio.NewScanner(s.In)
 			sc.Buffer(make([]byte, 64<<10), 4<<20)
 			readCtx, stopReading := context.WithCancel(ctx)
@@ -237,6 +252,9 @@ Commands: /state, /history, /quit (or end of input).`,
 					}
 					printState(s.Out, st)
 					continue
+				case "/help":
+					fmt.Fprintln(s.Out, "commands: /state, /history, /quit; anything else is sent as a turn")
+					continue
 				case "/history":
 					h, err := c.History(ctx, chatID, agentchat.HistoryInput{})
 					if err != nil {
@@ -247,6 +265,11 @@ Commands: /state, /history, /quit (or end of input).`,
 					}
 					continue
 				}
+				if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
+					fmt.Fprintf(s.Err, "unknown command %s (commands: /state, /history, /help, /quit; start a message with // to send a slash)\n", line)
+					continue
+				}
+				line = strings.TrimPrefix(line, "/")
 				res, err := c.Send(ctx, chatID, agentchat.SendMessageInput{Text: line, AuthorName: author})
 				if err != nil {
 					if errors.Is(err, agentchat.ErrChatClosed) {
@@ -301,7 +324,7 @@ func stateCmd(g *globals, s Streams) *cobra.Command {
 		Example: `  starter state --chat support-42 --json`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.connect(cmd.Context())
+			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
 				return err
 			}
@@ -335,7 +358,10 @@ func historyCmd(g *globals, s Streams) *cobra.Command {
 		Example: `  starter history --chat support-42 --offset 10 --limit 5`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := g.connect(cmd.Context())
+			if limit < 0 || offset < 0 {
+				return errors.New("--offset and --limit must not be negative")
+			}
+			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
 				return err
 			}
@@ -360,4 +386,14 @@ func historyCmd(g *globals, s Streams) *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 0, "print at most this many (0: all)")
 	_ = cmd.MarkFlagRequired("chat")
 	return cmd
+}
+
+// shellQuote quotes s for a shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

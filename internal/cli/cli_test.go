@@ -12,12 +12,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/workflows"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -100,7 +102,7 @@ func TestStartThenSendRemembersEarlierTurn(t *testing.T) {
 	r := ok(t, h, "start", "--chat", id, "--agents", "helper")
 	assert.Equal(t, []string{
 		"started chat " + id + " with helper",
-		`send a turn:  starter send --chat ` + id + ` "Hello"`,
+		`send a turn:  go run ./starter send --chat ` + id + ` "Hello"`,
 	}, r.lines())
 
 	r = ok(t, h, "send", "--chat", id, "--author", "Alice", "My name is Alice")
@@ -293,7 +295,7 @@ func TestChatInteractive(t *testing.T) {
 
 	lines := r.lines()
 	require.NotEmpty(t, lines)
-	assert.Equal(t, "chat "+id+": type a message and press Enter; /state, /history, /quit", lines[0])
+	assert.Equal(t, "chat "+id+": type a message and press Enter; /state, /history, /help, /quit", lines[0])
 	assert.NotContains(t, r.out, "you>", "no prompt when input is not a terminal")
 	first := strings.Index(r.out, `Helper: [offline] helper received 2 messages. First user message: "Hello".`)
 	state := strings.Index(r.out, "messages:      2 messages in 1 turn\n")
@@ -568,4 +570,27 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// With no worker on the task queue, commands say so at once instead of waiting.
+func TestNoWorkerIsReportedNotAwaited(t *testing.T) {
+	addr := testenv.Address(t)
+	tc := testenv.Dial(t, "")
+	queue := testenv.TaskQueue(t) // no worker ever polls it
+	id := testenv.ChatID(t)
+	_, err := tc.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: queue},
+		workflows.WorkflowType, workflows.AgentChatInput{Participants: []string{"helper"}})
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"send", "--chat", id, "hello?"},
+		{"state", "--chat", id},
+		{"history", "--chat", id},
+		{"start", "--chat", id + "-2", "--agents", "helper"},
+		{"send", "hello?"},
+	} {
+		r := execute(t, "", append([]string{"--address", addr, "--task-queue", queue, "--timeout", "20s"}, args...)...)
+		require.Equal(t, 1, r.code, "%v: %v", args, r)
+		assert.Contains(t, r.err, "no worker is polling the task queue", "%v", args)
+		assert.Contains(t, r.err, "go run ./worker --offline --task-queue "+queue, "%v", args)
+	}
 }

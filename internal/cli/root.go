@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -23,15 +24,21 @@ type Streams struct {
 
 // globals are the flags every command takes.
 type globals struct {
-	dial agentchat.DialOptions
+	dial    agentchat.DialOptions
+	timeout time.Duration
+	cancel  context.CancelFunc // of the --timeout context
 }
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
 // printing a one-line error to Err.
 func Execute(ctx context.Context, args []string, s Streams) int {
-	root := NewRoot(s)
+	root, g := newRoot(s)
 	root.SetArgs(args)
-	if err := root.ExecuteContext(ctx); err != nil {
+	err := root.ExecuteContext(ctx)
+	if g.cancel != nil {
+		g.cancel()
+	}
+	if err != nil {
 		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error()))
 		return 1
 	}
@@ -40,6 +47,11 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 
 // NewRoot builds the command tree.
 func NewRoot(s Streams) *cobra.Command {
+	root, _ := newRoot(s)
+	return root
+}
+
+func newRoot(s Streams) (*cobra.Command, *globals) {
 	g := &globals{}
 	root := &cobra.Command{
 		Use:   "starter",
@@ -54,6 +66,13 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" {
+			ctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
+			g.cancel = cancel
+			cmd.SetContext(ctx)
+		}
+	}
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -61,14 +80,34 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 	pf.StringVar(&g.dial.Address, "address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS or localhost:7233)")
 	pf.StringVar(&g.dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker that runs new chats")
+	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s),
-		stateCmd(g, s), historyCmd(g, s), serverCmd(g, s))
-	return root
+		stateCmd(g, s), historyCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(s), migrateCmd(g, s), serverCmd(g, s))
+	return root, g
 }
 
 // connect dials Temporal with the global flags.
 func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
 	return agentchat.Dial(ctx, g.dial)
+}
+
+// connectChat dials Temporal and checks that a worker serves the chat (or, with an
+// empty id, the task queue of new chats), so no command waits silently for nobody.
+func (g *globals) connectChat(ctx context.Context, chatID string) (*agentchat.Client, error) {
+	c, err := g.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if chatID == "" {
+		err = c.CheckWorker(ctx, "")
+	} else {
+		err = c.CheckChatWorker(ctx, chatID)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // oneLine folds an error message onto one line.

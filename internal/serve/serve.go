@@ -153,7 +153,7 @@ func dialClusters(specs map[string]string, logger *slog.Logger) (map[string]acti
 			}
 			return nil, fmt.Errorf("cluster %q at %s: %w", name, addr, err)
 		}
-		out[name] = activities.Cluster{Client: tc, Namespace: ns}
+		out[name] = activities.Cluster{Client: tc, Namespace: ns, Address: addr}
 	}
 	return out, nil
 }
@@ -196,8 +196,11 @@ func describeEndpoints(reg *agents.Registry) string {
 			out += "; "
 		}
 		out += fmt.Sprintf("model %s at %s", d.Model, e.BaseURL)
-		if e.APIKeyEnv != "" {
+		switch {
+		case e.APIKeyEnv != "" && os.Getenv(e.APIKeyEnv) != "":
 			out += fmt.Sprintf(" (key from %s)", e.APIKeyEnv)
+		case e.APIKeyEnv != "":
+			out += fmt.Sprintf(" (no key: %s is not set)", e.APIKeyEnv)
 		}
 	}
 	return out

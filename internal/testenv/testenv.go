@@ -217,7 +217,7 @@ func New(t testing.TB, opts Options) *Harness {
 		cc, err := client.Dial(client.Options{HostPort: addr, Namespace: ns, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 		require.NoError(t, err)
 		t.Cleanup(cc.Close)
-		clusters[name] = activities.Cluster{Client: cc, Namespace: ns}
+		clusters[name] = activities.Cluster{Client: cc, Namespace: ns, Address: addr}
 	}
 	store := activities.FileStore{Dir: storeDir(t)}
 	acts, err := activities.New(activities.Config{Registry: reg, BaseURLOverride: model.URL(),
@@ -247,6 +247,14 @@ func (h *Harness) StartWorker(t testing.TB) {
 	require.NoError(t, w.Start())
 	h.worker = w
 	t.Cleanup(func() { h.StopWorker() })
+	// Wait until the server has seen the worker poll, as a user's worker would have. A
+	// namespace registered a moment ago may take the server a few seconds to know
+	// everywhere (its namespace cache), so keep looking for a while.
+	var err error
+	require.Eventually(t, func() bool {
+		err = h.Client.CheckWorker(context.Background(), h.TaskQueue)
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond, "worker never polled: %v", err)
 }
 
 // StopWorker stops the harness's worker, if running.

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chatstate"
+)
+
+func exportCmd(g *globals, s Streams) *cobra.Command {
+	var chatID, out string
+	cmd := &cobra.Command{
+		Use:   "export --chat ID --out FILE",
+		Short: "Write a chat's chat-state document (history, participants, channels, strategies) to a file",
+		Long: `Write a chat's chat-state document (chat-state v1: history, participants,
+channel states, strategy state, pending turns, digest) to --out, or to stdout with
+"--out -". It works on running and finished chats; a turn in progress is exported as a
+pending turn and answered again where the document is imported.`,
+		Example: `  starter export --chat support-42 --out support-42.json`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connectChat(cmd.Context(), chatID)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			b, digest, err := c.Export(cmd.Context(), chatID)
+			if err != nil {
+				return err
+			}
+			if out == "-" {
+				_, err := s.Out.Write(append(b, '\n'))
+				return err
+			}
+			if err := os.WriteFile(out, b, 0o644); err != nil {
+				return err
+			}
+			doc, _, err := chatstate.Decode(b)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "exported chat %s to %s: %d messages, %d pending turns, %d bytes, %s\n",
+				chatID, out, len(doc.History), len(doc.PendingTurns), len(b), digest)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
+	cmd.Flags().StringVar(&out, "out", "", `file to write ("-" for stdout) (required)`)
+	_ = cmd.MarkFlagRequired("chat")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func importCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID, in string
+		ids        []string
+		strat      strategyFlags
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "import --chat NEWID --in FILE [--agents ID,...]",
+		Short: "Restore a chat-state document into a new chat",
+		Long: `Restore a chat-state document into a new chat, which then takes turns where the
+exported one stopped. The document is checked first (schema version, digest, shape);
+a bad one is refused with the field it is wrong in, and nothing is created.
+
+--agents (default: the document's participants) may differ from the document's:
+agent kinds the document lacks get new channels synchronized from the history; kinds
+the new chat lacks keep their channel states, resumed if such an agent joins later.
+Strategy state is taken over when the strategy types match.`,
+		Example: `  starter import --chat support-42b --in support-42.json
+  starter import --chat slogan-2 --in slogan.json --agents writer,reviewer --termination regex --pattern APPROVED`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connectChat(cmd.Context(), "")
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			sel, term := strat.strategies()
+			st, err := c.Import(cmd.Context(), agentchat.ImportOptions{ChatID: chatID, Participants: ids, Path: in,
+				Selection: sel, Termination: term})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, st)
+			}
+			fmt.Fprintf(s.Out, "restored %s into chat %s: %s in %s, digest %s\n", in, st.ChatID,
+				plural(st.MessageCount, "message"), plural(st.TurnCount, "turn"), st.RestoredDigest)
+			for _, r := range st.Repairs {
+				fmt.Fprintln(s.Out, "repaired:", r)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "id of the new chat (default chat-<uuid>)")
+	cmd.Flags().StringVar(&in, "in", "", "document file (required)")
+	cmd.Flags().StringSliceVar(&ids, "agents", nil, "participants of the new chat (default: the document's)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new chat's state as JSON")
+	strat.add(cmd)
+	_ = cmd.MarkFlagRequired("in")
+	return cmd
+}
+
+func participantsCmd(s Streams) *cobra.Command {
+	var (
+		in     string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "participants --in FILE",
+		Short: "Check a chat-state document and list its participants and channels",
+		Long: `Check a chat-state document (version, digest, shape) without a server, and list
+its participants and channels: the agents a restoring chat should name.`,
+		Example: `  starter participants --in support-42.json`,
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			b, err := os.ReadFile(in)
+			if err != nil {
+				return err
+			}
+			doc, report, err := chatstate.Decode(b)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, map[string]any{"chatId": doc.ChatID, "participants": doc.Participants,
+					"channels": doc.Channels, "messageCount": len(doc.History), "digest": doc.Digest, "repairs": report.Repairs})
+			}
+			fmt.Fprintf(s.Out, "chat %s from namespace %s: %s, %s, digest %s (valid)\n", doc.ChatID,
+				doc.Source.Namespace, plural(len(doc.History), "message"), plural(len(doc.PendingTurns), "pending turn"), doc.Digest)
+			for _, p := range doc.Participants {
+				fmt.Fprintf(s.Out, "participant  %-12s %-14s %s\n", p.ID, p.Name, p.Type)
+			}
+			for _, c := range doc.Channels {
+				fmt.Fprintf(s.Out, "channel      %-18s %s %s\n", c.ChannelType, c.ChannelKey, compact(c.ChannelState))
+			}
+			for _, r := range report.Repairs {
+				fmt.Fprintln(s.Out, "would repair:", r)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&in, "in", "", "document file (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = cmd.MarkFlagRequired("in")
+	return cmd
+}
+
+func migrateCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID string
+		opts   agentchat.MigrateOptions
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "migrate --chat ID --to-namespace NS [--to-cluster NAME | --to-address HOST:PORT]",
+		Short: "Move a running chat to another namespace or Temporal cluster",
+		Long: `Move a running chat to another namespace or cluster, and keep talking to it there.
+
+The chat stops taking turns (updates meanwhile get a retryable "migrating" error;
+signals are carried over), finishes the turn in flight, exports itself, starts the
+target chat from the document, checks the target's digest, and closes naming the
+target. Running the same migrate again (after a crash or a timeout) finishes or
+reports the same migration. Another cluster must be configured on the worker:
+worker --cluster NAME=HOST:PORT; --to-address picks it by address. A worker must
+serve the target namespace on the same task queue.`,
+		Example: `  starter migrate --chat support-42 --to-namespace archive
+  starter migrate --chat support-42 --to-cluster east --to-namespace default`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connectChat(cmd.Context(), chatID)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Migrate(cmd.Context(), chatID, opts)
+			if err != nil {
+				var moved *agentchat.MigratedError
+				if errors.As(err, &moved) {
+					return fmt.Errorf("%w (it was migrated to another target before)", err)
+				}
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, res)
+			}
+			where := fmt.Sprintf("namespace %s", res.Target.Namespace)
+			if res.Target.Cluster != "" {
+				where = fmt.Sprintf("cluster %s, %s", res.Target.Cluster, where)
+			} else if res.Target.Address != "" {
+				where = fmt.Sprintf("cluster at %s, %s", res.Target.Address, where)
+			}
+			fmt.Fprintf(s.Out, "migrated chat %s to %s as %s (run %s): %s, digest %s\n",
+				chatID, where, res.Target.ChatID, res.Target.RunID, plural(res.MessageCount, "message"), res.Digest)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&chatID, "chat", "", "chat id (required)")
+	f.StringVar(&opts.ToNamespace, "to-namespace", "", "target namespace (default: the same)")
+	f.StringVar(&opts.ToCluster, "to-cluster", "", "target cluster, by the name the worker gives it")
+	f.StringVar(&opts.ToAddress, "to-address", "", "target cluster, by its frontend host:port (configured on the worker)")
+	f.StringVar(&opts.ToChatID, "to-chat", "", "chat id in the target (default: the same)")
+	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	_ = cmd.MarkFlagRequired("chat")
+	return cmd
+}
