@@ -175,6 +175,9 @@ serve the target namespace on the same task queue.`,
   starter migrate --chat support-42 --to-cluster east --to-namespace default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.ToNamespace == "" && opts.ToCluster == "" && opts.ToAddress == "" {
+				return errors.New("migrate needs a target: --to-namespace, --to-cluster or --to-address")
+			}
 			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
 				return err

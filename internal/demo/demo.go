@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +28,9 @@ import (
 // TaskQueue is the demo's own task queue, so that a worker you run on the default
 // queue with other settings never answers the demo's chats.
 const TaskQueue = "agentchat-demo"
+
+// SecondNamespace is where the demo migrates its thread to.
+const SecondNamespace = "agentchat-demo-b"
 
 // Options configure Run.
 type Options struct {
@@ -87,8 +91,27 @@ func Run(ctx context.Context, opts Options) error {
 	p.kv("worker", "in-process, namespace %q, task queue %q, agents %s (%s)", c.Namespace(), TaskQueue,
 		strings.Join(w.Registry.IDs(), ", "), w.AgentsSource)
 
-	d := &run{c: c, p: p, suffix: uuid.NewString()[:8]}
-	steps := []func(context.Context) error{d.thread, d.temporary, d.groupChat, d.state}
+	// A second worker serves the namespace the thread migrates to.
+	if err := ensureNamespace(ctx, srv.Address, SecondNamespace); err != nil {
+		return err
+	}
+	dialB := opts.Dial
+	dialB.Namespace = SecondNamespace
+	cb, err := agentchat.Dial(ctx, dialB)
+	if err != nil {
+		return err
+	}
+	defer cb.Close()
+	wb, err := serve.Start(cb.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline, Namespace: SecondNamespace,
+		TaskQueue: TaskQueue, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer wb.Stop()
+	p.kv("worker", "in-process, namespace %q, task queue %q (the migration's target)", SecondNamespace, TaskQueue)
+
+	d := &run{c: c, cb: cb, p: p, suffix: uuid.NewString()[:8], exportDir: filepath.Join(opts.DataDir, "exports")}
+	steps := []func(context.Context) error{d.thread, d.temporary, d.groupChat, d.saveAndRestore, d.migrate, d.state}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err
@@ -100,19 +123,29 @@ func Run(ctx context.Context, opts Options) error {
 		p.line("The Temporal dev server keeps running (pid %d) so the links above work.", srv.PID)
 		p.line("Stop it with:  go run ./starter server stop")
 	}
-	p.line("To keep talking to these chats, run a worker on the demo's task queue:")
-	p.line("  go run ./worker --offline --task-queue %s", TaskQueue)
-	p.line("  go run ./starter send --chat %s \"What did we talk about?\"", d.threadID)
+	if !opts.StopServer {
+		p.line("To keep talking to these chats, run a worker on the demo's task queue:")
+		p.line("  go run ./worker --offline --task-queue %s", TaskQueue)
+		p.line("  go run ./starter send --chat %s \"What did we talk about?\"", d.restoredID)
+	}
 	return nil
 }
 
 // run is one play of the demo: the chats it made and where to print.
 type run struct {
-	c        *agentchat.Client
-	p        *printer
-	suffix   string
-	threadID string
-	chats    []string // ids, in order, for the links
+	c, cb      *agentchat.Client // the default namespace, and the migration's target
+	p          *printer
+	suffix     string
+	exportDir  string
+	threadID   string
+	restoredID string
+	chats      []link // in order, for the links
+}
+
+// link is a chat to print a UI link for.
+type link struct {
+	c  *agentchat.Client
+	id string
 }
 
 func (d *run) thread(ctx context.Context) error {
@@ -121,7 +154,7 @@ func (d *run) thread(ctx context.Context) error {
 	if _, err := d.c.Start(ctx, agentchat.StartOptions{ChatID: d.threadID, Participants: []string{"helper"}}); err != nil {
 		return err
 	}
-	d.chats = append(d.chats, d.threadID)
+	d.chats = append(d.chats, link{d.c, d.threadID})
 	for _, text := range []string{"Hello, how are you?", "My name is Alice", "What's my name?"} {
 		d.p.message(chat.TextMessage("", chat.RoleUser, "Alice", text))
 		res, err := d.c.Send(ctx, d.threadID, agentchat.SendMessageInput{Text: text, AuthorName: "Alice"})
@@ -144,7 +177,7 @@ func (d *run) temporary(ctx context.Context) error {
 		return err
 	}
 	d.p.messages(res.Messages)
-	d.chats = append(d.chats, id)
+	d.chats = append(d.chats, link{d.c, id})
 	status, err := d.waitClosed(ctx, id)
 	if err != nil {
 		return err
@@ -180,7 +213,7 @@ func (d *run) groupChat(ctx context.Context) error {
 		Selection: agentchat.SelectionStrategy{Type: agents.SelectionSequential}, Termination: term}); err != nil {
 		return err
 	}
-	d.chats = append(d.chats, id)
+	d.chats = append(d.chats, link{d.c, id})
 	text := "Write a slogan for a tea shop that opens at 6am."
 	d.p.message(chat.TextMessage("", chat.RoleUser, "Alice", text))
 	res, err := d.c.Send(ctx, id, agentchat.SendMessageInput{Text: text, AuthorName: "Alice"})
@@ -197,8 +230,8 @@ func (d *run) groupChat(ctx context.Context) error {
 }
 
 func (d *run) state(ctx context.Context) error {
-	d.p.title("4. The State query of the thread (" + d.threadID + ")")
-	st, err := d.c.State(ctx, d.threadID)
+	d.p.title("6. The State query of the restored chat (" + d.restoredID + ")")
+	st, err := d.c.State(ctx, d.restoredID)
 	if err != nil {
 		return err
 	}
@@ -211,17 +244,17 @@ func (d *run) state(ctx context.Context) error {
 }
 
 func (d *run) links(ctx context.Context, ui string) {
-	d.p.title("5. The chats in the Temporal UI")
+	d.p.title("7. The chats in the Temporal UI")
 	if ui == "" {
 		d.p.note("no UI address known for this server; set TEMPORAL_UI_URL to print links")
 		return
 	}
-	for _, id := range d.chats {
-		runID, err := d.c.RunID(ctx, id)
+	for _, l := range d.chats {
+		runID, err := l.c.RunID(ctx, l.id)
 		if err != nil {
-			d.p.line("  %s: %v", id, err)
+			d.p.line("  %s: %v", l.id, err)
 			continue
 		}
-		d.p.line("  %-24s %s", id, WorkflowURL(ui, d.c.Namespace(), id, runID))
+		d.p.line("  %-24s %s", l.id, WorkflowURL(ui, l.c.Namespace(), l.id, runID))
 	}
 }

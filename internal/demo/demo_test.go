@@ -38,8 +38,12 @@ func TestDemoPlaysEveryPart(t *testing.T) {
 	// Group chat: the reviewer's script approves on its second reply.
 	assert.Regexp(t, `(?s)Writer: .*Reviewer: +\[offline\] reviewer: Suggestion.*Writer: .*Reviewer: +\[offline\] reviewer: APPROVED`, text)
 	assert.Contains(t, text, "the chat is complete")
-	assert.Contains(t, text, `"messageCount": 6`)
-	links := regexp.MustCompile(`http://ui\.example/namespaces/default/workflows/demo-(thread|run|group)-[0-9a-f]{8}/[0-9a-f-]{36}/history`).FindAllString(text, -1)
-	assert.Len(t, links, 3, text)
+	// Save and resume, then migration: each time the next reply lists the whole earlier conversation.
+	recap := `We talked about: "Hello, how are you?", "My name is Alice", "What's my name?".`
+	assert.Regexp(t, `(?s)4\. Save and resume.*exported .*demo-thread-[0-9a-f]{8}\.json: \d+ bytes, sha256:[0-9a-f]{64}.*restored into demo-restored-[0-9a-f]{8}: 6 messages in 3 turns.*`+regexp.QuoteMeta(recap), text)
+	assert.Regexp(t, `(?s)5\. Migrate the thread to namespace "agentchat-demo-b".*migrated demo-thread-[0-9a-f]{8} to namespace "agentchat-demo-b" \(6 messages.*`+regexp.QuoteMeta(recap)+`.*a turn sent to the old place is refused: .*has migrated to namespace "agentchat-demo-b"`, text)
+	assert.Contains(t, text, `"messageCount": 8`)
+	links := regexp.MustCompile(`http://ui\.example/namespaces/(default|agentchat-demo-b)/workflows/demo-(thread|run|group|restored)-[0-9a-f]{8}/[0-9a-f-]{36}/history`).FindAllString(text, -1)
+	assert.Len(t, links, 5, text)
 	assert.NotContains(t, text, "keeps running", "the demo did not start a server, so it has none to leave running")
 }

@@ -49,7 +49,7 @@ func EnsureServer(ctx context.Context, address, dataDir string, progress io.Writ
 	}
 	db, logf, pid := ServerFiles(dataDir)
 	s, err := devserver.Start(ctx, devserver.Options{Address: address, DBFile: db, LogFile: logf,
-		Detach: true, PIDFile: pid, Progress: progress, Namespaces: []string{"default"}})
+		Detach: true, PIDFile: pid, Progress: progress, Namespaces: []string{"default", SecondNamespace}})
 	if err != nil {
 		return Local{}, fmt.Errorf("no Temporal server answers at %s and starting the dev server failed: %w", address, err)
 	}

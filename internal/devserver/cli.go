@@ -130,7 +130,7 @@ func goInstallCLI(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w and the go command is not in PATH to build it: %v", ErrCLINotFound, err)
 	}
-	fmt.Fprintf(w, "agentchat: building the Temporal CLI %s from the Go module proxy (first time only, about 4 minutes on 2 cores)...\n", CLIVersion)
+	fmt.Fprintf(w, "agentchat: building the Temporal CLI %s from the Go module proxy (first time only, about 5 minutes on 2 cores)...\n", CLIVersion)
 	cmd := exec.CommandContext(ctx, goCmd, "install", CLIModule+"@"+CLIVersion)
 	// Outside any module or workspace so that neither can steer the build.
 	cmd.Dir = os.TempDir()

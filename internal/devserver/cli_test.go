@@ -165,7 +165,7 @@ func TestEnsureCLIReportsBuildFailure(t *testing.T) {
 	_, err = EnsureCLI(testContext(t), &progress)
 	require.Error(t, err)
 	assert.Contains(t, progress.String(),
-		"agentchat: building the Temporal CLI v1.5.1 from the Go module proxy (first time only, about 4 minutes on 2 cores)...")
+		"agentchat: building the Temporal CLI v1.5.1 from the Go module proxy (first time only, about 5 minutes on 2 cores)...")
 	assert.ErrorContains(t, err, "go install "+CLIModule+"@"+CLIVersion+" failed")
 	assert.ErrorContains(t, err, "GOPROXY=off", "the go command's own words are quoted")
 }

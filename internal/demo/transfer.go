@@ -1,0 +1,104 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// saveAndRestore exports the thread to a file and restores it into a new chat, which
+// then remembers the whole conversation (the seed's thread.serialize / deserialize).
+func (d *run) saveAndRestore(ctx context.Context) error {
+	d.restoredID = "demo-restored-" + d.suffix
+	d.p.title("4. Save and resume: export the thread, restore it into a new chat (" + d.restoredID + ")")
+	b, digest, err := d.c.Export(ctx, d.threadID)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(d.exportDir, d.threadID+".json")
+	if err := os.MkdirAll(d.exportDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return err
+	}
+	d.p.note("exported %s: %d bytes, %s (chat-state v1)", path, len(b), digest)
+	st, err := d.c.Import(ctx, agentchat.ImportOptions{ChatID: d.restoredID, Path: path})
+	if err != nil {
+		return err
+	}
+	d.p.note("restored into %s: %d messages in %d turns, digest checked", d.restoredID, st.MessageCount, st.TurnCount)
+	d.chats = append(d.chats, link{d.c, d.restoredID})
+	return d.recap(ctx, d.c, d.restoredID)
+}
+
+// migrate moves the thread to the second namespace and keeps talking to it there.
+func (d *run) migrate(ctx context.Context) error {
+	d.p.title(fmt.Sprintf("5. Migrate the thread to namespace %q and keep talking to it there", SecondNamespace))
+	res, err := d.c.Migrate(ctx, d.threadID, agentchat.MigrateOptions{ToNamespace: SecondNamespace})
+	if err != nil {
+		return err
+	}
+	d.p.note("migrated %s to namespace %q (%d messages, digest %s checked on both sides)",
+		d.threadID, res.Target.Namespace, res.MessageCount, res.Digest)
+	d.chats = append(d.chats, link{d.cb, d.threadID})
+	if err := d.recap(ctx, d.cb, d.threadID); err != nil {
+		return err
+	}
+	_, err = d.c.Send(ctx, d.threadID, agentchat.SendMessageInput{Text: "Are you still here?"})
+	if !errors.Is(err, agentchat.ErrChatMigrated) {
+		return fmt.Errorf("the migrated source answered %v, want a migrated error", err)
+	}
+	d.p.note("a turn sent to the old place is refused: %v", err)
+	return nil
+}
+
+// recap asks a chat what was said, showing that the whole conversation arrived.
+func (d *run) recap(ctx context.Context, c *agentchat.Client, id string) error {
+	text := "What did we talk about?"
+	d.p.message(chat.TextMessage("", chat.RoleUser, "Alice", text))
+	res, err := c.Send(ctx, id, agentchat.SendMessageInput{Text: text, AuthorName: "Alice"})
+	if err != nil {
+		return err
+	}
+	d.p.messages(res.Messages)
+	return nil
+}
+
+// ensureNamespace registers namespace ns on the server at address if it is missing.
+func ensureNamespace(ctx context.Context, address, ns string) error {
+	nc, err := client.NewNamespaceClient(client.Options{HostPort: address,
+		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if _, err := nc.Describe(ctx, ns); err == nil {
+		return nil
+	}
+	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
+		WorkflowExecutionRetentionPeriod: durationpb.New(72 * time.Hour)})
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("register namespace %q: %w", ns, err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if _, err := nc.Describe(ctx, ns); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("namespace %q was registered but is not ready", ns)
+}
