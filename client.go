@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/logx"
+	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -26,6 +27,7 @@ type Client struct {
 	taskQueue string
 	namespace string
 	cluster   string
+	stores    map[string]msgstore.Store
 	owned     bool
 }
 
@@ -38,6 +40,9 @@ type ClientOptions struct {
 	Namespace string
 	// Cluster is the name exports record as their source cluster; default "local".
 	Cluster string
+	// MessageStores, by name ("sqlite", "postgres"), let the client read the bodies
+	// that long chats keep in the worker's message store (History stubs, exports).
+	MessageStores map[string]msgstore.Store
 }
 
 // NewClient wraps an existing Temporal client; Close does not close it.
@@ -51,7 +56,7 @@ func NewClient(tc client.Client, opts ClientOptions) *Client {
 	if opts.Cluster == "" {
 		opts.Cluster = "local"
 	}
-	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster}
+	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: opts.MessageStores}
 }
 
 // DialOptions say how to reach Temporal. Unset fields come from Temporal's standard
@@ -130,11 +135,17 @@ type StartOptions struct {
 	Termination  TerminationStrategy
 	// MaxMessageBytes caps one user message; zero means 256 KiB.
 	MaxMessageBytes int
+	// Store names the message store for older message bodies ("" = in the workflow,
+	// moving to the worker's default store when the chat outgrows it).
+	Store string
+	// HistoryBudget bounds one run's event history before it continues as new.
+	HistoryBudget workflows.HistoryBudget
 }
 
 func (o StartOptions) input(temporary bool) (workflows.AgentChatInput, error) {
 	in := workflows.AgentChatInput{Version: workflows.InputVersion, Participants: o.Participants,
-		Selection: o.Selection, Termination: o.Termination, Temporary: temporary, MaxMessageBytes: o.MaxMessageBytes}
+		Selection: o.Selection, Termination: o.Termination, Temporary: temporary, MaxMessageBytes: o.MaxMessageBytes,
+		Store: o.Store, HistoryBudget: o.HistoryBudget}
 	if len(o.Participants) == 0 {
 		return in, fmt.Errorf("agentchat: %w: a chat needs at least one participant (agent id)", ErrInvalidOptions)
 	}
@@ -279,6 +290,13 @@ func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) 
 	if err := c.query(ctx, chatID, workflows.HistoryQuery, &h, page); err != nil {
 		return HistoryResult{}, err
 	}
+	if h.Store != "" && len(c.stores) > 0 {
+		filled, err := fillFrom(ctx, c.stores, chatID, h.Messages)
+		if err != nil {
+			return HistoryResult{}, err
+		}
+		h.Messages = filled
+	}
 	return h, nil
 }
 
@@ -389,13 +407,15 @@ func (c *Client) migratedTo(ctx context.Context, chatID string) *MigratedError {
 }
 
 // retryBusy runs f until it succeeds, fails with an error other than Temporal's
-// resource-exhausted (at most 10 in-flight updates per workflow by default), or ctx ends.
+// resource-exhausted (at most 10 in-flight updates per workflow by default) or the
+// chat's ContinuingAsNew refusal (the turn belongs in the next run), or ctx ends.
 func retryBusy(ctx context.Context, f func() error) error {
 	delay := 20 * time.Millisecond
 	for {
 		err := f()
 		var busy *serviceerror.ResourceExhausted
-		if !errors.As(err, &busy) {
+		var app *temporal.ApplicationError
+		if !errors.As(err, &busy) && !(errors.As(err, &app) && app.Type() == agents.ErrTypeContinuingAsNew) {
 			return err
 		}
 		select {

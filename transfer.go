@@ -12,7 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -27,8 +29,22 @@ type (
 // Export returns the chat's chat-state document in canonical bytes (chat-state-v1.md)
 // with its digest. It reads the chat through its queries, so it works for chats of any
 // size and for finished chats; a turn in progress is exported as a pending turn.
+//
+// A long chat keeps older message bodies in the worker's message store. The client
+// fills them from ClientOptions.MessageStores when it has that store; otherwise it asks
+// the chat's worker to export (the Export update) and reads the result, inline or from
+// a file:// URI on this machine.
 func (c *Client) Export(ctx context.Context, chatID string) ([]byte, string, error) {
-	doc, err := activities.BuildDocument(ctx, c.tc, chatID, "", activities.Source{Namespace: c.namespace, Cluster: c.cluster})
+	var fill activities.Filler
+	if len(c.stores) > 0 {
+		fill = func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
+			return fillFrom(ctx, c.stores, chatID, msgs)
+		}
+	}
+	doc, err := activities.BuildDocument(ctx, c.tc, chatID, "", activities.Source{Namespace: c.namespace, Cluster: c.cluster}, fill)
+	if errors.Is(err, activities.ErrStoredMessages) {
+		return c.exportThroughWorker(ctx, chatID)
+	}
 	if err != nil {
 		return nil, "", c.chatError(ctx, "export", chatID, err)
 	}
@@ -37,6 +53,55 @@ func (c *Client) Export(ctx context.Context, chatID string) ([]byte, string, err
 		return nil, "", fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
 	}
 	return b, digest, nil
+}
+
+// exportThroughWorker runs the Export update and reads the document it wrote.
+func (c *Client) exportThroughWorker(ctx context.Context, chatID string) ([]byte, string, error) {
+	res, err := c.ExportTo(ctx, chatID, workflows.ExportInput{Sink: workflows.SinkAuto})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(res.Document) > 0 {
+		return res.Document, res.Digest, nil
+	}
+	path, err := activities.PathOf(res.URI)
+	if err == nil {
+		var b []byte
+		if b, err = os.ReadFile(path); err == nil {
+			return b, res.Digest, nil
+		}
+	}
+	return nil, "", fmt.Errorf("agentchat: export chat %q: the worker wrote it to %s, which this machine cannot read (%v); "+
+		"give the client the message store (ClientOptions.MessageStores) or read it there", chatID, res.URI, err)
+}
+
+// fillFrom fills stubs from the stores a client was given.
+func fillFrom(ctx context.Context, stores map[string]msgstore.Store, chatID string, msgs []chat.Message) ([]chat.Message, error) {
+	var ids []string
+	for _, m := range msgs {
+		if m.Contents == nil {
+			ids = append(ids, m.MessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return msgs, nil
+	}
+	for _, st := range stores {
+		bodies, err := st.Get(ctx, chatID, ids)
+		if err != nil {
+			continue // not this store
+		}
+		out := append([]chat.Message(nil), msgs...)
+		j := 0
+		for i := range out {
+			if out[i].Contents == nil {
+				out[i].Contents = bodies[j].Contents
+				j++
+			}
+		}
+		return out, nil
+	}
+	return msgs, nil
 }
 
 // ImportOptions describe the chat a document is restored into.

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/msgstore"
 )
 
 // Config is what the activities need; New validates it.
@@ -43,6 +44,13 @@ type Config struct {
 	// Store holds documents too large to travel inline; nil means a FileStore in
 	// $TMPDIR/agentchat-exports.
 	Store DocumentStore
+	// MessageStores hold the bodies of older messages of long chats, by name ("sqlite",
+	// "postgres"); DefaultMessageStore names the one chats on the workflow store spill
+	// into (default: the only one, if there is exactly one).
+	MessageStores       map[string]msgstore.Store
+	DefaultMessageStore string
+	// CachedRuns is how many chat runs' histories the model calls cache; default 256.
+	CachedRuns int
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -50,8 +58,11 @@ type Activities struct {
 	registry    *agents.Registry
 	models      map[string]*openai.Client // by endpoint name
 	clients     *clients
-	clusterName string
-	store       DocumentStore
+	clusterName  string
+	store        DocumentStore
+	stores       map[string]msgstore.Store
+	defaultStore string
+	runs         *runCache
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -80,8 +91,17 @@ func New(cfg Config) (*Activities, error) {
 	if cfg.Store == nil {
 		cfg.Store = FileStore{Dir: filepath.Join(os.TempDir(), "agentchat-exports")}
 	}
+	if cfg.DefaultMessageStore == "" && len(cfg.MessageStores) == 1 {
+		for name := range cfg.MessageStores {
+			cfg.DefaultMessageStore = name
+		}
+	}
+	if cfg.CachedRuns <= 0 {
+		cfg.CachedRuns = 256
+	}
 	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
-		clusterName: cfg.ClusterName, store: cfg.Store,
+		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
+		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns),
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c

@@ -2,7 +2,9 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -15,8 +17,9 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// historyPage is how many messages one History query asks for while exporting.
-const historyPage = 500
+// pageBytes bounds one History query answer: well under Temporal's 2 MB payload and
+// gRPC's 4 MiB message limits, whatever the size of the messages.
+const pageBytes = 1 << 20
 
 // ExportChat builds the document of the calling chat run from its ExportSnapshot and
 // History queries (so the chat's messages never pass through an activity input) and
@@ -28,7 +31,12 @@ func (a *Activities) ExportChat(ctx context.Context, in workflows.ExportChatInpu
 	if err != nil {
 		return workflows.ExportResult{}, err
 	}
-	doc, err := BuildDocument(ctx, tc, in.ChatID, in.RunID, Source{Namespace: activity.GetInfo(ctx).WorkflowNamespace, Cluster: a.clusterName})
+	var store string
+	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
+		return a.fillStubs(ctx, in.ChatID, store, msgs)
+	}
+	store = in.Store
+	doc, err := BuildDocument(ctx, tc, in.ChatID, in.RunID, Source{Namespace: activity.GetInfo(ctx).WorkflowNamespace, Cluster: a.clusterName}, fill)
 	if err != nil {
 		return workflows.ExportResult{}, err
 	}
@@ -80,26 +88,25 @@ type Source struct {
 // returns its chat-state document (without digest; chatstate.Encode adds it). The
 // snapshot fixes a turn boundary, and only the history up to it is taken, so the
 // document is consistent even while the chat takes turns. It works on finished chats
-// too. An empty runID means the latest run.
-func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source) (chatstate.Document, error) {
+// too. An empty runID means the latest run. Stub messages (bodies in a message store)
+// are filled by fill; with no fill, or what it cannot fill, the error is ErrStoredMessages.
+func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source, fill Filler) (chatstate.Document, error) {
 	var snap workflows.Snapshot
 	if err := query(ctx, tc, chatID, runID, workflows.SnapshotQuery, &snap); err != nil {
 		return chatstate.Document{}, err
 	}
-	history := make([]chat.Message, 0, snap.HistoryLength)
-	for len(history) < snap.HistoryLength {
-		var page workflows.HistoryResult
-		in := workflows.HistoryInput{Offset: len(history), Limit: min(historyPage, snap.HistoryLength-len(history))}
-		if err := query(ctx, tc, chatID, runID, workflows.HistoryQuery, &page, in); err != nil {
+	history, err := readHistory(ctx, tc, chatID, runID, 0, snap.HistoryLength)
+	if err != nil {
+		return chatstate.Document{}, err
+	}
+	if fill != nil {
+		if history, err = fill(ctx, history); err != nil {
 			return chatstate.Document{}, err
 		}
-		if len(page.Messages) == 0 {
-			return chatstate.Document{}, fmt.Errorf("export %q: history ended at %d of %d messages", chatID, len(history), snap.HistoryLength)
-		}
-		history = append(history, page.Messages...)
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, len(history))
-		}
+	}
+	if i := slices.IndexFunc(history, func(m chat.Message) bool { return m.Contents == nil }); i >= 0 {
+		return chatstate.Document{}, fmt.Errorf("export %q: %w (from message %d on); export through the worker or give the client the store",
+			chatID, ErrStoredMessages, i)
 	}
 	return chatstate.Document{
 		SchemaVersion: chatstate.SchemaVersion, ChatID: chatID, ExportedAt: time.Now().UTC(),
@@ -108,6 +115,34 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 		Strategies: snap.Strategies, PendingTurns: snap.PendingTurns,
 	}, nil
 }
+
+// readHistory reads messages [from, to) of a chat run through its History query, in
+// pages of at most pageBytes.
+func readHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
+	msgs := make([]chat.Message, 0, to-from)
+	for from+len(msgs) < to {
+		var page workflows.HistoryResult
+		in := workflows.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: pageBytes}
+		if err := query(ctx, tc, chatID, runID, workflows.HistoryQuery, &page, in); err != nil {
+			return nil, err
+		}
+		if len(page.Messages) == 0 {
+			return nil, fmt.Errorf("chat %q: history ended at %d of %d messages", chatID, from+len(msgs), to)
+		}
+		msgs = append(msgs, page.Messages...)
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, from+len(msgs))
+		}
+	}
+	return msgs, nil
+}
+
+// ErrStoredMessages: the chat's older message bodies are in a message store the
+// exporter cannot read.
+var ErrStoredMessages = errors.New("the chat's older messages are in the worker's message store")
+
+// Filler fills stub messages (no contents) from a message store.
+type Filler func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error)
 
 func query(ctx context.Context, tc client.Client, chatID, runID, name string, out any, args ...any) error {
 	v, err := tc.QueryWorkflow(ctx, chatID, runID, name, args...)

@@ -2,12 +2,17 @@ package activities
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/workflows"
 )
@@ -27,7 +32,7 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 			return workflows.ImportPage{}, err
 		}
 	}
-	doc, report, err := chatstate.Decode(b)
+	doc, report, err := decodedDocs.decode(b)
 	if err != nil {
 		return workflows.ImportPage{}, InvalidDocument(err)
 	}
@@ -50,7 +55,102 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 		}
 		page.Messages = append(page.Messages, m)
 	}
+	if len(b) > importInlineBytes {
+		// A large document: the bodies of all but the latest messages go to the
+		// message store now, so the restored run holds stubs, not megabytes.
+		// Stored under the importing chat's id (the workflow calling), not the source's.
+		chatID := activity.GetInfo(ctx).WorkflowExecution.ID
+		if err := a.stubPage(ctx, chatID, in.Store, &page, in.Offset, len(doc.History)-importKeepInline); err != nil {
+			return workflows.ImportPage{}, err
+		}
+	}
+	if in.Offset+len(page.Messages) >= len(doc.History) {
+		decodedDocs.forget(b) // the last page: the restore needs the document no more
+	}
 	return page, nil
+}
+
+// Import sizes: a document over importInlineBytes has the bodies of all but its last
+// importKeepInline messages moved to the message store while it is imported.
+const (
+	importInlineBytes = 512 << 10
+	importKeepInline  = 32
+)
+
+// stubPage stores the bodies of the page's messages whose index (offset + i) is below
+// stubBelow, and leaves stubs in their place.
+func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, offset, stubBelow int) error {
+	var bodies []chat.Message
+	for i, m := range page.Messages {
+		if offset+i < stubBelow {
+			bodies = append(bodies, m)
+		}
+	}
+	if len(bodies) == 0 {
+		return nil
+	}
+	res, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: chatID, Store: store, Messages: bodies})
+	if err != nil {
+		return err
+	}
+	page.Store = res.Store
+	for i := range bodies {
+		page.Messages[i].Contents = nil
+	}
+	return nil
+}
+
+// decodedDocs keeps the documents ImportChat decoded lately, so that the pages of one
+// import decode their document once rather than once per page (a 10,000-message
+// document of 7 MB has 7 pages, and Decode takes 0.3 s on it).
+var decodedDocs = &docCache{max: 4}
+
+// docCache maps the SHA-256 of a document's bytes to what chatstate.Decode returned
+// for them, for at most max documents (the oldest goes first). Keyed by the bytes, it
+// is right whatever the source: a file that changes between pages is decoded again.
+type docCache struct {
+	mu      sync.Mutex
+	max     int
+	entries []docEntry // oldest first
+}
+
+type docEntry struct {
+	key    [sha256.Size]byte
+	doc    chatstate.Document
+	report chatstate.Report
+}
+
+// decode returns chatstate.Decode(b), from the cache when b was decoded lately.
+// Callers must not modify the document returned.
+func (c *docCache) decode(b []byte) (chatstate.Document, chatstate.Report, error) {
+	key := sha256.Sum256(b)
+	c.mu.Lock()
+	for _, e := range c.entries {
+		if e.key == key {
+			c.mu.Unlock()
+			return e.doc, e.report, nil
+		}
+	}
+	c.mu.Unlock()
+	doc, report, err := chatstate.Decode(b)
+	if err != nil {
+		return doc, report, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= c.max {
+		c.entries = slices.Delete(c.entries, 0, len(c.entries)-c.max+1)
+	}
+	c.entries = append(c.entries, docEntry{key: key, doc: doc, report: report})
+	return doc, report, nil
+}
+
+// forget drops the document b from the cache.
+func (c *docCache) forget(b []byte) {
+	key := sha256.Sum256(b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = slices.DeleteFunc(c.entries, func(e docEntry) bool { return e.key == key })
 }
 
 // InvalidDocument wraps a document error as the non-retryable InvalidDocument error.

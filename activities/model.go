@@ -17,6 +17,10 @@ import (
 	"github.com/agentchat/agentchat/chat"
 )
 
+// ReplyInlineLimit is the largest reply, in bytes of content, returned in the activity
+// result; a larger one goes to the chat's message store (1 MiB, half the 2 MB payload limit).
+const ReplyInlineLimit = 1 << 20
+
 // InvokeAgent runs one reply of a chat_completion agent: one Chat Completions call with
 // the agent's instructions and the history it is given, streamed when the endpoint
 // streams. A streamed call heartbeats on every chunk, so a long answer is never cut
@@ -31,14 +35,15 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 		return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent %q is not in this worker's registry", in.AgentID), agents.ErrTypeUnknownAgent, nil)
 	}
-	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, in.History)}
+	history, err := a.historyFor(ctx, in)
+	if err != nil {
+		return agents.InvokeResult{}, err
+	}
+	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history)}
 	call := &callInfo{agentID: def.ID}
 	ctx = withCall(ctx, call)
 	client := a.models[def.Endpoint]
-	var (
-		res agents.InvokeResult
-		err error
-	)
+	var res agents.InvokeResult
 	if a.registry.Endpoint(def).Streaming() {
 		res, err = completeStreaming(ctx, client, req)
 	} else {
@@ -50,6 +55,16 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 	if len(res.Contents) == 0 {
 		return agents.InvokeResult{}, temporal.NewApplicationError(
 			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), agents.ErrTypeModelUnavailable)
+	}
+	if size := (chat.Message{Contents: res.Contents}).Size(); size > ReplyInlineLimit && in.ReplyID != "" {
+		// Too large for a Temporal payload: the body goes to the message store and
+		// the workflow keeps a reference.
+		stored, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,
+			Messages: []chat.Message{{MessageID: in.ReplyID, Role: chat.RoleAssistant, AgentID: def.ID, Contents: res.Contents}}})
+		if err != nil {
+			return agents.InvokeResult{}, err
+		}
+		res.Contents, res.Stored = nil, stored.Store
 	}
 	return res, nil
 }

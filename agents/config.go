@@ -34,7 +34,7 @@ const (
 
 // DefaultEndpoint is the endpoint an agent uses when it names none. Unless the config
 // defines it, it is OpenAI at ${OPENAI_BASE_URL:-https://api.openai.com/v1} with the key
-// in OPENAI_API_KEY.
+// in OPENAI_API_KEY, added only when some agent uses it.
 const DefaultEndpoint = "default"
 
 // Config is the agent registry file: endpoints by name and agent definitions.
@@ -144,7 +144,7 @@ func ParseConfig(b []byte) (Config, error) {
 	if cfg.Endpoints == nil {
 		cfg.Endpoints = map[string]Endpoint{}
 	}
-	if _, ok := cfg.Endpoints[DefaultEndpoint]; !ok {
+	if _, ok := cfg.Endpoints[DefaultEndpoint]; !ok && usesDefaultEndpoint(cfg.Agents) {
 		cfg.Endpoints[DefaultEndpoint] = Endpoint{BaseURL: "${OPENAI_BASE_URL:-https://api.openai.com/v1}", APIKeyEnv: "OPENAI_API_KEY"}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Endpoints)) {
@@ -171,6 +171,18 @@ func ParseConfig(b []byte) (Config, error) {
 		seen[d.ID] = true
 	}
 	return cfg, nil
+}
+
+// usesDefaultEndpoint reports whether an agent names DefaultEndpoint or no endpoint.
+// Only then is OpenAI added as DefaultEndpoint: a config whose agents all use other
+// endpoints (Ollama, vLLM) must not need an OpenAI key.
+func usesDefaultEndpoint(defs []Definition) bool {
+	for _, d := range defs {
+		if d.Endpoint == "" || d.Endpoint == DefaultEndpoint {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *Definition) fillDefaults() {

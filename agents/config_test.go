@@ -117,6 +117,18 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 }
 
+// A config whose agents all use their own endpoint gets no OpenAI endpoint, so a
+// worker for a local model (Ollama, vLLM) does not ask for OPENAI_API_KEY.
+func TestParseConfigAddsNoDefaultEndpointNoAgentUses(t *testing.T) {
+	cfg, err := ParseConfig([]byte("endpoints:\n  local: {baseURL: http://localhost:11434/v1}\nagents:\n  - {id: solo, model: m, endpoint: local}\n"))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	if _, ok := cfg.Endpoints[DefaultEndpoint]; ok || len(cfg.Endpoints) != 1 {
+		t.Errorf("endpoints = %v, want only %q", cfg.Endpoints, "local")
+	}
+}
+
 func TestParseConfigExpandsEnvironment(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -34,6 +34,11 @@ const (
 	ErrTypeMigrated = "Migrated"
 	// ErrTypeMigrationFailed: a migration could not finish; the source chat took turns again.
 	ErrTypeMigrationFailed = "MigrationFailed"
+	// ErrTypeContinuingAsNew: the chat is handing over to a new run; retry at once and
+	// the turn goes there. The Go client retries it by itself.
+	ErrTypeContinuingAsNew = "ContinuingAsNew"
+	// ErrTypeStoreUnavailable: the message store could not be reached; retried.
+	ErrTypeStoreUnavailable = "StoreUnavailable"
 	// ErrTypeUnknownCluster: a migration named a cluster the worker has no client for.
 	ErrTypeUnknownCluster = "UnknownCluster"
 )

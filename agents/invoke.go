@@ -3,20 +3,53 @@ package agents
 import "github.com/agentchat/agentchat/chat"
 
 // InvokeInput is the input of the activity that runs one agent reply (for kind
-// chat_completion: one Chat Completions call). History is the chat as this agent's
-// channel sees it, oldest first; the activity adds the agent's instructions as the
-// system message.
+// chat_completion: one Chat Completions call). The activity adds the agent's
+// instructions as the system message.
+//
+// The history the agent sees comes one of two ways. A short history travels inline in
+// History, already reduced. A longer one is read by the activity from the chat run
+// itself (its History query, the first HistoryLength messages) and then reduced with
+// Reducer: then each turn adds to the workflow's event history only its own messages,
+// not the whole chat again. Messages without contents are stubs whose bodies are in
+// the message store named Store.
 type InvokeInput struct {
 	ChatID  string         `json:"chatId"`
+	RunID   string         `json:"runId,omitempty"`
 	AgentID string         `json:"agentId"`
 	TurnID  string         `json:"turnId"` // messageId of the user turn being answered
-	History []chat.Message `json:"history"`
+	History []chat.Message `json:"history,omitempty"`
+	// HistoryLength is how many messages of the run to read when History is empty.
+	HistoryLength int `json:"historyLength,omitempty"`
+	// Committed messages (the first Committed) belong to finished turns and never
+	// change in this run; the activity may cache them.
+	Committed int     `json:"committed,omitempty"`
+	Reducer   Reducer `json:"reducer,omitzero"`
+	Store     string  `json:"store,omitempty"`
+	// ReplyID is the messageId the reply will have; a reply too large for a payload is
+	// stored under it.
+	ReplyID string `json:"replyId,omitempty"`
+}
+
+// StoreMessagesInput asks the worker to put message bodies into a message store:
+// Store names it ("" = the worker's default store).
+type StoreMessagesInput struct {
+	ChatID   string         `json:"chatId"`
+	Store    string         `json:"store,omitempty"`
+	Messages []chat.Message `json:"messages"`
+}
+
+// StoreMessagesResult names the store the bodies went to.
+type StoreMessagesResult struct {
+	Store string `json:"store"`
 }
 
 // InvokeResult is the agent's reply: one assistant message's contents (text, and for
 // tool calls functionCall contents). The workflow assigns ids, author and time.
 type InvokeResult struct {
 	Contents []chat.Content `json:"contents"`
+	// Stored names the message store that holds the reply's contents when they were
+	// too large to return (Contents is then empty).
+	Stored string `json:"stored,omitempty"`
 	// Model is the model that answered, as the provider reported it.
 	Model string `json:"model,omitempty"`
 	// PromptTokens and CompletionTokens are the provider's usage counts, if reported.

@@ -77,6 +77,7 @@ config file; --address and --namespace override them.`,
 	f.StringToStringVar(&opts.Clusters, "cluster", nil, "another Temporal cluster chats may migrate to: name=host:port[/namespace] (repeatable)")
 	f.StringVar(&opts.ClusterName, "cluster-name", "local", "what this worker calls its own cluster (recorded in exports)")
 	f.StringVar(&opts.StoreDir, "store", "", "folder for exported documents too large to travel inline (default $AGENTCHAT_DATA_DIR/exports)")
+	f.StringArrayVar(&opts.MessageStores, "message-store", nil, "message store URL for the bodies of long chats: sqlite:///path.db or postgres://... (repeatable; the first is the default; default sqlite in $AGENTCHAT_DATA_DIR/messages.db)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	return cmd
 }

@@ -47,6 +47,11 @@ func (s *chatState) start(ctx workflow.Context) error {
 	if err := s.in.validate(); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
 	}
+	if s.in.Carry != nil {
+		s.resume(ctx, s.in.Carry)
+		s.status = StatusRunning
+		return nil
+	}
 	ps, err := s.resolve(ctx, s.in.Participants)
 	if err != nil {
 		return err
@@ -66,15 +71,21 @@ func (s *chatState) start(ctx workflow.Context) error {
 	return nil
 }
 
-// serve answers turns in arrival order until the chat closes. It returns an error only
-// when the workflow is cancelled.
+// serve answers turns in arrival order until the chat closes. It returns an error when
+// the workflow is cancelled, and the continue-as-new error when the run hands over.
 func (s *chatState) serve(ctx workflow.Context) error {
 	for {
+		if s.migration == nil && !s.importing && !s.closed() && s.continueAsNewDue(ctx) {
+			return s.continueAsNew(ctx)
+		}
 		if err := workflow.Await(ctx, func() bool { return s.migrated() || s.closed() || s.canTakeTurn() }); err != nil {
 			return err
 		}
 		if s.migrated() {
 			return nil
+		}
+		if s.migration == nil && !s.importing && !s.closed() && s.continueAsNewDue(ctx) {
+			return s.continueAsNew(ctx) // the queued turns go with it
 		}
 		if s.closed() {
 			s.refuseQueued()

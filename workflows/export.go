@@ -113,7 +113,7 @@ func (s *chatState) export(ctx workflow.Context, in ExportInput) (ExportResult, 
 	actx := workflow.WithActivityOptions(ctx, transferOptions(exportTimeout))
 	var res ExportResult
 	err := workflow.ExecuteActivity(actx, ExportChatActivity, ExportChatInput{
-		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Export: in}).Get(ctx, &res)
+		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Export: in, Store: s.store}).Get(ctx, &res)
 	if err != nil {
 		return ExportResult{}, unwrapActivityError(err)
 	}

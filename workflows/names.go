@@ -51,6 +51,9 @@ const (
 	// StartTargetActivity starts (or finds) the restored chat of a migration and checks
 	// its digest (StartTargetInput → StartTargetResult).
 	StartTargetActivity = "StartMigrationTarget"
+	// StoreMessagesActivity puts message bodies into a message store
+	// (agents.StoreMessagesInput → agents.StoreMessagesResult).
+	StoreMessagesActivity = "StoreMessages"
 	// ForwardTurnsActivity signals turns that arrived during a migration to the target
 	// (ForwardTurnsInput → nothing).
 	ForwardTurnsActivity = "ForwardTurns"

@@ -58,7 +58,8 @@ func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
 	)
 	for {
 		var page ImportPage
-		err := workflow.ExecuteActivity(actx, ImportChatActivity, ImportPageInput{Source: src, Offset: len(history)}).Get(ctx, &page)
+		err := workflow.ExecuteActivity(actx, ImportChatActivity,
+			ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.store, s.in.Store)}).Get(ctx, &page)
 		if err != nil {
 			return unwrapActivityError(err)
 		}
@@ -69,6 +70,9 @@ func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
 			header, repairs = page.Header, page.Repairs
 		}
 		history = append(history, page.Messages...)
+		if page.Store != "" {
+			s.store = page.Store
+		}
 		if len(history) >= page.Total || len(page.Messages) == 0 {
 			break
 		}

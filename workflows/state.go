@@ -39,6 +39,12 @@ type chatState struct {
 	importing bool
 	restored  *restoredFrom
 	migration *migration
+	// draining is set while the run hands over to a new one: new updates are refused
+	// (retryably) and the turns already accepted are answered.
+	draining bool
+	// store names where stubbed message bodies are ("" = none yet).
+	store string
+	runs  int
 
 	queue  []*turn
 	active *turn
@@ -132,6 +138,7 @@ func (s *chatState) state() StateResult {
 	if s.restored != nil {
 		r.RestoredDigest, r.Repairs = s.restored.digest, s.restored.repairs
 	}
+	r.Store, r.Runs = s.store, s.runs
 	if m := s.migration; m != nil {
 		if m.result != nil {
 			loc := m.result.Target
@@ -164,8 +171,21 @@ func (s *chatState) page(in HistoryInput) (HistoryResult, error) {
 	if in.Limit > 0 {
 		to = min(from+in.Limit, total)
 	}
+	if in.MaxBytes > 0 {
+		size := 0
+		for i := from; i < to; i++ {
+			if size += s.history[i].Size(); size > in.MaxBytes && i > from {
+				to = i
+				break
+			}
+		}
+	}
 	msgs := append([]chat.Message{}, s.history[from:to]...)
-	return HistoryResult{Messages: msgs, Offset: from, Total: total}, nil
+	r := HistoryResult{Messages: msgs, Offset: from, Total: total}
+	if historyHasStubs(msgs) {
+		r.Store = s.store
+	}
+	return r, nil
 }
 
 // ids returns the participants' agent ids in speaking order.

@@ -51,6 +51,8 @@ type ExportChatInput struct {
 	ChatID string      `json:"chatId"`
 	RunID  string      `json:"runId"`
 	Export ExportInput `json:"export"`
+	// Store names the message store holding the chat's stubbed bodies.
+	Store string `json:"store,omitempty"`
 }
 
 // ImportInput is the Import update's input.
@@ -62,6 +64,9 @@ type ImportInput struct {
 type ImportPageInput struct {
 	Source DocumentSource `json:"source"`
 	Offset int            `json:"offset"`
+	// Store names the chat's message store, for large documents whose older bodies are
+	// stored while importing ("" = the worker's default).
+	Store string `json:"store,omitempty"`
 }
 
 // ImportPage is one page of an imported document. The first page (Offset 0) carries
@@ -71,6 +76,8 @@ type ImportPage struct {
 	Repairs  []string            `json:"repairs,omitempty"`
 	Messages []chat.Message      `json:"messages"`
 	Total    int                 `json:"total"`
+	// Store names the message store holding the bodies of stub messages in this page.
+	Store string `json:"store,omitempty"`
 }
 
 // Snapshot answers the ExportSnapshot query: the chat's state at its last turn

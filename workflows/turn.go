@@ -36,6 +36,10 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 		return m, nil
 	}
 	switch {
+	case s.draining:
+		return chat.Message{}, temporal.NewApplicationError(
+			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
+			agents.ErrTypeContinuingAsNew)
 	case s.migration != nil && s.migration.result != nil:
 		return chat.Message{}, s.movedError(m.MessageID, false)
 	case s.migration != nil:
@@ -80,18 +84,24 @@ func (s *chatState) receiveSignals(ctx workflow.Context) {
 	for {
 		var in SendMessageInput
 		ch.Receive(ctx, &in)
-		m, err := s.admit(in)
-		if err != nil && s.migration != nil && errorType(err) != agents.ErrTypeInvalidMessage {
-			// A signal during or after a migration is never refused: it is forwarded.
-			m, err = in.message(s.in.maxMessageBytes())
-		}
-		if err != nil {
-			s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
-			workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
-			continue
-		}
-		s.enqueue(ctx, m, true)
+		s.takeSignal(ctx, in)
 	}
+}
+
+// takeSignal queues a UserMessage signal's turn. A signal during a migration or a
+// continue-as-new is never refused for that (it is forwarded or carried); one that does
+// not validate is not dropped silently: it becomes lastError and a warning.
+func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
+	m, err := s.admit(in)
+	if err != nil && (s.migration != nil || s.draining) && errorType(err) != agents.ErrTypeInvalidMessage {
+		m, err = in.message(s.in.maxMessageBytes())
+	}
+	if err != nil {
+		s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
+		workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
+		return
+	}
+	s.enqueue(ctx, m, true)
 }
 
 // enqueue returns the live turn for m's messageId, or queues a new one.
@@ -175,13 +185,17 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn, 
 			NonRetryableErrorTypes: []string{agents.ErrTypeModelRejected, agents.ErrTypeUnknownAgent},
 		},
 	})
-	in := agents.InvokeInput{ChatID: s.chatID, AgentID: p.ID, TurnID: t.msg.MessageID, History: p.Reducer.Reduce(s.history)}
+	in := s.invokeInput(ctx, p, t)
+	in.ReplyID = fmt.Sprintf("%s/%d", t.msg.MessageID, n)
 	var res agents.InvokeResult
 	if err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res); err != nil {
 		return chat.Message{}, unwrapActivityError(err)
 	}
+	if res.Stored != "" && s.store == "" {
+		s.store = res.Stored
+	}
 	return chat.Message{
-		MessageID:  fmt.Sprintf("%s/%d", t.msg.MessageID, n),
+		MessageID:  in.ReplyID,
 		Role:       chat.RoleAssistant,
 		AuthorName: p.Name,
 		AgentID:    p.ID,
@@ -254,4 +268,26 @@ func sameContents(a, b []chat.Content) bool {
 		}
 	}
 	return true
+}
+
+// inlineHistoryBytes is the largest (reduced) history sent inline to a model call;
+// longer ones are read by the activity from the run, so a turn adds to the event
+// history only its own messages.
+const inlineHistoryBytes = 16 << 10
+
+// invokeInput describes the history agent p sees for this call.
+func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *turn) agents.InvokeInput {
+	in := agents.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
+		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}
+	view := p.Reducer.Reduce(s.history)
+	size := 0
+	for _, m := range view {
+		size += m.Size()
+	}
+	if size <= inlineHistoryBytes && !historyHasStubs(view) {
+		in.History = view
+		return in
+	}
+	in.HistoryLength, in.Committed, in.Reducer = len(s.history), s.historyIndex(t.msg.MessageID), p.Reducer
+	return in
 }

@@ -34,6 +34,24 @@ type AgentChatInput struct {
 	// Restore, if set, fills the new chat from a chat-state document before it takes
 	// turns (DESIGN.md restore rules).
 	Restore *DocumentSource `json:"restore,omitempty"`
+	// Store names the message store for the bodies of older messages: "" keeps them in
+	// the workflow while they fit and moves them to the worker's default store when
+	// they would not; "sqlite" or "postgres" (a store configured on the worker) moves
+	// them there at every continue-as-new.
+	Store string `json:"store,omitempty"`
+	// HistoryBudget bounds one run's event history; past it the chat continues as new.
+	HistoryBudget HistoryBudget `json:"historyBudget,omitzero"`
+	// Carry is the state a previous run handed over at continue-as-new; set by the
+	// workflow itself, never by clients.
+	Carry *Carried `json:"carry,omitempty"`
+}
+
+// HistoryBudget bounds one run: zero fields mean the defaults (4,000 events, 4 MiB),
+// well under Temporal's warnings at 10,240 events and 10 MB. The chat also continues
+// as new whenever Temporal suggests it.
+type HistoryBudget struct {
+	MaxEvents int `json:"maxEvents,omitempty"`
+	MaxBytes  int `json:"maxBytes,omitempty"`
 }
 
 // AgentChatResult is what a finished chat workflow returns.
@@ -131,6 +149,10 @@ type StateResult struct {
 	Migration *MigrationState `json:"migration,omitempty"`
 	// MigratedTo names where the chat went, when Status is "migrated".
 	MigratedTo *ChatLocation `json:"migratedTo,omitempty"`
+	// Store is where older message bodies are ("" = all in the workflow).
+	Store string `json:"store,omitempty"`
+	// Runs is how many times the chat has continued as new.
+	Runs int `json:"runs,omitempty"`
 }
 
 // ChannelInfo is one channel as State reports it.
@@ -159,6 +181,10 @@ type StrategyState struct {
 type HistoryInput struct {
 	Offset int `json:"offset,omitempty"`
 	Limit  int `json:"limit,omitempty"`
+	// MaxBytes, if set, ends the page once its messages pass about this many bytes
+	// (Message.Size), after at least one message; readers of long chats set it to stay
+	// under Temporal's and gRPC's message limits.
+	MaxBytes int `json:"maxBytes,omitempty"`
 }
 
 // HistoryResult is a page of the primary history, oldest first; Total is the number of
@@ -167,4 +193,7 @@ type HistoryResult struct {
 	Messages []chat.Message `json:"messages"`
 	Offset   int            `json:"offset"`
 	Total    int            `json:"total"`
+	// Store names the message store that holds the bodies of messages returned
+	// without contents (stubs: id, role, author and time only); "" when there are none.
+	Store string `json:"store,omitempty"`
 }

@@ -310,6 +310,8 @@ func TestMigrateNeedsATarget(t *testing.T) {
 	assert.Contains(t, line, "--to-namespace")
 	assert.Contains(t, line, "--to-cluster")
 	assert.Contains(t, line, "--to-address")
+	// Checked before dialing: no server needed to learn it.
+	assert.Equal(t, line, fails(t, nil, "--address", "127.0.0.1:1", "migrate", "--chat", id))
 
 	line = fails(t, h, "migrate", "--chat", id, "--to-cluster", "east", "--to-address", "127.0.0.1:1")
 	assert.Contains(t, line, "not both")

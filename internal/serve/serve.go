@@ -4,8 +4,10 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/logx"
+	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/workflows"
 )
@@ -50,6 +53,10 @@ type Options struct {
 	// StoreDir holds exported documents too large to travel inline; default
 	// $AGENTCHAT_DATA_DIR/exports, else .agentchat/exports.
 	StoreDir string
+	// MessageStores are message store URLs ("sqlite:///path/messages.db",
+	// "postgres://..."); the first is where chats on the workflow store spill. Default:
+	// SQLite in $AGENTCHAT_DATA_DIR/messages.db.
+	MessageStores []string
 }
 
 // Worker is a started worker and what it runs on.
@@ -64,6 +71,7 @@ type Worker struct {
 	AgentsSource string
 
 	clusters map[string]activities.Cluster
+	stores   map[string]msgstore.Store
 }
 
 // Start loads the registry, starts the offline model if asked, builds the activities
@@ -91,9 +99,16 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
-		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)}}
 	w.clusters = clusters
+	stores, first, err := openStores(opts.MessageStores)
+	if err != nil {
+		w.stopModel()
+		return nil, err
+	}
+	w.stores = stores
+	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
+		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
+		MessageStores: stores, DefaultMessageStore: first}
 	if opts.Offline {
 		scripts, err := agentchat.OfflineScripts(reg)
 		if err != nil {
@@ -136,6 +151,49 @@ func (w *Worker) stopModel() {
 	for _, c := range w.clusters {
 		c.Client.Close()
 	}
+	for _, s := range w.stores {
+		_ = s.Close()
+	}
+}
+
+// openStores opens the message stores by URL and names the first; with none given,
+// SQLite in the data folder.
+func openStores(urls []string) (map[string]msgstore.Store, string, error) {
+	if len(urls) == 0 {
+		path, err := filepath.Abs(filepath.Join(DataDir(), "messages.db"))
+		if err != nil {
+			return nil, "", err
+		}
+		urls = []string{"sqlite://" + path}
+	}
+	stores := map[string]msgstore.Store{}
+	first := ""
+	for _, u := range urls {
+		st, err := msgstore.Open(context.Background(), u)
+		if err != nil {
+			for _, s := range stores {
+				_ = s.Close()
+			}
+			return nil, "", fmt.Errorf("message store %s: %w", redact(u), err)
+		}
+		if _, dup := stores[st.Name()]; dup {
+			_ = st.Close()
+			return nil, "", fmt.Errorf("two message stores of kind %q; give one of each", st.Name())
+		}
+		stores[st.Name()] = st
+		if first == "" {
+			first = st.Name()
+		}
+	}
+	return stores, first, nil
+}
+
+// redact hides a URL's password.
+func redact(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		return p.Redacted()
+	}
+	return "(unparsable URL)"
 }
 
 // dialClusters connects to each named cluster ("host:port" or "host:port/namespace").

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +32,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/devserver"
+	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 )
 
@@ -53,6 +56,16 @@ func Main(m *testing.M) {
 		_ = secondServer.Stop()
 	}
 	secondMu.Unlock()
+	storesMu.Lock()
+	for _, s := range stores {
+		_ = s.Close()
+	}
+	storesMu.Unlock()
+	if pgDir != "" {
+		if root, err := moduleRoot(); err == nil {
+			_ = exec.Command(filepath.Join(root, "scripts", "postgres.sh"), "stop", pgDir).Run()
+		}
+	}
 	if storePath != "" {
 		_ = os.RemoveAll(storePath)
 	}
@@ -155,6 +168,10 @@ type Options struct {
 	// TaskQueue; default a fresh one per harness. Harnesses that must serve the same
 	// chats in several namespaces share one.
 	TaskQueue string
+	// MessageStore is the worker's default message store: "sqlite" (default; one file
+	// per test binary) or "postgres" (AGENTCHAT_TEST_POSTGRES, or a server started by
+	// scripts/postgres.sh).
+	MessageStore string
 	// Config is the agent registry YAML; its endpoints are pointed at the offline
 	// model. Empty means DefaultConfig.
 	Config string
@@ -220,8 +237,10 @@ func New(t testing.TB, opts Options) *Harness {
 		clusters[name] = activities.Cluster{Client: cc, Namespace: ns, Address: addr}
 	}
 	store := activities.FileStore{Dir: storeDir(t)}
+	msgs := messageStore(t, opts.MessageStore)
 	acts, err := activities.New(activities.Config{Registry: reg, BaseURLOverride: model.URL(),
-		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store})
+		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
+		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}})
 	require.NoError(t, err)
 
 	tq := opts.TaskQueue
@@ -285,4 +304,79 @@ func storeDir(t testing.TB) string {
 // ChatID returns a chat id unique to this run of the test.
 func ChatID(t testing.TB) string {
 	return fmt.Sprintf("%s-%s", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), uuid.NewString()[:8])
+}
+
+var (
+	storesMu sync.Mutex
+	stores   = map[string]msgstore.Store{}
+	pgDir    string
+)
+
+// messageStore returns the test binary's message store of the kind asked for.
+func messageStore(t testing.TB, kind string) msgstore.Store {
+	t.Helper()
+	if kind == "" {
+		kind = msgstore.NameSQLite
+	}
+	storesMu.Lock()
+	defer storesMu.Unlock()
+	if st, ok := stores[kind]; ok {
+		return st
+	}
+	var (
+		st  msgstore.Store
+		err error
+	)
+	switch kind {
+	case msgstore.NameSQLite:
+		st, err = msgstore.OpenSQLite(filepath.Join(storeDir(t), "messages.db"))
+	case msgstore.NamePostgres:
+		st, err = msgstore.OpenPostgres(context.Background(), PostgresDSN(t))
+	default:
+		t.Fatalf("unknown message store %q", kind)
+	}
+	require.NoError(t, err)
+	stores[kind] = st
+	return st
+}
+
+// PostgresDSN returns $AGENTCHAT_TEST_POSTGRES, or starts a throwaway server with
+// scripts/postgres.sh (installing PostgreSQL from Debian's packages if needed) and
+// stops it in Main. Call with storesMu held.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	if dsn := os.Getenv("AGENTCHAT_TEST_POSTGRES"); dsn != "" {
+		return dsn
+	}
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	dir, err := os.MkdirTemp("", "agentchat-test-pg-")
+	require.NoError(t, err)
+	port, err := devserver.FreeAddress()
+	require.NoError(t, err)
+	_, p, _ := strings.Cut(port, ":")
+	cmd := exec.Command(filepath.Join(root, "scripts", "postgres.sh"), "start", dir, p)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "scripts/postgres.sh start")
+	pgDir = dir
+	return strings.TrimSpace(string(out))
+}
+
+// moduleRoot finds the folder holding go.mod, from the test's working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }

@@ -1,0 +1,158 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/msgstore"
+)
+
+// historyFor returns the history an agent call sees: the inline history, or the run's
+// first HistoryLength messages read through its History query (the committed prefix
+// from this worker's cache when it has it) and reduced; stubs are filled from the
+// message store.
+func (a *Activities) historyFor(ctx context.Context, in agents.InvokeInput) ([]chat.Message, error) {
+	if in.HistoryLength == 0 {
+		return a.fillStubs(ctx, in.ChatID, in.Store, in.History)
+	}
+	msgs, err := a.readRun(ctx, in.ChatID, in.RunID, in.HistoryLength, in.Committed)
+	if err != nil {
+		return nil, err
+	}
+	view := in.Reducer.Reduce(msgs)
+	filled, err := a.fillStubs(ctx, in.ChatID, in.Store, view)
+	if err != nil {
+		return nil, err
+	}
+	if len(view) == len(msgs) {
+		// The whole history was filled: keep the bodies, so the next call reads none again.
+		a.runs.put(in.ChatID, in.RunID, filled[:min(in.Committed, len(filled))])
+	}
+	return filled, nil
+}
+
+// readRun reads messages [0, length) of a chat run, reusing the cached committed prefix.
+func (a *Activities) readRun(ctx context.Context, chatID, runID string, length, committed int) ([]chat.Message, error) {
+	cached := a.runs.get(chatID, runID)
+	if len(cached) > committed {
+		cached = cached[:committed]
+	}
+	msgs := append(make([]chat.Message, 0, length), cached...)
+	tc, err := a.temporal(activity.GetInfo(ctx).WorkflowNamespace)
+	if err != nil {
+		return nil, err
+	}
+	more, err := readHistory(ctx, tc, chatID, runID, len(msgs), length)
+	if err != nil {
+		return nil, err
+	}
+	msgs = append(msgs, more...)
+	a.runs.put(chatID, runID, msgs[:min(committed, len(msgs))])
+	return msgs, nil
+}
+
+// fillStubs replaces stub messages (no contents) by their bodies from the chat's store.
+func (a *Activities) fillStubs(ctx context.Context, chatID, store string, msgs []chat.Message) ([]chat.Message, error) {
+	var ids []string
+	for _, m := range msgs {
+		if m.Contents == nil {
+			ids = append(ids, m.MessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return msgs, nil
+	}
+	st, err := a.messageStore(store)
+	if err != nil {
+		return nil, err
+	}
+	bodies, err := st.Get(ctx, chatID, ids)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	out := append([]chat.Message(nil), msgs...)
+	j := 0
+	for i := range out {
+		if out[i].Contents == nil {
+			out[i].Contents = bodies[j].Contents
+			j++
+		}
+	}
+	return out, nil
+}
+
+// StoreMessages puts message bodies into the named message store (or the worker's
+// default one) and returns the store's name. Retried when the store is unreachable.
+func (a *Activities) StoreMessages(ctx context.Context, in agents.StoreMessagesInput) (agents.StoreMessagesResult, error) {
+	st, err := a.messageStore(in.Store)
+	if err != nil {
+		return agents.StoreMessagesResult{}, err
+	}
+	if err := st.Put(ctx, in.ChatID, in.Messages); err != nil {
+		return agents.StoreMessagesResult{}, storeError(err)
+	}
+	return agents.StoreMessagesResult{Store: st.Name()}, nil
+}
+
+// messageStore returns the store named name, or the default store for "".
+func (a *Activities) messageStore(name string) (msgstore.Store, error) {
+	if name == "" {
+		name = a.defaultStore
+	}
+	st, ok := a.stores[name]
+	if !ok || st == nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"message store %q is not configured on this worker (worker --message-store URL)", name),
+			agents.ErrTypeInvalidInput, nil)
+	}
+	return st, nil
+}
+
+// storeError marks store failures: unreachable is retryable (StoreUnavailable), the
+// rest (not found, conflict) is not.
+func storeError(err error) error {
+	if errors.Is(err, msgstore.ErrUnavailable) {
+		return temporal.NewApplicationError("message store unavailable: "+err.Error(), agents.ErrTypeStoreUnavailable)
+	}
+	return temporal.NewNonRetryableApplicationError("message store: "+err.Error(), agents.ErrTypeInvalidInput, nil)
+}
+
+// runCache keeps the committed history prefix of recent chat runs, so that a long chat's
+// model calls read only the messages added since this worker's last call.
+type runCache struct {
+	mu      sync.Mutex
+	entries map[[2]string][]chat.Message
+	order   [][2]string
+	max     int
+}
+
+func newRunCache(max int) *runCache {
+	return &runCache{entries: map[[2]string][]chat.Message{}, max: max}
+}
+
+func (c *runCache) get(chatID, runID string) []chat.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[[2]string{chatID, runID}]
+}
+
+func (c *runCache) put(chatID, runID string, msgs []chat.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := [2]string{chatID, runID}
+	if _, ok := c.entries[key]; !ok {
+		c.order = append(c.order, key)
+		if len(c.order) > c.max {
+			delete(c.entries, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.entries[key] = msgs
+}

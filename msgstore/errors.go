@@ -1,0 +1,24 @@
+package msgstore
+
+import "errors"
+
+// Errors returned by the stores; test with errors.Is. Returned errors wrap these with
+// the store, the chat and the message id they concern.
+var (
+	// ErrNotFound: Get was asked for a message id the chat does not have.
+	ErrNotFound = errors.New("message not found")
+	// ErrConflict: Put was given a message whose id the chat already holds with another
+	// body. Nothing of that Put call was written.
+	ErrConflict = errors.New("message id already stored with a different body")
+	// ErrUnavailable: the store could not be reached (connection refused or lost, the
+	// server shutting down, the database locked past the busy timeout, an operation past
+	// its time limit). The call may be retried.
+	ErrUnavailable = errors.New("message store unavailable")
+	// ErrClosed: the Store was used after Close.
+	ErrClosed = errors.New("message store is closed")
+	// ErrInvalid: the call itself is wrong (empty chat id or message id, a body that
+	// cannot be encoded, an unsupported URL); retrying cannot help.
+	ErrInvalid = errors.New("invalid message store request")
+	// ErrSchema: the database holds a schema version newer than this build knows.
+	ErrSchema = errors.New("message store schema version not supported")
+)

@@ -1,0 +1,273 @@
+package msgstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// PostgresConnectTimeout bounds each new connection (dial, TLS, startup) when the DSN
+// sets no connect_timeout.
+const PostgresConnectTimeout = 5 * time.Second
+
+// postgresChunk is how many messages one INSERT carries.
+const postgresChunk = 1000
+
+// postgresMigrationLock is the pg_advisory_xact_lock key that serializes schema changes
+// between processes opening the same database at once.
+const postgresMigrationLock = 0x6d736773746f7265 // "msgstore"
+
+const postgresSchemaVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
+	name    text    PRIMARY KEY,
+	version integer NOT NULL
+)`
+
+const postgresSchemaV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
+	chat_id    text        NOT NULL,
+	message_id text        NOT NULL,
+	body       bytea       NOT NULL, -- the JSON of chat.Message, as encode writes it
+	created_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (chat_id, message_id)
+)`
+
+// Postgres is a Store in a PostgreSQL database (table chat_messages, version recorded
+// in the row 'chat_messages' of table schema_version), through a pgxpool pool.
+type Postgres struct {
+	pool   *pgxpool.Pool
+	closed atomic.Bool
+}
+
+var _ Store = (*Postgres)(nil)
+
+// OpenPostgres connects to the database dsn names (a postgres:// URL or key=value
+// string, as pgx parses it), then creates or checks its tables. A server that cannot be
+// reached is ErrUnavailable; a database with a newer schema version is ErrSchema.
+func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("msgstore: open postgres: %w: %w", ErrInvalid, err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = PostgresConnectTimeout
+	}
+	cfg.PingTimeout = PostgresConnectTimeout
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("msgstore: open postgres: %w", err)
+	}
+	s := &Postgres{pool: pool}
+	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	defer cancel()
+	if err := s.migrate(opCtx); err != nil {
+		pool.Close()
+		return nil, s.wrap(ctx, opCtx, "open postgres", err)
+	}
+	return s, nil
+}
+
+// migrate brings the database to SchemaVersion in one transaction.
+func (s *Postgres) migrate(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(postgresMigrationLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, postgresSchemaVersionTable); err != nil {
+			return err
+		}
+		var version int
+		err := tx.QueryRow(ctx, "SELECT version FROM schema_version WHERE name = 'chat_messages'").Scan(&version)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		case version > SchemaVersion:
+			return fmt.Errorf("%w: database has version %d, this build knows up to %d", ErrSchema, version, SchemaVersion)
+		default:
+			return nil
+		}
+		if _, err := tx.Exec(ctx, postgresSchemaV1); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO schema_version (name, version) VALUES ('chat_messages', $1)", SchemaVersion)
+		return err
+	})
+}
+
+// Name returns "postgres".
+func (s *Postgres) Name() string { return NamePostgres }
+
+// Close closes the pool. Later calls return ErrClosed.
+func (s *Postgres) Close() error {
+	if !s.closed.Swap(true) {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// Put writes msgs under chatID in one transaction; see Store.
+func (s *Postgres) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
+	if s.closed.Load() {
+		return fmt.Errorf("msgstore: postgres put: %w", ErrClosed)
+	}
+	rows, err := encodeAll(NamePostgres, chatID, msgs)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	// One lock order for all writers, so two Puts sharing ids cannot deadlock.
+	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.id, b.id) })
+	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	defer cancel()
+	err = pgx.BeginFunc(opCtx, s.pool, func(tx pgx.Tx) error {
+		return chunks(rows, postgresChunk, func(part []row) error { return putChunk(opCtx, tx, chatID, part) })
+	})
+	if err != nil {
+		return s.wrap(ctx, opCtx, "postgres put chat "+strconv.Quote(chatID), err)
+	}
+	return nil
+}
+
+// putChunk inserts the rows that are new and checks that the others, already stored
+// (before, or by a concurrent transaction that committed meanwhile), have the same body.
+func putChunk(ctx context.Context, tx pgx.Tx, chatID string, part []row) error {
+	ids := make([]string, len(part))
+	bodies := make([][]byte, len(part))
+	for i, r := range part {
+		ids[i], bodies[i] = r.id, r.body
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO chat_messages (chat_id, message_id, body)
+		SELECT $1, m.id, m.body FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS m(id, body, n) ORDER BY m.n
+		ON CONFLICT (chat_id, message_id) DO NOTHING
+		RETURNING message_id`, chatID, ids, bodies)
+	if err != nil {
+		return err
+	}
+	inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	if len(inserted) == len(part) {
+		return nil
+	}
+	done := make(map[string]bool, len(inserted))
+	for _, id := range inserted {
+		done[id] = true
+	}
+	var rest []string
+	for _, id := range ids {
+		if !done[id] {
+			rest = append(rest, id)
+		}
+	}
+	existing, err := postgresBodies(ctx, tx, chatID, rest)
+	if err != nil {
+		return err
+	}
+	for _, r := range part {
+		if !done[r.id] && !bytes.Equal(existing[r.id], r.body) {
+			return conflictError(NamePostgres, chatID, r.id)
+		}
+	}
+	return nil
+}
+
+// Get returns the messages of chatID with these ids, in order, with one query; see
+// Store.
+func (s *Postgres) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("msgstore: postgres get: %w", ErrClosed)
+	}
+	if err := checkIDs(NamePostgres, chatID, ids); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return []chat.Message{}, nil
+	}
+	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	defer cancel()
+	found, err := postgresBodies(opCtx, s.pool, chatID, unique(ids))
+	if err != nil {
+		return nil, s.wrap(ctx, opCtx, "postgres get chat "+strconv.Quote(chatID), err)
+	}
+	return ordered(NamePostgres, chatID, ids, found)
+}
+
+type pgQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// postgresBodies returns the stored bodies of those ids that chatID has.
+func postgresBodies(ctx context.Context, q pgQuerier, chatID string, ids []string) (map[string][]byte, error) {
+	rows, err := q.Query(ctx,
+		"SELECT message_id, body FROM chat_messages WHERE chat_id = $1 AND message_id = ANY($2::text[])", chatID, ids)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string][]byte, len(ids))
+	var id string
+	var body []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &body}, func() error {
+		found[id] = slices.Clone(body)
+		return nil
+	})
+	return found, err
+}
+
+// wrap prefixes err and marks it ErrUnavailable when the server could not be reached
+// or the operation ran past OpTimeout while the caller's ctx was still live.
+func (s *Postgres) wrap(ctx, opCtx context.Context, what string, err error) error {
+	if errors.Is(err, ErrConflict) { // already says where and what
+		return err
+	}
+	if s.closed.Load() {
+		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrClosed, err)
+	}
+	if !errors.Is(err, ErrSchema) && ctx.Err() == nil && (opCtx.Err() != nil || postgresUnavailable(err)) {
+		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrUnavailable, err)
+	}
+	return fmt.Errorf("msgstore: %s: %w", what, err)
+}
+
+// postgresUnavailable reports whether err means the server could not be reached or
+// could not serve now: a failed connect, a lost connection, a network error or timeout,
+// or a server error of class 08 (connection exception) or 53 (insufficient resources),
+// 57P01-57P03 (shutting down, starting up), 40001/40P01 (serialization failure,
+// deadlock: the transaction was rolled back and may be retried).
+func postgresUnavailable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"):
+			return true
+		}
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03", "40001", "40P01":
+			return true
+		}
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &connectErr), errors.As(err, &netErr),
+		pgconn.Timeout(err), pgconn.SafeToRetry(err),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	return false
+}

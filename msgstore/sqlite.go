@@ -1,0 +1,271 @@
+package msgstore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// SQLiteBusyTimeout is how long a write waits for another connection or process that
+// holds the database's write lock; past it the write is ErrUnavailable.
+const SQLiteBusyTimeout = 5 * time.Second
+
+// sqliteChunk is how many ids one SELECT ... IN (...) binds, well under SQLite's
+// variable limit (32766 in modernc.org/sqlite, 999 in old builds).
+const sqliteChunk = 500
+
+const sqliteSchemaV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
+	chat_id    TEXT    NOT NULL,
+	message_id TEXT    NOT NULL,
+	body       BLOB    NOT NULL, -- the JSON of chat.Message, as encode writes it
+	created_at INTEGER NOT NULL, -- when first stored, Unix milliseconds
+	PRIMARY KEY (chat_id, message_id)
+)`
+
+// SQLite is a Store in one SQLite file (WAL mode), through the pure-Go driver
+// modernc.org/sqlite. Several SQLite values, in one process or several, may share a
+// file: writes are serialized by SQLite's lock, waiting up to SQLiteBusyTimeout.
+type SQLite struct {
+	db      *sql.DB
+	path    string
+	writeMu sync.Mutex // one writer per value, so its goroutines do not contend in SQLite's busy loop
+	closed  atomic.Bool
+}
+
+var _ Store = (*SQLite)(nil)
+
+// OpenSQLite opens the SQLite store at path, creating its folder and file if missing,
+// and creates or checks its table (schema version in PRAGMA user_version). A file whose
+// schema version is newer than SchemaVersion is ErrSchema.
+func OpenSQLite(path string) (*SQLite, error) {
+	if path == "" {
+		return nil, fmt.Errorf("msgstore: open sqlite: %w: empty path", ErrInvalid)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(SQLiteBusyTimeout.Milliseconds(), 10))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL") // a Put that returned survives a power cut
+	q.Set("_txlock", "immediate") // take the write lock at BEGIN, so the busy timeout applies
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+	}
+	s := &SQLite{db: db, path: abs}
+	ctx, cancel := context.WithTimeout(context.Background(), OpTimeout)
+	defer cancel()
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, s.wrap(context.Background(), ctx, "open sqlite "+strconv.Quote(abs), err)
+	}
+	return s, nil
+}
+
+// migrate brings the file to SchemaVersion in one transaction.
+func (s *SQLite) migrate(ctx context.Context) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	switch {
+	case version > SchemaVersion:
+		return fmt.Errorf("%w: file has version %d, this build knows up to %d", ErrSchema, version, SchemaVersion)
+	case version < 1:
+		if _, err := tx.ExecContext(ctx, sqliteSchemaV1); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Name returns "sqlite".
+func (s *SQLite) Name() string { return NameSQLite }
+
+// Path returns the absolute path of the database file.
+func (s *SQLite) Path() string { return s.path }
+
+// Close closes the database. Later calls return ErrClosed.
+func (s *SQLite) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("msgstore: close sqlite %q: %w", s.path, err)
+	}
+	return nil
+}
+
+// Put writes msgs under chatID in one transaction; see Store.
+func (s *SQLite) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
+	if s.closed.Load() {
+		return fmt.Errorf("msgstore: sqlite put: %w", ErrClosed)
+	}
+	rows, err := encodeAll(NameSQLite, chatID, msgs)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	defer cancel()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.put(opCtx, chatID, rows); err != nil {
+		return s.wrap(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID), err)
+	}
+	return nil
+}
+
+func (s *SQLite) put(ctx context.Context, chatID string, rows []row) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.id
+	}
+	existing, err := sqliteBodies(ctx, tx, chatID, ids)
+	if err != nil {
+		return err
+	}
+	var fresh []row
+	for _, r := range rows {
+		old, ok := existing[r.id]
+		if !ok {
+			fresh = append(fresh, r)
+		} else if !bytes.Equal(old, r.body) {
+			return conflictError(NameSQLite, chatID, r.id)
+		}
+	}
+	if len(fresh) == 0 {
+		return tx.Commit()
+	}
+	stmt, err := tx.PrepareContext(ctx,
+		"INSERT INTO chat_messages (chat_id, message_id, body, created_at) VALUES (?, ?, ?, ?)")
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	now := time.Now().UnixMilli()
+	for _, r := range fresh {
+		if _, err := stmt.ExecContext(ctx, chatID, r.id, r.body, now); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Get returns the messages of chatID with these ids, in order; see Store.
+func (s *SQLite) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("msgstore: sqlite get: %w", ErrClosed)
+	}
+	if err := checkIDs(NameSQLite, chatID, ids); err != nil {
+		return nil, err
+	}
+	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	defer cancel()
+	found, err := sqliteBodies(opCtx, s.db, chatID, unique(ids))
+	if err != nil {
+		return nil, s.wrap(ctx, opCtx, "sqlite get chat "+strconv.Quote(chatID), err)
+	}
+	return ordered(NameSQLite, chatID, ids, found)
+}
+
+type sqlQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// sqliteBodies returns the stored bodies of those ids that chatID has, in chunks of
+// sqliteChunk ids per query.
+func sqliteBodies(ctx context.Context, q sqlQuerier, chatID string, ids []string) (map[string][]byte, error) {
+	found := make(map[string][]byte, len(ids))
+	err := chunks(ids, sqliteChunk, func(part []string) error {
+		args := make([]any, 0, len(part)+1)
+		args = append(args, chatID)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		query := "SELECT message_id, body FROM chat_messages WHERE chat_id = ? AND message_id IN (?" +
+			strings.Repeat(", ?", len(part)-1) + ")"
+		rows, err := q.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var body []byte
+			if err := rows.Scan(&id, &body); err != nil {
+				return err
+			}
+			found[id] = body
+		}
+		return rows.Err()
+	})
+	return found, err
+}
+
+// wrap prefixes err and marks it ErrUnavailable when SQLite was busy or locked, or the
+// operation ran past OpTimeout while the caller's ctx was still live.
+func (s *SQLite) wrap(ctx, opCtx context.Context, what string, err error) error {
+	if errors.Is(err, ErrConflict) { // already says where and what
+		return err
+	}
+	if !errors.Is(err, ErrSchema) && ctx.Err() == nil && (opCtx.Err() != nil || sqliteUnavailable(err)) {
+		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrUnavailable, err)
+	}
+	return fmt.Errorf("msgstore: %s: %w", what, err)
+}
+
+// sqliteUnavailable reports whether err is SQLite saying "not now": busy or locked
+// past the busy timeout, or a WAL lock race (SQLITE_PROTOCOL).
+func sqliteUnavailable(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PROTOCOL:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,215 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+)
+
+// Defaults of HistoryBudget and of what a run carries inline.
+const (
+	defaultMaxEvents = 4000
+	defaultMaxBytes  = 4 << 20
+	// carryInlineBytes is the most message content a continue-as-new input carries;
+	// bodies beyond it go to the message store first.
+	carryInlineBytes = 512 << 10
+	// keepInline is how many recent messages stay in the workflow when older ones
+	// move to the store.
+	keepInline = 32
+	storeTimeout = time.Minute
+)
+
+// Carried is everything one run hands the next at continue-as-new.
+type Carried struct {
+	Participants []agents.Participant    `json:"participants"`
+	History      []chat.Message          `json:"history"`
+	Channels     []chatstate.Channel     `json:"channels"`
+	Selection    agents.SelectionState   `json:"selection"`
+	Termination  agents.TerminationState `json:"termination"`
+	IsComplete   bool                    `json:"isComplete,omitempty"`
+	TurnCount    int                     `json:"turnCount"`
+	Attempted    int                     `json:"attempted"`
+	Pending      []chat.Message          `json:"pending,omitempty"`
+	LastError    *TurnError              `json:"lastError,omitempty"`
+	Restored     *CarriedRestore         `json:"restored,omitempty"`
+	Store        string                  `json:"store,omitempty"`
+	Runs         int                     `json:"runs"`
+}
+
+// CarriedRestore is the restore record a chat keeps across runs.
+type CarriedRestore struct {
+	Digest  string           `json:"digest"`
+	Source  chatstate.Source `json:"source"`
+	Repairs []string         `json:"repairs,omitempty"`
+}
+
+// resume takes over a previous run's state.
+func (s *chatState) resume(ctx workflow.Context, c *Carried) {
+	s.participants, s.history = c.Participants, c.History
+	for _, ch := range c.Channels {
+		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
+	}
+	s.selState, s.termState, s.isComplete = c.Selection, c.Termination, c.IsComplete
+	s.boundary = strategyState{sel: s.selState, term: s.termState}
+	s.lastError, s.store, s.runs = c.LastError, c.Store, c.Runs
+	if c.Restored != nil {
+		s.restored = &restoredFrom{digest: c.Restored.Digest, source: c.Restored.Source, repairs: c.Restored.Repairs}
+	}
+	s.rebuildTurns()
+	s.turnCount, s.attempted = c.TurnCount, c.Attempted
+	for _, m := range c.Pending {
+		s.enqueue(ctx, m, true)
+	}
+}
+
+// continueAsNewDue reports whether this run should hand over to a new one: Temporal
+// suggests it, or the run's history passed its budget.
+func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	b := s.in.HistoryBudget
+	maxEvents, maxBytes := b.MaxEvents, b.MaxBytes
+	if maxEvents <= 0 {
+		maxEvents = defaultMaxEvents
+	}
+	if maxBytes <= 0 {
+		maxBytes = defaultMaxBytes
+	}
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxEvents ||
+		info.GetCurrentHistorySize() >= maxBytes
+}
+
+// continueAsNew drains the run and hands its state to a new run: it refuses new
+// updates (retryable; clients retry into the new run), answers the turns already
+// accepted, waits for every handler, takes the signals still buffered as pending
+// turns, moves older message bodies to the store when the carry would be too large,
+// and continues as new with the same input and the carried state.
+func (s *chatState) continueAsNew(ctx workflow.Context) error {
+	s.draining = true
+	for {
+		if t := s.nextUpdateTurn(); t != nil {
+			s.runTurn(ctx, t)
+			continue
+		}
+		if err := workflow.Await(ctx, func() bool {
+			return s.nextUpdateTurn() != nil || workflow.AllHandlersFinished(ctx)
+		}); err != nil {
+			return err
+		}
+		if s.nextUpdateTurn() == nil {
+			break
+		}
+	}
+	s.drainSignals(ctx)
+	if err := s.spill(ctx); err != nil {
+		return err
+	}
+	next := s.in
+	next.Restore = nil
+	next.Carry = s.carry()
+	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
+}
+
+// nextUpdateTurn takes the first queued turn that an update waits for, if any.
+func (s *chatState) nextUpdateTurn() *turn {
+	for i, t := range s.queue {
+		if !t.signal {
+			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
+			return t
+		}
+	}
+	return nil
+}
+
+// drainSignals queues every UserMessage signal still buffered in the channel.
+func (s *chatState) drainSignals(ctx workflow.Context) {
+	ch := workflow.GetSignalChannel(ctx, UserMessageSignal)
+	var in SendMessageInput
+	for ch.ReceiveAsync(&in) {
+		s.takeSignal(ctx, in)
+		in = SendMessageInput{}
+	}
+}
+
+// carry captures the state for the next run.
+func (s *chatState) carry() *Carried {
+	c := &Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
+		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
+		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1}
+	for _, t := range s.queue {
+		c.Pending = append(c.Pending, t.msg)
+	}
+	if r := s.restored; r != nil {
+		c.Restored = &CarriedRestore{Digest: r.digest, Source: r.source, Repairs: r.repairs}
+	}
+	return c
+}
+
+// inlineBytes is the size of the message bodies the workflow holds.
+func (s *chatState) inlineBytes() int {
+	n := 0
+	for _, m := range s.history {
+		n += m.Size()
+	}
+	return n
+}
+
+// spill moves the bodies of all but the latest messages to the message store when the
+// chat names one, or when what the workflow holds would make the carry too large.
+// What stays in the history are stubs: id, role, author, agent and time.
+func (s *chatState) spill(ctx workflow.Context) error {
+	if s.in.Store == "" && s.inlineBytes() <= carryInlineBytes {
+		return nil
+	}
+	end := len(s.history) - keepInline
+	var batch []chat.Message
+	var idx []int
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeTimeout,
+			RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}})
+		var res agents.StoreMessagesResult
+		err := workflow.ExecuteActivity(actx, StoreMessagesActivity,
+			agents.StoreMessagesInput{ChatID: s.chatID, Store: s.store, Messages: batch}).Get(ctx, &res)
+		if err != nil {
+			return err
+		}
+		s.store = res.Store
+		for _, i := range idx {
+			s.history[i].Contents = nil
+		}
+		batch, idx = nil, nil
+		return nil
+	}
+	size := 0
+	for i := 0; i < end; i++ {
+		m := s.history[i]
+		if m.Contents == nil {
+			continue
+		}
+		batch, idx = append(batch, m), append(idx, i)
+		if size += m.Size(); size >= carryInlineBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+			size = 0
+		}
+	}
+	return flush()
+}
+
+// historyHasStubs reports whether any message in msgs is a stub.
+func historyHasStubs(msgs []chat.Message) bool {
+	for _, m := range msgs {
+		if m.Contents == nil {
+			return true
+		}
+	}
+	return false
+}

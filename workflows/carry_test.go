@@ -1,0 +1,60 @@
+package workflows_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// A run that passes its history budget hands everything to the next run: history,
+// strategy state, counts, and the signals still queued; State and History read the same.
+func TestContinueAsNewCarriesTheWholeChat(t *testing.T) {
+	e := newEnv(t)
+	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"}}
+	var outs []*outcome
+	for i, id := range []string{"t1", "t2", "t3", "t4", "t5", "t6"} {
+		outs = append(outs, e.send(time.Duration(i+1)*time.Second, msg(id, "turn "+id)))
+	}
+	var before workflows.StateResult
+	var hist []chat.Message
+	e.at(6*time.Second+500*time.Millisecond, func() {
+		before, hist = e.state(), e.history()
+		e.env.SetContinueAsNewSuggested(true) // as Temporal would, for a long run
+		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("late", "queued at the hand-over"))
+	})
+	e.run(in, 0)
+
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	for _, o := range outs {
+		require.True(t, o.done)
+		require.NoError(t, o.err)
+	}
+
+	// The next run, from the carried input.
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	require.NotNil(t, next.Carry)
+	assert.Equal(t, 1, next.Carry.Runs)
+	e2 := newEnv(t)
+	var after workflows.StateResult
+	var hist2 []chat.Message
+	e2.at(time.Second, func() { after, hist2 = e2.state(), e2.history() })
+	e2.run(next, 2*time.Second)
+
+	assert.Equal(t, before.TurnCount, after.TurnCount-1, "the carried signal was answered in the new run")
+	assert.Equal(t, hist, hist2[:len(hist)], "History reads the same across runs")
+	assert.Equal(t, "late", hist2[len(hist)].MessageID)
+	assert.Equal(t, 1, after.Runs)
+	assert.Equal(t, before.Participants, after.Participants)
+}
+
+func converterFor() converter.DataConverter { return converter.GetDefaultDataConverter() }
