@@ -55,9 +55,9 @@ type Config struct {
 
 // Activities are the agentchat activities. Safe for concurrent use.
 type Activities struct {
-	registry    *agents.Registry
-	models      map[string]*openai.Client // by endpoint name
-	clients     *clients
+	registry     *agents.Registry
+	models       map[string]*openai.Client // by endpoint name
+	clients      *clients
 	clusterName  string
 	store        DocumentStore
 	stores       map[string]msgstore.Store

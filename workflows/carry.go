@@ -20,7 +20,7 @@ const (
 	carryInlineBytes = 512 << 10
 	// keepInline is how many recent messages stay in the workflow when older ones
 	// move to the store.
-	keepInline = 32
+	keepInline   = 32
 	storeTimeout = time.Minute
 )
 
