@@ -18,6 +18,10 @@ const (
 	// carryInlineBytes is the most message content a continue-as-new input carries;
 	// bodies beyond it go to the message store first.
 	carryInlineBytes = 512 << 10
+	// carryHardBytes is what a carry cannot exceed (Temporal's 2 MB payload limit, with
+	// room for the rest): past it, moving bodies to the store is not optional and is
+	// retried until the store answers.
+	carryHardBytes = 1536 << 10
 	// keepInline is how many recent messages stay in the workflow when older ones
 	// move to the store.
 	keepInline   = 32
@@ -162,8 +166,15 @@ func (s *chatState) inlineBytes() int {
 // chat names one, or when what the workflow holds would make the carry too large.
 // What stays in the history are stubs: id, role, author, agent and time.
 func (s *chatState) spill(ctx workflow.Context) error {
-	if s.in.Store == "" && s.inlineBytes() <= carryInlineBytes {
+	inline := s.inlineBytes()
+	if s.in.Store == "" && inline <= carryInlineBytes {
 		return nil
+	}
+	// While the carry would fit anyway, an unreachable store only postpones the move
+	// to the next hand-over; past carryHardBytes it is retried until the store answers.
+	policy := &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}
+	if inline <= carryHardBytes {
+		policy.MaximumAttempts = 3
 	}
 	end := len(s.history) - keepInline
 	var batch []chat.Message
@@ -173,12 +184,13 @@ func (s *chatState) spill(ctx workflow.Context) error {
 			return nil
 		}
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeTimeout,
-			RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}})
+			RetryPolicy: policy})
 		var res agents.StoreMessagesResult
 		err := workflow.ExecuteActivity(actx, StoreMessagesActivity,
-			agents.StoreMessagesInput{ChatID: s.chatID, Store: s.store, Messages: batch}).Get(ctx, &res)
+			agents.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
-			return err
+			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
+			return nil
 		}
 		s.store = res.Store
 		for _, i := range idx {

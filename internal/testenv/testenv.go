@@ -172,6 +172,9 @@ type Options struct {
 	// per test binary) or "postgres" (AGENTCHAT_TEST_POSTGRES, or a server started by
 	// scripts/postgres.sh).
 	MessageStore string
+	// MessageStoreURL, if set, opens a store of the harness's own at this URL instead
+	// (closed when the test ends).
+	MessageStoreURL string
 	// Config is the agent registry YAML; its endpoints are pointed at the offline
 	// model. Empty means DefaultConfig.
 	Config string
@@ -197,8 +200,11 @@ type Harness struct {
 	Registry  *agents.Registry
 	TaskQueue string
 	Namespace string
+	// MessageStore is the worker's message store.
+	MessageStore msgstore.Store
 
 	acts   *activities.Activities
+	config activities.Config
 	worker worker.Worker
 }
 
@@ -238,9 +244,15 @@ func New(t testing.TB, opts Options) *Harness {
 	}
 	store := activities.FileStore{Dir: storeDir(t)}
 	msgs := messageStore(t, opts.MessageStore)
-	acts, err := activities.New(activities.Config{Registry: reg, BaseURLOverride: model.URL(),
+	if opts.MessageStoreURL != "" {
+		msgs, err = msgstore.Open(context.Background(), opts.MessageStoreURL)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = msgs.Close() })
+	}
+	acfg := activities.Config{Registry: reg, BaseURLOverride: model.URL(),
 		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
-		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}})
+		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}}
+	acts, err := activities.New(acfg)
 	require.NoError(t, err)
 
 	tq := opts.TaskQueue
@@ -248,7 +260,8 @@ func New(t testing.TB, opts Options) *Harness {
 		tq = TaskQueue(t)
 	}
 	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace}),
-		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts}
+		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts,
+		MessageStore: msgs, config: acfg}
 	h.StartWorker(t)
 	return h
 }
@@ -274,6 +287,17 @@ func (h *Harness) StartWorker(t testing.TB) {
 		err = h.Client.CheckWorker(context.Background(), h.TaskQueue)
 		return err == nil
 	}, 30*time.Second, 100*time.Millisecond, "worker never polled: %v", err)
+}
+
+// RestartWorkerCold stops the worker and starts a new one with new activities (empty
+// caches), as a restarted worker process would have.
+func (h *Harness) RestartWorkerCold(t testing.TB) {
+	t.Helper()
+	h.StopWorker()
+	acts, err := activities.New(h.config)
+	require.NoError(t, err)
+	h.acts = acts
+	h.StartWorker(t)
 }
 
 // StopWorker stops the harness's worker, if running.

@@ -1,0 +1,113 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// CaptureIdentity replaces the worker and client identities ("<pid>@<host>@…") in
+// saved histories, so that committed files name no machine. Replay ignores identities.
+const CaptureIdentity = "agentchat-replay-capture"
+
+// idleTimeout bounds WaitIdle.
+const idleTimeout = 30 * time.Second
+
+// SaveHistory writes the event history of one run of workflowID (runID "" = the
+// latest run) to path, creating its folder: JSON as `temporal workflow show --output
+// json` writes it and worker.WorkflowReplayer's ReplayWorkflowHistoryFromJSONFile
+// reads it, indented by two spaces, with identities replaced by CaptureIdentity. It
+// checks that the file reads back (client.HistoryFromJSON) to the same events and
+// returns the history.
+func SaveHistory(t testing.TB, tc client.Client, workflowID, runID, path string) *historypb.History {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hist := &historypb.History{}
+	it := tc.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err, "history of %s run %q", workflowID, runID)
+		hist.Events = append(hist.Events, ev)
+	}
+	require.NotEmpty(t, hist.Events, "history of %s run %q", workflowID, runID)
+	scrubIdentities(hist.ProtoReflect())
+
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
+	require.NoError(t, err)
+	b = append(b, '\n')
+	back, err := client.HistoryFromJSON(bytes.NewReader(b), client.HistoryJSONOptions{})
+	require.NoError(t, err, "the JSON of %s reads back", workflowID)
+	require.True(t, proto.Equal(hist, back), "the JSON of %s reads back to the same %d events", workflowID, len(hist.Events))
+
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	return hist
+}
+
+// scrubIdentities sets every string field named "identity" in m, at any depth, to
+// CaptureIdentity.
+func scrubIdentities(m protoreflect.Message) {
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Name() == "identity" && fd.Kind() == protoreflect.StringKind && !fd.IsList():
+			m.Set(fd, protoreflect.ValueOfString(CaptureIdentity))
+		case fd.IsList() && fd.Message() != nil:
+			for i := 0; i < v.List().Len(); i++ {
+				scrubIdentities(v.List().Get(i).Message())
+			}
+		case fd.IsMap() && fd.MapValue().Message() != nil:
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				scrubIdentities(mv.Message())
+				return true
+			})
+		case fd.Message() != nil && !fd.IsList() && !fd.IsMap():
+			scrubIdentities(v.Message())
+		}
+		return true
+	})
+}
+
+// WaitIdle waits until workflowID's latest run has neither a workflow task nor an
+// activity pending (a closed run is idle), so that a history saved next ends at rest
+// rather than in the middle of a task.
+func WaitIdle(t testing.TB, tc client.Client, workflowID string) {
+	t.Helper()
+	var last string
+	require.Eventually(t, func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return true
+		}
+		last = "workflow task or activities pending"
+		return d.GetPendingWorkflowTask() == nil && len(d.GetPendingActivities()) == 0
+	}, idleTimeout, 50*time.Millisecond, "%s never came to rest: %s", workflowID, last)
+}
+
+// TerminateIfRunning ends workflowID's running run, if there is one, so that a test
+// can reuse a fixed workflow id on a server that outlives it.
+func TerminateIfRunning(t testing.TB, tc client.Client, workflowID string) {
+	t.Helper()
+	err := tc.TerminateWorkflow(context.Background(), workflowID, "", "testenv: fixed workflow id reused")
+	var nf *serviceerror.NotFound
+	if err != nil && !errors.As(err, &nf) {
+		require.NoError(t, err, "terminate %s", workflowID)
+	}
+}
