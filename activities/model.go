@@ -89,8 +89,14 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 
 // completeStreaming makes a streaming call, heartbeating on each chunk, and assembles
 // the text and the tool calls (whose arguments arrive in fragments, by index).
+//
+// A stream silent for longer than the heartbeat timeout is cut here too: Temporal has
+// already retried the call elsewhere, and an abandoned request would otherwise hold a
+// connection (and spend tokens) until the start-to-close timeout.
 func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (agents.InvokeResult, error) {
 	req.Stream = true
+	ctx, idle := idleCancel(ctx, activity.GetInfo(ctx).HeartbeatTimeout)
+	defer idle.Stop()
 	stream, err := c.CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		return agents.InvokeResult{}, err
@@ -111,6 +117,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 			return agents.InvokeResult{}, err
 		}
 		n++
+		idle.Reset(activity.GetInfo(ctx).HeartbeatTimeout)
 		activity.RecordHeartbeat(ctx, n)
 		model = chunk.Model
 		if len(chunk.Choices) == 0 {
@@ -168,6 +175,40 @@ func replyContents(text string, calls []openai.ToolCall) []chat.Content {
 			Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	return out
+}
+
+// idleTimer cancels a context when it is not reset in time.
+type idleTimer struct {
+	t      *time.Timer
+	cancel context.CancelCauseFunc
+}
+
+// idleCancel returns a context cancelled when d passes without a Reset (d <= 0: never)
+// and, in any case, by Stop.
+func idleCancel(ctx context.Context, d time.Duration) (context.Context, idleTimer) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	i := idleTimer{cancel: cancel}
+	if d > 0 {
+		i.t = time.AfterFunc(d, func() {
+			cancel(fmt.Errorf("the model sent nothing for %s (the heartbeat timeout)", d))
+		})
+	}
+	return ctx, i
+}
+
+// Reset restarts the idle period.
+func (i idleTimer) Reset(d time.Duration) {
+	if i.t != nil && d > 0 {
+		i.t.Reset(d)
+	}
+}
+
+// Stop stops the timer and releases the context.
+func (i idleTimer) Stop() {
+	if i.t != nil {
+		i.t.Stop()
+	}
+	i.cancel(nil)
 }
 
 // heartbeatWhileWaiting heartbeats every third of the heartbeat timeout until stopped,

@@ -13,14 +13,16 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// CaptureIdentity replaces the worker and client identities ("<pid>@<host>@…") in
-// saved histories, so that committed files name no machine. Replay ignores identities.
+// CaptureIdentity replaces the worker and client identities ("<pid>@<host>@…") and
+// the sticky task queue names ("<host>:<uuid>") in saved histories, so that committed
+// files name no machine. Replay uses neither.
 const CaptureIdentity = "agentchat-replay-capture"
 
 // idleTimeout bounds WaitIdle.
@@ -29,7 +31,7 @@ const idleTimeout = 30 * time.Second
 // SaveHistory writes the event history of one run of workflowID (runID "" = the
 // latest run) to path, creating its folder: JSON as `temporal workflow show --output
 // json` writes it and worker.WorkflowReplayer's ReplayWorkflowHistoryFromJSONFile
-// reads it, indented by two spaces, with identities replaced by CaptureIdentity. It
+// reads it, indented by two spaces, with host names replaced by CaptureIdentity. It
 // checks that the file reads back (client.HistoryFromJSON) to the same events and
 // returns the history.
 func SaveHistory(t testing.TB, tc client.Client, workflowID, runID, path string) *historypb.History {
@@ -58,9 +60,13 @@ func SaveHistory(t testing.TB, tc client.Client, workflowID, runID, path string)
 	return hist
 }
 
-// scrubIdentities sets every string field named "identity" in m, at any depth, to
-// CaptureIdentity.
+// scrubIdentities sets every string field named "identity" in m, at any depth, and
+// the name of every sticky task queue to CaptureIdentity.
 func scrubIdentities(m protoreflect.Message) {
+	if tq, ok := m.Interface().(*taskqueuepb.TaskQueue); ok && tq.GetKind() == enumspb.TASK_QUEUE_KIND_STICKY {
+		tq.Name = CaptureIdentity + ":sticky"
+		return
+	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.Name() == "identity" && fd.Kind() == protoreflect.StringKind && !fd.IsList():
