@@ -27,6 +27,7 @@ func Register(r worker.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.StartMigrationTarget, activity.RegisterOptions{Name: workflows.StartTargetActivity})
 	r.RegisterActivityWithOptions(a.ForwardTurns, activity.RegisterOptions{Name: workflows.ForwardTurnsActivity})
 	r.RegisterActivityWithOptions(a.StoreMessages, activity.RegisterOptions{Name: workflows.StoreMessagesActivity})
+	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.CallToolActivity})
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with

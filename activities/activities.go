@@ -51,6 +51,9 @@ type Config struct {
 	DefaultMessageStore string
 	// CachedRuns is how many chat runs' histories the model calls cache; default 256.
 	CachedRuns int
+	// Tools are the Go functions behind the config's tools, by name; every tool the
+	// config declares needs one.
+	Tools map[string]ToolFunc
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -63,6 +66,7 @@ type Activities struct {
 	stores       map[string]msgstore.Store
 	defaultStore string
 	runs         *runCache
+	tools        map[string]ToolFunc
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -75,6 +79,9 @@ var ErrMissingAPIKey = errors.New("API key not set")
 func New(cfg Config) (*Activities, error) {
 	if cfg.Registry == nil {
 		return nil, errors.New("activities: Config.Registry is required")
+	}
+	if err := checkTools(cfg.Registry.Config(), cfg.Tools); err != nil {
+		return nil, err
 	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = os.Getenv
@@ -101,7 +108,7 @@ func New(cfg Config) (*Activities, error) {
 	}
 	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
-		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns),
+		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c

@@ -39,7 +39,8 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
-	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history)}
+	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
+		Tools: a.openAITools(def)}
 	call := &callInfo{agentID: def.ID}
 	ctx = withCall(ctx, call)
 	client := a.models[def.Endpoint]

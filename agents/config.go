@@ -30,6 +30,14 @@ const (
 	// KindChatCompletion is ChatCompletionAgent: OpenAI Chat Completions, history kept
 	// by agentchat in a chat_history channel.
 	KindChatCompletion Kind = "chat_completion"
+	// KindResponses is ResponsesAgent: OpenAI's Responses API, history kept by the
+	// service as a chain of stored responses (previous_response_id), in a
+	// responses_thread channel. Calls are not streamed.
+	KindResponses Kind = "responses"
+	// KindAssistant is OpenAIAssistantAgent (the seed ADR): OpenAI's Assistants API,
+	// history kept by the service in a thread, each reply a run, in an assistant_thread
+	// channel.
+	KindAssistant Kind = "assistant"
 )
 
 // DefaultEndpoint is the endpoint an agent uses when it names none. Unless the config
@@ -40,7 +48,10 @@ const DefaultEndpoint = "default"
 // Config is the agent registry file: endpoints by name and agent definitions.
 type Config struct {
 	Endpoints map[string]Endpoint `json:"endpoints,omitempty"`
-	Agents    []Definition        `json:"agents"`
+	// Tools agents may call, by name; each needs a Go function of that name registered
+	// on the worker (activities.Config.Tools).
+	Tools  map[string]Tool `json:"tools,omitempty"`
+	Agents []Definition    `json:"agents"`
 }
 
 // Endpoint is an OpenAI-compatible API. BaseURL and the key's variable name are all a
@@ -54,7 +65,8 @@ type Endpoint struct {
 	// endpoints that need none (a local Ollama or vLLM).
 	APIKeyEnv string `json:"apiKeyEnv,omitempty"`
 	// Stream selects streaming (SSE) Chat Completions; nil means true. Streaming lets a
-	// long answer heartbeat on every chunk.
+	// long answer heartbeat on every chunk. Kinds responses and assistant never stream:
+	// they heartbeat while they wait.
 	Stream *bool `json:"stream,omitempty"`
 }
 
@@ -74,13 +86,26 @@ type Definition struct {
 	Model string `json:"model"`
 	// Endpoint names an entry of Config.Endpoints; default "default".
 	Endpoint string `json:"endpoint,omitempty"`
-	// Instructions become the system message of every model call; they are never part
-	// of the chat's history or its exported state.
+	// Instructions become the system message of every model call (for kind responses
+	// the request's instructions, sent on every call because the Responses API does not
+	// carry them across previous_response_id; for kind assistant the run's instructions,
+	// overriding the assistant's); they are never part of the chat's history or its
+	// exported state.
 	Instructions string `json:"instructions,omitempty"`
+	// AssistantID, for kind assistant only, is an existing assistant ("asst_…") on the
+	// agent's endpoint that runs use. Empty: the worker creates one assistant per agent
+	// and endpoint on first use (with the agent's name, model and instructions) and
+	// remembers it in memory until it stops.
+	AssistantID string `json:"assistantId,omitempty"`
 	// Call tunes the activity that calls the model.
 	Call CallSettings `json:"call,omitzero"`
-	// Reducer shortens the history sent to the model; the zero value sends it all.
+	// Reducer shortens the history sent to the model; the zero value sends it all. Only
+	// kind chat_completion has one: the other kinds' history lives in the service.
 	Reducer Reducer `json:"reducer,omitzero"`
+	// Tools names the config's tools this agent may call.
+	Tools []string `json:"tools,omitempty"`
+	// MaxToolRounds bounds the rounds of tool calls in one reply; default 5.
+	MaxToolRounds int `json:"maxToolRounds,omitempty"`
 	// Offline scripts the offline model's replies for this agent: {"replies": [...]} of
 	// offline.Reply objects. Ignored with a real endpoint.
 	Offline json.RawMessage `json:"offline,omitempty"`
@@ -170,6 +195,9 @@ func ParseConfig(b []byte) (Config, error) {
 		}
 		seen[d.ID] = true
 	}
+	if err := validateTools(cfg.Tools, cfg.Agents); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
 }
 
@@ -202,8 +230,15 @@ func (d *Definition) validate(endpoints map[string]Endpoint) error {
 	if !agentIDPattern.MatchString(d.ID) {
 		return errors.New("id must be 1-64 of a-z, 0-9, _ and -, starting with a letter or digit")
 	}
-	if _, err := d.Kind.Channel(); err != nil {
+	ch, err := d.Kind.Channel()
+	if err != nil {
 		return err
+	}
+	if d.AssistantID != "" && d.Kind != KindAssistant {
+		return fmt.Errorf("assistantId is only for kind %q, not %q", KindAssistant, d.Kind)
+	}
+	if ch.ServiceThread && d.Reducer.Key() != ReducerNone {
+		return fmt.Errorf("kind %q keeps its history in the service and takes no reducer", d.Kind)
 	}
 	if d.Model == "" {
 		return errors.New("model is empty")

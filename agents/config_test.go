@@ -117,6 +117,26 @@ func TestParseConfigDefaults(t *testing.T) {
 	}
 }
 
+func TestParseConfigServiceThreadKinds(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"endpoints": {"e": {"baseURL": "http://h/v1"}}, "agents": [
+		{"id": "r", "kind": "responses", "model": "m", "endpoint": "e", "instructions": "Be brief."},
+		{"id": "a", "kind": "assistant", "model": "m", "endpoint": "e", "assistantId": "asst_42"},
+		{"id": "b", "kind": "assistant", "model": "m", "endpoint": "e"}]}`))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	got := cfg.Agents
+	if got[0].Kind != KindResponses || got[1].Kind != KindAssistant || got[2].Kind != KindAssistant {
+		t.Errorf("kinds %q, %q, %q", got[0].Kind, got[1].Kind, got[2].Kind)
+	}
+	if got[1].AssistantID != "asst_42" || got[2].AssistantID != "" {
+		t.Errorf("assistantIds %q, %q; want asst_42 and none", got[1].AssistantID, got[2].AssistantID)
+	}
+	if got[0].Instructions != "Be brief." {
+		t.Errorf("instructions %q", got[0].Instructions)
+	}
+}
+
 // A config whose agents all use their own endpoint gets no OpenAI endpoint, so a
 // worker for a local model (Ollama, vLLM) does not ask for OPENAI_API_KEY.
 func TestParseConfigAddsNoDefaultEndpointNoAgentUses(t *testing.T) {
@@ -193,6 +213,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"id too long", agent("{id: " + strings.Repeat("a", 65) + ", model: m}"), []string{"agents[1]", strings.Repeat("a", 65)}},
 		{"unknown kind", agent("{id: asst, kind: assistants, model: m}"), []string{`"asst"`, `"assistants"`, "kind"}},
 		{"unknown endpoint", agent("{id: local, model: m, endpoint: ollama}"), []string{`"local"`, `"ollama"`}},
+		{"assistantId on another kind", agent("{id: cc, model: m, assistantId: asst_1}"), []string{`"cc"`, "assistantId", "chat_completion"}},
+		{"assistantId on responses", agent("{id: r, kind: responses, model: m, assistantId: asst_1}"), []string{`"r"`, "assistantId", `"responses"`}},
+		{"reducer on responses", agent("{id: r, kind: responses, model: m, reducer: {type: truncate, maxMessages: 4}}"), []string{`"r"`, "reducer", `"responses"`}},
+		{"reducer on assistant", agent("{id: a, kind: assistant, model: m, reducer: {type: truncate, maxMessages: 4}}"), []string{`"a"`, "reducer", `"assistant"`}},
 		{"empty model", agent("{id: nomodel}"), []string{`"nomodel"`, "model"}},
 		{"model expands to empty", agent("{id: envmodel, model: '${AC_UNSET}'}"), []string{`"envmodel"`, "model"}},
 		{"negative maxAttempts", agent("{id: neg, model: m, call: {maxAttempts: -1}}"), []string{`"neg"`, "maxAttempts"}},

@@ -39,6 +39,9 @@ const (
 	ErrTypeContinuingAsNew = "ContinuingAsNew"
 	// ErrTypeStoreUnavailable: the message store could not be reached; retried.
 	ErrTypeStoreUnavailable = "StoreUnavailable"
+	// ErrTypeAwaitingApproval: the chat waits for a person to approve or reject a tool
+	// call; it takes no new turn until then (signals are queued).
+	ErrTypeAwaitingApproval = "AwaitingApproval"
 	// ErrTypeUnknownCluster: a migration named a cluster the worker has no client for.
 	ErrTypeUnknownCluster = "UnknownCluster"
 )

@@ -1,10 +1,15 @@
 package agents
 
-import "github.com/agentchat/agentchat/chat"
+import (
+	"encoding/json"
+
+	"github.com/agentchat/agentchat/chat"
+)
 
 // InvokeInput is the input of the activity that runs one agent reply (for kind
-// chat_completion: one Chat Completions call). The activity adds the agent's
-// instructions as the system message.
+// chat_completion: one Chat Completions call; for responses: one Responses call; for
+// assistant: one Assistants run). The activity adds the agent's instructions (as the
+// system message, the request's instructions, or the run's instructions).
 //
 // The history the agent sees comes one of two ways. A short history travels inline in
 // History, already reduced. A longer one is read by the activity from the chat run
@@ -26,8 +31,18 @@ type InvokeInput struct {
 	Reducer   Reducer `json:"reducer,omitzero"`
 	Store     string  `json:"store,omitempty"`
 	// ReplyID is the messageId the reply will have; a reply too large for a payload is
-	// stored under it.
+	// stored under it. Service-thread kinds also make it the channel's new watermark.
 	ReplyID string `json:"replyId,omitempty"`
+	// ChannelState is the participant's channel state (chat-state-v1.md channelState):
+	// for the service-thread kinds a ResponsesThreadState or AssistantThreadState; empty
+	// or {} for a new channel. chat_completion agents ignore it.
+	ChannelState json.RawMessage `json:"channelState,omitempty"`
+	// HistoryFrom, for the service-thread kinds, is the index in the chat's history of
+	// the first message the service has not seen (the one after the channel's
+	// watermark): History then holds only the messages from there on, or, read by
+	// reference, the run's messages [HistoryFrom, HistoryLength). Zero for a new channel,
+	// which is sent the whole history.
+	HistoryFrom int `json:"historyFrom,omitempty"`
 }
 
 // StoreMessagesInput asks the worker to put message bodies into a message store:
@@ -55,6 +70,10 @@ type InvokeResult struct {
 	// PromptTokens and CompletionTokens are the provider's usage counts, if reported.
 	PromptTokens     int `json:"promptTokens,omitempty"`
 	CompletionTokens int `json:"completionTokens,omitempty"`
+	// ChannelState is the participant's channel state after the call, for the
+	// service-thread kinds (the service's new ids, and the reply's messageId as the
+	// watermark); empty for chat_completion, whose channel state does not change here.
+	ChannelState json.RawMessage `json:"channelState,omitempty"`
 }
 
 // ResolveInput is the input of the activity that looks participants up in the worker's

@@ -1,19 +1,38 @@
 package agents
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/agentchat/agentchat/chat"
 )
+
+// Channel types of the service-thread kinds (chat-state-v1.md channelType). The
+// chat_history type of chat_completion agents is chat.ChannelChatHistory.
+const (
+	// ChannelResponsesThread is the channel of responses agents: the history lives in
+	// OpenAI's Responses API as a chain of stored responses; the channel state is a
+	// ResponsesThreadState.
+	ChannelResponsesThread = "responses_thread"
+	// ChannelAssistantThread is the channel of assistant agents: the history lives in an
+	// OpenAI Assistants thread; the channel state is an AssistantThreadState.
+	ChannelAssistantThread = "assistant_thread"
+)
+
+// Kinds lists every agent kind, in the order error messages name them.
+var Kinds = []Kind{KindChatCompletion, KindResponses, KindAssistant}
 
 // Channel describes how an agent kind sees the primary history.
 type Channel struct {
 	// Type is the document's channelType, e.g. "chat_history".
 	Type string
-	// Reducer names the history reducer's settings, part of the key; "none" for now.
+	// Reducer names the history reducer's settings, part of the key of a local channel;
+	// "none" for now. Service threads have no reducer (the service keeps the history).
 	Reducer string
 	// ServiceThread reports whether the history lives in the provider's service, in
-	// which case the endpoint's identity is part of the key.
+	// which case the endpoint's identity is part of the key, and the channel state holds
+	// the service's id and the watermark (the last primary messageId the service has).
 	ServiceThread bool
 }
 
@@ -21,18 +40,85 @@ type Channel struct {
 func (k Kind) Channel() (Channel, error) {
 	switch k {
 	case KindChatCompletion:
-		return Channel{Type: chat.ChannelChatHistory, Reducer: "none"}, nil
+		return Channel{Type: chat.ChannelChatHistory, Reducer: ReducerNone}, nil
+	case KindResponses:
+		return Channel{Type: ChannelResponsesThread, ServiceThread: true}, nil
+	case KindAssistant:
+		return Channel{Type: ChannelAssistantThread, ServiceThread: true}, nil
 	}
-	return Channel{}, fmt.Errorf("unknown agent kind %q (known: %s)", k, KindChatCompletion)
+	known := make([]string, len(Kinds))
+	for i, kind := range Kinds {
+		known[i] = string(kind)
+	}
+	return Channel{}, fmt.Errorf("unknown agent kind %q (known: %s)", k, strings.Join(known, ", "))
 }
 
-// Key returns the channel key (chat-state-v1.md): the channel type and reducer
-// settings, and for a service thread the endpoint's base URL, hashed by chat.ChannelKey.
-// Agents of one kind with the same settings share a channel, as in the seed ADR.
+// ServiceThread reports whether agents of kind k keep their history in the provider's
+// service (responses, assistant); false for chat_completion and unknown kinds.
+func (k Kind) ServiceThread() bool {
+	ch, err := k.Channel()
+	return err == nil && ch.ServiceThread
+}
+
+// Key returns the channel key (chat-state-v1.md), hashed by chat.ChannelKey from stable
+// strings: for a local channel the type and reducer settings
+// (chat.ChannelKey(type, "reducer="+reducer)); for a service thread the type and the
+// endpoint's base URL (chat.ChannelKey(type, "endpoint="+baseURL)), so that one
+// service's ids are never given to another. Agents of one kind with the same settings
+// share a channel, as in the seed ADR.
 func (c Channel) Key(e Endpoint) string {
-	parts := []string{c.Type, "reducer=" + c.Reducer}
 	if c.ServiceThread {
-		parts = append(parts, "endpoint="+e.BaseURL)
+		return chat.ChannelKey(c.Type, "endpoint="+e.BaseURL)
 	}
-	return chat.ChannelKey(parts...)
+	return chat.ChannelKey(c.Type, "reducer="+c.Reducer)
+}
+
+// ResponsesThreadState is the channelState of a responses_thread channel:
+// {"previousResponseId":"resp_…","syncedThrough":"<messageId>"}. The zero value (JSON
+// {} or no state at all) is a new channel, whose first call sends the whole history.
+type ResponsesThreadState struct {
+	// PreviousResponseID is the id of the latest response of the chain, sent as
+	// previous_response_id on the next call.
+	PreviousResponseID string `json:"previousResponseId,omitempty"`
+	// SyncedThrough is the messageId of the last primary message the service holds (the
+	// reply of the latest call): the watermark.
+	SyncedThrough string `json:"syncedThrough,omitempty"`
+}
+
+// AssistantThreadState is the channelState of an assistant_thread channel:
+// {"threadId":"thread_…","syncedThrough":"<messageId>"}. The zero value is a new
+// channel: its first call creates the thread.
+type AssistantThreadState struct {
+	// ThreadID is the Assistants thread that holds the channel's messages.
+	ThreadID string `json:"threadId,omitempty"`
+	// SyncedThrough is the messageId of the last primary message the thread holds: the
+	// watermark.
+	SyncedThrough string `json:"syncedThrough,omitempty"`
+}
+
+// DecodeChannelState decodes a service-thread channel state into v (a
+// *ResponsesThreadState or *AssistantThreadState). Empty or "null" state leaves v as it
+// is (a new channel); fields v does not know are ignored, so a newer state still loads.
+func DecodeChannelState(state json.RawMessage, v any) error {
+	s := strings.TrimSpace(string(state))
+	if s == "" || s == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(state, v); err != nil {
+		return fmt.Errorf("channel state %s: %w", state, err)
+	}
+	return nil
+}
+
+// SyncedThrough returns the watermark of a service-thread channel state: the messageId
+// of the last primary message the service holds, "" for a new channel. The workflow
+// sends a service-thread agent only the messages after it (InvokeInput.HistoryFrom).
+func SyncedThrough(state json.RawMessage) (string, error) {
+	var s struct {
+		SyncedThrough string `json:"syncedThrough"`
+	}
+	if err := DecodeChannelState(state, &s); err != nil {
+		return "", err
+	}
+	return s.SyncedThrough, nil
 }

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,6 +18,9 @@ type Participant struct {
 	ChannelKey  string       `json:"channelKey"`
 	Call        CallSettings `json:"call"`
 	Reducer     Reducer      `json:"reducer,omitzero"`
+	Tools       []ToolSpec   `json:"tools,omitempty"`
+	// MaxToolRounds bounds the rounds of tool calls in one reply.
+	MaxToolRounds int `json:"maxToolRounds,omitempty"`
 }
 
 // Registry holds the worker's agent definitions by id. It is read-only after
@@ -92,6 +96,9 @@ func (r *Registry) Resolve(ids []string) ([]Participant, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, name := range d.Tools {
+			p.Tools = append(p.Tools, ToolSpec{Name: name, Tool: r.cfg.Tools[name].WithDefaults()})
+		}
 		out = append(out, p)
 	}
 	if len(unknown) > 0 {
@@ -111,6 +118,7 @@ func (d Definition) Participant(e Endpoint) (Participant, error) {
 		ID: d.ID, Name: d.Name, Kind: d.Kind,
 		ChannelType: ch.Type, ChannelKey: ch.Key(e),
 		Call: d.Call.WithDefaults(), Reducer: d.Reducer,
+		MaxToolRounds: cmp.Or(d.MaxToolRounds, DefaultMaxToolRounds),
 	}, nil
 }
 

@@ -191,17 +191,110 @@ func TestKindChannel(t *testing.T) {
 	if ch != (Channel{Type: chat.ChannelChatHistory, Reducer: "none"}) {
 		t.Errorf("chat_completion channel = %+v", ch)
 	}
-	for _, k := range []Kind{"", "assistants", "Chat_Completion"} {
-		if _, err := k.Channel(); err == nil || !strings.Contains(err.Error(), string(KindChatCompletion)) {
-			t.Errorf("Kind(%q).Channel() error = %v, want one listing the known kinds", k, err)
+	for k, want := range map[Kind]Channel{
+		KindResponses: {Type: "responses_thread", ServiceThread: true},
+		KindAssistant: {Type: "assistant_thread", ServiceThread: true},
+	} {
+		ch, err := k.Channel()
+		if err != nil || ch != want {
+			t.Errorf("%s channel = %+v, %v; want %+v", k, ch, err, want)
 		}
+		if !k.ServiceThread() {
+			t.Errorf("%s.ServiceThread() = false", k)
+		}
+	}
+	if KindChatCompletion.ServiceThread() || Kind("nope").ServiceThread() {
+		t.Error("chat_completion or an unknown kind reports a service thread")
+	}
+	for _, k := range []Kind{"", "assistants", "Chat_Completion"} {
+		_, err := k.Channel()
+		if err == nil {
+			t.Errorf("Kind(%q).Channel(): want an error", k)
+			continue
+		}
+		for _, known := range Kinds {
+			if !strings.Contains(err.Error(), string(known)) {
+				t.Errorf("Kind(%q).Channel() error = %v, want one listing %q", k, err, known)
+			}
+		}
+	}
+}
+
+func TestServiceThreadParticipants(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`
+endpoints:
+  a: {baseURL: "https://a.example/v1"}
+  b: {baseURL: "https://b.example/v1"}
+agents:
+  - {id: r1, kind: responses, model: m, endpoint: a}
+  - {id: r2, kind: responses, model: m, endpoint: a}
+  - {id: r3, kind: responses, model: m, endpoint: b}
+  - {id: as, kind: assistant, model: m, endpoint: a, assistantId: asst_123}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := NewRegistry(cfg).Resolve([]string{"r1", "r2", "r3", "as"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps[0].ChannelType != ChannelResponsesThread || ps[3].ChannelType != ChannelAssistantThread {
+		t.Errorf("channel types %q, %q", ps[0].ChannelType, ps[3].ChannelType)
+	}
+	if want := chat.ChannelKey("responses_thread", "endpoint=https://a.example/v1"); ps[0].ChannelKey != want {
+		t.Errorf("r1 key %s, want %s", ps[0].ChannelKey, want)
+	}
+	if ps[0].ChannelKey != ps[1].ChannelKey {
+		t.Error("two responses agents on one endpoint: want one shared channel")
+	}
+	if ps[0].ChannelKey == ps[2].ChannelKey {
+		t.Error("responses agents on two endpoints share a channel key")
+	}
+	if ps[0].ChannelKey == ps[3].ChannelKey {
+		t.Error("responses and assistant agents share a channel key")
+	}
+}
+
+func TestChannelStates(t *testing.T) {
+	for _, in := range []string{"", "null", "{}", " {} "} {
+		var s ResponsesThreadState
+		if err := DecodeChannelState(json.RawMessage(in), &s); err != nil || s != (ResponsesThreadState{}) {
+			t.Errorf("DecodeChannelState(%q) = %+v, %v; want a new channel", in, s, err)
+		}
+		if w, err := SyncedThrough(json.RawMessage(in)); err != nil || w != "" {
+			t.Errorf("SyncedThrough(%q) = %q, %v", in, w, err)
+		}
+	}
+	var r ResponsesThreadState
+	if err := DecodeChannelState(json.RawMessage(`{"previousResponseId":"resp_1","syncedThrough":"m2/1","extra":1}`), &r); err != nil ||
+		r != (ResponsesThreadState{PreviousResponseID: "resp_1", SyncedThrough: "m2/1"}) {
+		t.Errorf("responses state = %+v, %v", r, err)
+	}
+	var a AssistantThreadState
+	if err := DecodeChannelState(json.RawMessage(`{"threadId":"thread_1","syncedThrough":"m3"}`), &a); err != nil ||
+		a != (AssistantThreadState{ThreadID: "thread_1", SyncedThrough: "m3"}) {
+		t.Errorf("assistant state = %+v, %v", a, err)
+	}
+	if w, err := SyncedThrough(json.RawMessage(`{"threadId":"thread_1","syncedThrough":"m3"}`)); err != nil || w != "m3" {
+		t.Errorf("SyncedThrough = %q, %v", w, err)
+	}
+	if err := DecodeChannelState(json.RawMessage(`[1]`), &a); err == nil || !strings.Contains(err.Error(), "[1]") {
+		t.Errorf("malformed state: error %v, want one quoting it", err)
+	}
+	b, _ := json.Marshal(ResponsesThreadState{PreviousResponseID: "resp_1", SyncedThrough: "m1/1"})
+	if string(b) != `{"previousResponseId":"resp_1","syncedThrough":"m1/1"}` {
+		t.Errorf("responses state JSON %s", b)
+	}
+	b, _ = json.Marshal(AssistantThreadState{ThreadID: "thread_1", SyncedThrough: "m1/1"})
+	if string(b) != `{"threadId":"thread_1","syncedThrough":"m1/1"}` {
+		t.Errorf("assistant state JSON %s", b)
 	}
 }
 
 func TestChannelKey(t *testing.T) {
 	a, b := Endpoint{BaseURL: "https://a/v1"}, Endpoint{BaseURL: "https://b/v1"}
 	local := Channel{Type: chat.ChannelChatHistory, Reducer: "none"}
-	thread := Channel{Type: "responses_thread", Reducer: "none", ServiceThread: true}
+	thread := Channel{Type: ChannelResponsesThread, ServiceThread: true}
 	tests := []struct {
 		name string
 		got  string
@@ -212,7 +305,11 @@ func TestChannelKey(t *testing.T) {
 		{"reducer is part of the key", Channel{Type: chat.ChannelChatHistory, Reducer: "summary"}.Key(a),
 			chat.ChannelKey("chat_history", "reducer=summary")},
 		{"service thread names the endpoint", thread.Key(a),
-			chat.ChannelKey("responses_thread", "reducer=none", "endpoint=https://a/v1")},
+			chat.ChannelKey("responses_thread", "endpoint=https://a/v1")},
+		{"service thread has no reducer part", Channel{Type: ChannelResponsesThread, Reducer: "none", ServiceThread: true}.Key(a),
+			chat.ChannelKey("responses_thread", "endpoint=https://a/v1")},
+		{"assistant thread names the endpoint", Channel{Type: ChannelAssistantThread, ServiceThread: true}.Key(b),
+			chat.ChannelKey("assistant_thread", "endpoint=https://b/v1")},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -36,8 +36,11 @@
 // callId before the next non-tool message; a document that breaks this is repaired on
 // import or refused, never passed to a model as it is. Decode, walking the history:
 //
-//   - repairs a functionCall that has no functionResult before the next non-tool message
-//     (or before the end of the history, since the next turn would follow it): right
+//   - leaves alone the functionCalls still open at the end of the history: the turn is
+//     waiting for their results (e.g. a tool call awaiting a person's approval), and the
+//     importing chat answers them (approval, or running the tool) before any model call;
+//   - repairs a functionCall that has no functionResult before the next non-tool
+//     message: right
 //     after the tool messages that follow the call, or right after the call's message
 //     when none do, it inserts the tool message
 //     {"messageId": "<call's messageId>/repair-<callId>", "role": "tool", "contents":

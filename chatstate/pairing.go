@@ -39,7 +39,10 @@ type pairing struct {
 }
 
 // pairCalls checks that every functionCall of history is answered by a functionResult
-// with the same callId before the next non-tool message (or the end of history). It
+// with the same callId before the next non-tool message. Calls still open at the end of
+// the history are left as they are: the chat's turn is waiting for their results (a
+// tool call awaiting a person's approval), and the importing chat answers them before
+// any model sees them again. It
 // returns history with a repair message inserted for each call without a result, and
 // one line per repair; it refuses, with a *FieldError naming the callId, a functionResult
 // that answers no earlier unanswered call and a callId used by two calls. history itself
@@ -60,9 +63,6 @@ func pairCalls(history []chat.Message) ([]chat.Message, []string, error) {
 		if p.out != nil {
 			p.out = append(p.out, m)
 		}
-	}
-	if err := p.close(len(history)); err != nil {
-		return nil, nil, err
 	}
 	if p.out == nil {
 		return history, nil, nil

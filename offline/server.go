@@ -63,6 +63,7 @@ type Server struct {
 	opts   Options
 	log    *slog.Logger
 	ledger *ledger
+	svc    *services // the Responses and Assistants state (services.go)
 
 	// Set by Start only.
 	url       string
@@ -79,7 +80,7 @@ func New(opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, log: logger, ledger: newLedger(opts.Scripts)}
+	return &Server{opts: opts, log: logger, ledger: newLedger(opts.Scripts), svc: newServices()}
 }
 
 // Start is New plus serving on 127.0.0.1 at a free port in a goroutine, until Close.
@@ -140,7 +141,8 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-// ServeHTTP answers the OpenAI endpoints listed in the package comment. The Authorization
+// ServeHTTP answers the OpenAI endpoints listed in the package comment, and the
+// Responses and Assistants endpoints of services.go. The Authorization
 // header is accepted whatever it holds, and never checked or logged.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
@@ -154,6 +156,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.models(w, path)
 		}
 	default:
+		if s.serveService(w, r, path) {
+			return
+		}
 		s.log.Debug("offline: unknown path", "method", r.Method, "path", r.URL.Path)
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Unknown request URL: %s %s.", r.Method, r.URL.Path), 0)
 	}

@@ -71,26 +71,43 @@ func (s *chatState) start(ctx workflow.Context) error {
 	return nil
 }
 
+// handOverDue reports whether the run should continue as new now: due by Temporal's
+// suggestion or the budget, and nothing under way that must finish in this run.
+func (s *chatState) handOverDue(ctx workflow.Context) bool {
+	return s.migration == nil && !s.importing && !s.closed() && !s.readyToResume() && s.continueAsNewDue(ctx)
+}
+
 // serve answers turns in arrival order until the chat closes. It returns an error when
 // the workflow is cancelled, and the continue-as-new error when the run hands over.
 func (s *chatState) serve(ctx workflow.Context) error {
 	for {
-		if s.migration == nil && !s.importing && !s.closed() && s.continueAsNewDue(ctx) {
+		s.drainSignals(ctx)
+		if s.handOverDue(ctx) {
 			return s.continueAsNew(ctx)
 		}
-		if err := workflow.Await(ctx, func() bool { return s.migrated() || s.closed() || s.canTakeTurn() }); err != nil {
+		if err := workflow.Await(ctx, func() bool {
+			return s.signals.Len() > 0 || s.migrated() || s.closed() || s.canTakeTurn() || s.readyToResume() || s.handOverDue(ctx)
+		}); err != nil {
 			return err
 		}
+		s.drainSignals(ctx)
 		if s.migrated() {
 			return nil
 		}
-		if s.migration == nil && !s.importing && !s.closed() && s.continueAsNewDue(ctx) {
+		if s.readyToResume() {
+			s.resumeSuspended(ctx)
+			continue
+		}
+		if s.handOverDue(ctx) {
 			return s.continueAsNew(ctx) // the queued turns go with it
 		}
 		if s.closed() {
 			s.refuseQueued()
 			s.status = StatusCompleted
 			return nil
+		}
+		if !s.canTakeTurn() {
+			continue // woken by a signal that only queued a turn
 		}
 		t := s.queue[0]
 		s.queue = s.queue[1:]

@@ -43,6 +43,7 @@ type Carried struct {
 	Restored     *CarriedRestore         `json:"restored,omitempty"`
 	Store        string                  `json:"store,omitempty"`
 	Runs         int                     `json:"runs"`
+	Decisions    map[string]Decision     `json:"decisions,omitempty"`
 }
 
 // CarriedRestore is the restore record a chat keeps across runs.
@@ -66,6 +67,8 @@ func (s *chatState) resume(ctx workflow.Context, c *Carried) {
 	}
 	s.rebuildTurns()
 	s.turnCount, s.attempted = c.TurnCount, c.Attempted
+	s.decisions = c.Decisions
+	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
 	}
@@ -129,13 +132,14 @@ func (s *chatState) nextUpdateTurn() *turn {
 	return nil
 }
 
-// drainSignals queues every UserMessage signal still buffered in the channel.
+// drainSignals takes every UserMessage signal buffered in the channel, in order.
 func (s *chatState) drainSignals(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, UserMessageSignal)
-	var in SendMessageInput
-	for ch.ReceiveAsync(&in) {
+	for {
+		var in SendMessageInput
+		if !s.signals.ReceiveAsync(&in) {
+			return
+		}
 		s.takeSignal(ctx, in)
-		in = SendMessageInput{}
 	}
 }
 
@@ -143,7 +147,8 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 func (s *chatState) carry() *Carried {
 	c := &Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
 		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
-		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1}
+		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1,
+		Decisions: s.decisions}
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}

@@ -38,6 +38,10 @@ func (s *chatState) registerTransfer(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: s.validateMigrate}); err != nil {
 		return err
 	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, ApproveUpdate, s.handleApprove,
+		workflow.UpdateHandlerOptions{Validator: s.validateApprove}); err != nil {
+		return err
+	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, AddParticipantsUpdate, s.handleAddParticipants,
 		workflow.UpdateHandlerOptions{Validator: s.validateAddParticipants})
 }
@@ -47,9 +51,11 @@ func (s *chatState) snapshot() Snapshot {
 	st := strategyState{sel: s.selState, term: s.termState}
 	length := len(s.history)
 	pending := make([]chat.Message, 0, len(s.queue)+1)
-	if s.active != nil {
-		st, length = s.boundary, s.historyIndex(s.active.msg.MessageID)
-		pending = append(pending, s.active.msg)
+	if a := s.active; a != nil {
+		st, length = s.boundary, a.mark
+		if s.historyIndex(a.msg.MessageID) >= a.mark {
+			pending = append(pending, a.msg) // a new turn; a resumed one is in the history already
+		}
 	}
 	for _, t := range s.queue {
 		pending = append(pending, t.msg)

@@ -25,14 +25,15 @@ import (
 // "<agent>#<n> saw <k> messages, last user: <text>" and records every input. A scripted
 // reply or error for (agent, call number) overrides that.
 type fakeModel struct {
-	mu      sync.Mutex
-	calls   []agents.InvokeInput
-	replies map[string]string // "agent#n" → text
-	errs    map[string]error  // "agent#n" → error
+	mu       sync.Mutex
+	calls    []agents.InvokeInput
+	replies  map[string]string         // "agent#n" → text
+	contents map[string][]chat.Content // "agent#n" → contents (tool calls)
+	errs     map[string]error          // "agent#n" → error
 }
 
 func newFakeModel() *fakeModel {
-	return &fakeModel{replies: map[string]string{}, errs: map[string]error{}}
+	return &fakeModel{replies: map[string]string{}, errs: map[string]error{}, contents: map[string][]chat.Content{}}
 }
 
 func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
@@ -48,6 +49,9 @@ func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.Inv
 	key := fmt.Sprintf("%s#%d", in.AgentID, n)
 	if err, ok := f.errs[key]; ok {
 		return agents.InvokeResult{}, err
+	}
+	if c, ok := f.contents[key]; ok {
+		return agents.InvokeResult{Contents: c}, nil
 	}
 	text, ok := f.replies[key]
 	if !ok {
@@ -73,7 +77,13 @@ func lastUser(h []chat.Message) string {
 
 // registry is the agents the fake resolver knows; trimmer truncates its history to 4
 // messages, so it has a channel of its own.
-var registry = map[string]string{"helper": "Helper", "writer": "Writer", "reviewer": "Reviewer", "trimmer": "Trimmer"}
+var registry = map[string]string{"helper": "Helper", "writer": "Writer", "reviewer": "Reviewer", "trimmer": "Trimmer", "clerk": "Clerk"}
+
+// clerkTools are the tools of the clerk: lookup runs at once, refund needs approval.
+var clerkTools = []agents.ToolSpec{
+	{Name: "lookup", Tool: agents.Tool{Timeout: agents.Duration(time.Second), MaxAttempts: 1}},
+	{Name: "refund", Tool: agents.Tool{Timeout: agents.Duration(time.Second), MaxAttempts: 1, Approval: true}},
+}
 
 var (
 	plainKey   = chat.ChannelKey(chat.ChannelChatHistory, "reducer=none")
@@ -94,6 +104,9 @@ func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, e
 			Call: agents.CallSettings{MaxAttempts: 2, InitialInterval: agents.Duration(time.Millisecond)}}
 		if id == "trimmer" {
 			p.ChannelKey, p.Reducer = trimmerKey, agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 4}
+		}
+		if id == "clerk" {
+			p.Tools, p.MaxToolRounds = clerkTools, 3
 		}
 		out = append(out, p)
 	}

@@ -166,7 +166,6 @@ func (s *chatState) movedError(messageID string, carried bool) error {
 // until it is empty, so no signal is lost when the source closes.
 func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 	m := s.migration
-	ch := workflow.GetSignalChannel(ctx, UserMessageSignal)
 	for {
 		var late []SendMessageInput
 		for _, t := range s.queue {
@@ -175,8 +174,11 @@ func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 			}
 		}
 		s.queue = nil
-		var in SendMessageInput
-		for ch.ReceiveAsync(&in) {
+		for {
+			var in SendMessageInput
+			if !s.signals.ReceiveAsync(&in) {
+				break
+			}
 			late = append(late, in)
 		}
 		if len(late) == 0 {

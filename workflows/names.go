@@ -33,6 +33,9 @@ const (
 	// AddParticipantsUpdate adds agents to a running chat (AddParticipantsInput →
 	// StateResult); an agent whose channel was kept from an import resumes it.
 	AddParticipantsUpdate = "AddParticipants"
+	// ApproveUpdate approves or rejects a tool call the chat waits for (ApproveInput →
+	// TurnResult of the resumed turn).
+	ApproveUpdate = "Approve"
 	// SnapshotQuery returns everything of the document except the history, at the last
 	// turn boundary (no input → Snapshot). The export activity pairs it with History.
 	SnapshotQuery = "ExportSnapshot"
@@ -54,6 +57,8 @@ const (
 	// StoreMessagesActivity puts message bodies into a message store
 	// (agents.StoreMessagesInput → agents.StoreMessagesResult).
 	StoreMessagesActivity = "StoreMessages"
+	// CallToolActivity runs one tool call (agents.CallToolInput → agents.CallToolResult).
+	CallToolActivity = "CallTool"
 	// ForwardTurnsActivity signals turns that arrived during a migration to the target
 	// (ForwardTurnsInput → nothing).
 	ForwardTurnsActivity = "ForwardTurns"

@@ -100,6 +100,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	}
 	s.isComplete = doc.Strategies.IsComplete
 	s.rebuildTurns()
+	s.detectSuspension(ctx)
 	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	s.restored = &restoredFrom{digest: doc.Digest, source: doc.Source, repairs: repairs}
 	for _, m := range doc.PendingTurns {

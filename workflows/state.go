@@ -15,6 +15,11 @@ type turn struct {
 	start  int   // index in history of the turn's first reply (when done without err)
 	end    int   // one past its last reply
 	signal bool  // arrived by signal: nobody waits for it
+	// mark is the history's length when the turn (or its resumption) began: what a
+	// failure takes the history back to.
+	mark int
+	// suspended: the turn waits for the approval of tool calls (tools.go).
+	suspended bool
 }
 
 // chatState is the whole state of one chat, with a method per handler.
@@ -45,6 +50,11 @@ type chatState struct {
 	// store names where stubbed message bodies are ("" = none yet).
 	store string
 	runs  int
+	// suspension is the turn waiting for approvals, if any; decisions are the answers
+	// given so far, by callId.
+	suspension *suspension
+	decisions  map[string]Decision
+	signals    workflow.ReceiveChannel
 
 	queue  []*turn
 	active *turn
@@ -75,7 +85,10 @@ func (s *chatState) register(ctx workflow.Context) error {
 	if err := s.registerTransfer(ctx); err != nil {
 		return err
 	}
-	workflow.Go(ctx, s.receiveSignals)
+	// UserMessage signals stay buffered in their channel until the main loop takes them
+	// (drainSignals): a signal is never held by a coroutine that a hand-over or the
+	// end of the run could cut short.
+	s.signals = workflow.GetSignalChannel(ctx, UserMessageSignal)
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (StateResult, error) { return s.state(), nil }); err != nil {
 		return err
 	}
@@ -139,6 +152,7 @@ func (s *chatState) state() StateResult {
 		r.RestoredDigest, r.Repairs = s.restored.digest, s.restored.repairs
 	}
 	r.Store, r.Runs = s.store, s.runs
+	r.PendingApprovals = s.awaitingApproval()
 	if m := s.migration; m != nil {
 		if m.result != nil {
 			loc := m.result.Target

@@ -36,6 +36,10 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 		return m, nil
 	}
 	switch {
+	case s.suspension != nil:
+		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q waits for the approval of tool call(s) %s; approve or reject them first (the Approve update, or: go run ./starter approve --chat %s --call ID)",
+			s.chatID, pendingIDs(s.awaitingApproval()), s.chatID), agents.ErrTypeAwaitingApproval)
 	case s.draining:
 		return chat.Message{}, temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
@@ -74,18 +78,14 @@ func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnR
 	if t.err != nil {
 		return TurnResult{}, t.err
 	}
-	return s.turnResult(t), nil
-}
-
-// receiveSignals takes UserMessage signals for the life of the run. A signal that does
-// not validate is not dropped silently: it becomes the chat's lastError and a warning.
-func (s *chatState) receiveSignals(ctx workflow.Context) {
-	ch := workflow.GetSignalChannel(ctx, UserMessageSignal)
-	for {
-		var in SendMessageInput
-		ch.Receive(ctx, &in)
-		s.takeSignal(ctx, in)
+	if t.suspended {
+		res := TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
+		if i := s.historyIndex(t.msg.MessageID); i < len(s.history) {
+			res.Messages = append([]chat.Message{}, s.history[i+1:]...)
+		}
+		return res, nil
 	}
+	return s.turnResult(t), nil
 }
 
 // takeSignal queues a UserMessage signal's turn. A signal during a migration or a
@@ -93,7 +93,7 @@ func (s *chatState) receiveSignals(ctx workflow.Context) {
 // not validate is not dropped silently: it becomes lastError and a warning.
 func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
 	m, err := s.admit(in)
-	if err != nil && (s.migration != nil || s.draining) && errorType(err) != agents.ErrTypeInvalidMessage {
+	if err != nil && (s.migration != nil || s.draining || s.suspension != nil) && errorType(err) != agents.ErrTypeInvalidMessage {
 		m, err = in.message(s.in.maxMessageBytes())
 	}
 	if err != nil {
@@ -120,7 +120,12 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 
 // canTakeTurn reports whether a queued turn may start now.
 func (s *chatState) canTakeTurn() bool {
-	return len(s.queue) > 0 && !s.importing && s.migration == nil
+	return len(s.queue) > 0 && !s.importing && s.migration == nil && s.suspension == nil
+}
+
+// readyToResume reports whether a suspended turn has every decision it waits for.
+func (s *chatState) readyToResume() bool {
+	return s.suspension != nil && len(s.awaitingApproval()) == 0 && s.migration == nil && !s.importing
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
@@ -130,6 +135,9 @@ func (s *chatState) refuseQueued() {
 		t.err = temporal.NewApplicationError(
 			fmt.Sprintf("chat %q completed before turn %q was taken; start a new chat", s.chatID, t.msg.MessageID),
 			agents.ErrTypeNotAcceptingTurns)
+		if t.signal { // nobody waits for it: say so where State shows it
+			s.lastError = &TurnError{MessageID: t.msg.MessageID, Type: agents.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
+		}
 	}
 	s.queue = nil
 }
@@ -138,41 +146,65 @@ func (s *chatState) refuseQueued() {
 // termination strategy ends the turn. A turn is all or nothing: if an agent cannot
 // reply, the turn's messages are taken back out of the history and the strategies'
 // state restored, the error goes to the caller (and to lastError), and the chat goes on.
+// A tool call that needs a person's approval suspends the turn instead (tools.go).
 func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.active = t
 	defer func() { s.active, t.done = nil, true }()
-	mark := len(s.history)
+	t.mark = len(s.history)
 	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	s.history = append(s.history, t.msg)
 	s.termState = agents.TerminationState{}
-	ids := s.ids()
-	limit := s.in.Termination.Limit(len(ids))
-	for s.termState.Iterations < limit {
-		p := s.participant(s.in.Selection.Next(ids, &s.selState))
-		reply, err := s.invoke(ctx, p, t, len(s.history)-mark)
-		if err != nil {
-			s.history, s.selState, s.termState = s.history[:mark], s.boundary.sel, s.boundary.term
-			s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
-			t.err = temporal.NewApplicationError(
-				fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err)),
-				agents.ErrTypeTurnFailed, *s.lastError)
-			s.attempted++
+	s.continueTurn(ctx, t, nil)
+}
+
+// continueTurn runs agents for turn t until the termination strategy ends it: first
+// the agent first (a suspended agent resuming), then as the selection strategy picks.
+// On failure it takes back everything since t.mark.
+func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Participant) {
+	limit := s.in.Termination.Limit(len(s.participants))
+	for {
+		var p agents.Participant
+		if first != nil {
+			p, first = *first, nil
+		} else {
+			if s.termState.Iterations >= limit {
+				break
+			}
+			p = s.participant(s.in.Selection.Next(s.ids(), &s.selState))
+		}
+		final, err := s.runAgent(ctx, p, t)
+		if errors.Is(err, errSuspended) {
+			t.suspended = true
 			return
 		}
-		s.history = append(s.history, reply)
+		if err != nil {
+			s.failTurn(t, p, err)
+			return
+		}
 		s.termState.Iterations++
-		if s.in.Termination.ShouldTerminate(reply) {
+		if s.in.Termination.ShouldTerminate(final) {
 			s.isComplete = true
 			break
 		}
 	}
-	t.start, t.end = mark+1, len(s.history)
+	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.history)
 	s.turnCount++
 	s.attempted++
 }
 
-// invoke runs one agent reply as an activity and returns it as the turn's n-th reply.
-func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn, n int) (chat.Message, error) {
+// failTurn takes back what the turn added since t.mark and records why.
+func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
+	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
+	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
+	t.err = temporal.NewApplicationError(
+		fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err)),
+		agents.ErrTypeTurnFailed, *s.lastError)
+	s.attempted++
+}
+
+// invoke runs one model call of agent p as an activity and returns its reply, which
+// becomes the turn's next message.
+func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) (chat.Message, error) {
 	c := p.Call.WithDefaults()
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(c.Timeout),
@@ -186,7 +218,7 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn, 
 		},
 	})
 	in := s.invokeInput(ctx, p, t)
-	in.ReplyID = fmt.Sprintf("%s/%d", t.msg.MessageID, n)
+	in.ReplyID = s.nextID(t)
 	var res agents.InvokeResult
 	if err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res); err != nil {
 		return chat.Message{}, unwrapActivityError(err)
@@ -211,6 +243,12 @@ func (s *chatState) participant(id string) agents.Participant {
 		}
 	}
 	return agents.Participant{ID: id, Name: id}
+}
+
+// nextID returns the id of the next message of turn t: "<turn messageId>/<n>", n
+// counting the messages after the user's.
+func (s *chatState) nextID(t *turn) string {
+	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.history)-s.historyIndex(t.msg.MessageID))
 }
 
 // turnResult returns the answer of a finished turn, read back from the history.

@@ -85,6 +85,9 @@ type TurnResult struct {
 	Messages  []chat.Message `json:"messages"`
 	// IsComplete is true when the termination strategy completed the chat on this turn.
 	IsComplete bool `json:"isComplete"`
+	// AwaitingApproval lists the tool calls the turn waits for: it resumes when a
+	// person approves or rejects each (the Approve update).
+	AwaitingApproval []PendingApproval `json:"awaitingApproval,omitempty"`
 }
 
 // Chat statuses, in StateResult.Status.
@@ -151,6 +154,8 @@ type StateResult struct {
 	MigratedTo *ChatLocation `json:"migratedTo,omitempty"`
 	// Store is where older message bodies are ("" = all in the workflow).
 	Store string `json:"store,omitempty"`
+	// PendingApprovals are the tool calls the chat waits for a person to decide.
+	PendingApprovals []PendingApproval `json:"pendingApprovals,omitempty"`
 	// Runs is how many times the chat has continued as new.
 	Runs int `json:"runs,omitempty"`
 }

@@ -1,0 +1,69 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// ToolFunc is a Go function behind a tool of the agent config. It receives the call's
+// arguments (a JSON object, as the model wrote it) and returns the result text the
+// model reads. An error goes back to the model as the call's error result; return a
+// NonRetryable error (ToolError) for failures a retry cannot cure.
+type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
+
+// ToolError returns a tool failure that is not retried (bad arguments, a refusal).
+func ToolError(format string, a ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), "ToolError", nil)
+}
+
+// CallTool runs one tool call with the Go function registered under its name. Errors:
+// the tool's own (retried by the tool's policy unless ToolError), or a non-retryable
+// error for a tool no function backs.
+func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+	f, ok := a.tools[in.Name]
+	if !ok {
+		return agents.CallToolResult{}, ToolError("tool %q has no function on this worker", in.Name)
+	}
+	res, err := f(ctx, json.RawMessage(in.Arguments))
+	if err != nil {
+		return agents.CallToolResult{}, err
+	}
+	return agents.CallToolResult{Result: res}, nil
+}
+
+// checkTools makes sure every tool of the config has a function.
+func checkTools(cfg agents.Config, funcs map[string]ToolFunc) error {
+	var missing []string
+	for name := range cfg.Tools {
+		if funcs[name] == nil {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		return fmt.Errorf("activities: the agent config's tools %q have no Go function registered on this worker (activities.Config.Tools)", missing)
+	}
+	return nil
+}
+
+// openAITools returns the function tools of an agent, for a model request.
+func (a *Activities) openAITools(d agents.Definition) []openai.Tool {
+	var out []openai.Tool
+	for _, name := range d.Tools {
+		t := a.registry.Config().Tools[name]
+		params := t.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: name, Description: t.Description, Parameters: params}})
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Tool is a function an agent may call, declared in the agent config and backed by a
+// Go function registered on the worker under the same name. JSON:
+//
+//	{"description":"Look up an order","parameters":{"type":"object",...},
+//	 "timeout":"30s","maxAttempts":3,"approval":true}
+//
+// Each call runs as its own activity with this timeout and retry policy. A tool with
+// Approval makes the chat wait (durably, for days if need be) for a person to approve
+// or reject the call before it runs.
+type Tool struct {
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"` // JSON Schema of the arguments object
+	// Timeout is the start-to-close timeout of one attempt; default 30s.
+	Timeout Duration `json:"timeout,omitempty"`
+	// MaxAttempts bounds attempts when the tool fails with a retryable error; default 3.
+	MaxAttempts int  `json:"maxAttempts,omitempty"`
+	Approval    bool `json:"approval,omitempty"`
+}
+
+// ToolSpec is a tool as a participant carries it: its name and settings.
+type ToolSpec struct {
+	Name string `json:"name"`
+	Tool
+}
+
+// DefaultMaxToolRounds is how many rounds of tool calls one agent reply may take when
+// the agent does not say.
+const DefaultMaxToolRounds = 5
+
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// validateTools checks the config's tools and the agents' references to them.
+func validateTools(tools map[string]Tool, defs []Definition) error {
+	for name, t := range tools {
+		if !toolNamePattern.MatchString(name) {
+			return fmt.Errorf("%w: tool %q: a name must match ^[a-zA-Z0-9_-]{1,64}$ (OpenAI function names)", ErrInvalidConfig, name)
+		}
+		if len(t.Parameters) > 0 {
+			var obj map[string]any
+			if err := json.Unmarshal(t.Parameters, &obj); err != nil {
+				return fmt.Errorf("%w: tool %q: parameters must be a JSON Schema object: %w", ErrInvalidConfig, name, err)
+			}
+		}
+		if t.MaxAttempts < 0 || t.Timeout < 0 {
+			return fmt.Errorf("%w: tool %q: timeout and maxAttempts must not be negative", ErrInvalidConfig, name)
+		}
+	}
+	for _, d := range defs {
+		for _, name := range d.Tools {
+			if _, ok := tools[name]; !ok {
+				return fmt.Errorf("%w: agent %q uses tool %q, which the config's tools do not define", ErrInvalidConfig, d.ID, name)
+			}
+		}
+	}
+	return nil
+}
+
+// WithDefaults fills zero settings.
+func (t Tool) WithDefaults() Tool {
+	t.Timeout = Duration(t.Timeout.Or(30 * time.Second))
+	if t.MaxAttempts <= 0 {
+		t.MaxAttempts = 3
+	}
+	return t
+}
+
+// Tool looks up one of the participant's tools by name.
+func (p Participant) Tool(name string) (ToolSpec, bool) {
+	for _, t := range p.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return ToolSpec{}, false
+}
+
+// CallToolInput is the input of the activity that runs one tool call.
+type CallToolInput struct {
+	ChatID    string `json:"chatId"`
+	AgentID   string `json:"agentId"`
+	CallID    string `json:"callId"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // a JSON object, as the model wrote it
+}
+
+// CallToolResult is the tool's result, as text the model reads.
+type CallToolResult struct {
+	Result string `json:"result"`
+}

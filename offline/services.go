@@ -1,0 +1,229 @@
+package offline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// The stateful endpoints: OpenAI's Responses API (responses.go) and Assistants API
+// (assistants.go). Unlike chat completions, the conversation lives in the server: a
+// chain of stored responses, or a thread. The server keeps both in memory for its
+// lifetime and never evicts anything: it serves tests, the demo and worker --offline,
+// whose conversations are small.
+//
+// Both answer from the whole conversation as the model would see it (the chain, or the
+// thread, plus the instructions as a system message), through the same DefaultText and
+// scripts as chat completions, so a reply's message count shows whether a client sent
+// every message exactly once. Each response creation and each run counts as one request
+// of its agent (Requests) and takes the agent's next scripted reply.
+
+// services is what the stateful endpoints keep. Its mutex guards everything in it.
+type services struct {
+	mu           sync.Mutex
+	seq          int                          // last id number handed out
+	responses    map[string]*storedResponse   // by response id
+	lastResponse map[string][]byte            // the last Responses request body, by agent
+	assistants   map[string]*openai.Assistant // by assistant id
+	threads      map[string]*thread           // by thread id
+}
+
+func newServices() *services {
+	return &services{
+		responses:    map[string]*storedResponse{},
+		lastResponse: map[string][]byte{},
+		assistants:   map[string]*openai.Assistant{},
+		threads:      map[string]*thread{},
+	}
+}
+
+// newID returns "<prefix>_offline_<n>", unique in the server. v.mu must be held.
+func (v *services) newID(prefix string) string {
+	v.seq++
+	return prefix + "_offline_" + strconv.Itoa(v.seq)
+}
+
+// serveService answers the paths of the stateful endpoints and reports whether path is
+// one of them:
+//
+//	POST /v1/responses                          GET /v1/responses/{id}
+//	POST /v1/assistants                         GET /v1/assistants/{id}
+//	POST /v1/threads                            GET /v1/threads/{id}
+//	POST, GET /v1/threads/{id}/messages         GET, POST /v1/threads/{id}/messages/{msg}
+//	POST, GET /v1/threads/{id}/runs             GET /v1/threads/{id}/runs/{run}
+//	POST /v1/threads/{id}/runs/{run}/cancel
+func (s *Server) serveService(w http.ResponseWriter, r *http.Request, path string) bool {
+	rest, ok := strings.CutPrefix(path, "/v1/")
+	if !ok {
+		return false
+	}
+	seg := strings.Split(rest, "/")
+	switch {
+	case seg[0] == "responses" && len(seg) == 1:
+		if allowMethod(w, r, http.MethodPost) {
+			s.createResponse(w, r)
+		}
+	case seg[0] == "responses" && len(seg) == 2:
+		if allowMethod(w, r, http.MethodGet) {
+			s.getResponse(w, seg[1])
+		}
+	case seg[0] == "assistants" && len(seg) == 1:
+		if allowMethod(w, r, http.MethodPost) {
+			s.createAssistant(w, r)
+		}
+	case seg[0] == "assistants" && len(seg) == 2:
+		if allowMethod(w, r, http.MethodGet) {
+			s.getAssistant(w, seg[1])
+		}
+	case seg[0] == "threads":
+		return s.serveThreads(w, r, seg[1:])
+	default:
+		return false
+	}
+	return true
+}
+
+// allowMethods is allowMethod for a path that answers several methods.
+func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	if slices.Contains(methods, r.Method) {
+		return true
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	writeError(w, http.StatusMethodNotAllowed,
+		fmt.Sprintf("Method %s not allowed for %s; use %s.", r.Method, r.URL.Path, strings.Join(methods, " or ")), 0)
+	return false
+}
+
+// writeAPIError answers status with an OpenAI-style error body whose type, code and
+// param are given (writeError derives type and code from the status and has no param).
+func writeAPIError(w http.ResponseWriter, status int, typ, code, param, message string) {
+	d := apiErrorDetail{Message: message, Type: typ, Code: code}
+	if param != "" {
+		d.Param = &param
+	}
+	writeJSON(w, status, apiError{Error: d})
+}
+
+// notFound answers 404 for an object the server does not hold, as OpenAI words it:
+// "No thread found with id 'thread_x'.".
+func notFound(w http.ResponseWriter, what, id string) {
+	writeAPIError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
+		fmt.Sprintf("No %s found with id '%s'.", what, id))
+}
+
+// badRequest answers 400 with message.
+func badRequest(w http.ResponseWriter, param, message string) {
+	writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", param, message)
+}
+
+// decodeBody reads r's JSON body into v. On failure it has answered 400 or 413 and
+// returns false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
+	body, err := readBody(w, r)
+	if err == nil && len(strings.TrimSpace(string(body))) > 0 {
+		err = json.Unmarshal(body, v)
+		if err != nil {
+			err = fmt.Errorf("could not parse the JSON body of the request: %w", err)
+		}
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit), 0)
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, err.Error(), 0)
+		return nil, false
+	}
+	return body, true
+}
+
+// readBody reads at most maxBodyBytes of r's body.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+}
+
+// withInstructions is msgs after a system message holding instructions, if any: the
+// conversation as the model sees it, and as DefaultText counts it (like the system
+// message of a chat completion).
+func withInstructions(instructions string, msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+	if instructions == "" {
+		return msgs
+	}
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs)+1)
+	out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: instructions})
+	return append(out, msgs...)
+}
+
+// page is one page of a list endpoint (messages, runs), as OpenAI pages them.
+type page[T any] struct {
+	Object  string  `json:"object"`
+	Data    []T     `json:"data"`
+	FirstID *string `json:"first_id"`
+	LastID  *string `json:"last_id"`
+	HasMore bool    `json:"has_more"`
+}
+
+// listPage orders items (held oldest first) by the request's order ("desc" by
+// default), applies its after and before cursors (ids) and its limit (1-100, default
+// 20). It returns the page, or an error whose text is the 400 message.
+func listPage[T any](r *http.Request, items []T, id func(T) string) (page[T], error) {
+	q := r.URL.Query()
+	ordered := slices.Clone(items)
+	switch q.Get("order") {
+	case "", "desc":
+		slices.Reverse(ordered)
+	case "asc":
+	default:
+		return page[T]{}, fmt.Errorf("Invalid value for 'order': %q; use 'asc' or 'desc'.", q.Get("order"))
+	}
+	limit := 20
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 100 {
+			return page[T]{}, fmt.Errorf("Invalid value for 'limit': %q; use 1 to 100.", l)
+		}
+		limit = n
+	}
+	cut := func(cursor string, after bool) error {
+		if cursor == "" {
+			return nil
+		}
+		i := slices.IndexFunc(ordered, func(t T) bool { return id(t) == cursor })
+		if i < 0 {
+			return fmt.Errorf("Invalid cursor: no object with id %q.", cursor)
+		}
+		if after {
+			ordered = ordered[i+1:]
+		} else {
+			ordered = ordered[:i]
+		}
+		return nil
+	}
+	if err := cut(q.Get("after"), true); err != nil {
+		return page[T]{}, err
+	}
+	if err := cut(q.Get("before"), false); err != nil {
+		return page[T]{}, err
+	}
+	p := page[T]{Object: "list", Data: ordered, HasMore: len(ordered) > limit}
+	if p.HasMore {
+		p.Data = ordered[:limit]
+	}
+	if p.Data == nil {
+		p.Data = []T{}
+	}
+	if len(p.Data) > 0 {
+		first, last := id(p.Data[0]), id(p.Data[len(p.Data)-1])
+		p.FirstID, p.LastID = &first, &last
+	}
+	return p, nil
+}

@@ -1,0 +1,360 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// errSuspended ends an agent's reply that waits for the approval of a tool call.
+var errSuspended = errors.New("suspended for approval")
+
+// Decision is a person's answer to a tool call that needs approval.
+type Decision struct {
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+	By       string `json:"by,omitempty"`
+}
+
+// ApproveInput is the Approve update's input: {"callId":"c1","approved":true} or
+// {"callId":"c1","approved":false,"reason":"refunds over $100 need a manager"}.
+type ApproveInput struct {
+	CallID   string `json:"callId"`
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+	By       string `json:"by,omitempty"`
+}
+
+// PendingApproval is a tool call waiting for a person: in State's pendingApprovals and
+// in the TurnResult of the turn it suspended.
+type PendingApproval struct {
+	CallID    string `json:"callId"`
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+	AgentID   string `json:"agentId"`
+	TurnID    string `json:"turnId"`
+}
+
+// suspension is a turn waiting for approvals. Everything in it can be derived from the
+// history (the trailing tool calls without results), so it survives continue-as-new,
+// export and migration without being carried.
+type suspension struct {
+	turn    *turn
+	agent   agents.Participant
+	pending []PendingApproval
+	// resumed counts resumptions, so Approve callers wait for the one they caused.
+	resumed int
+}
+
+// runAgent runs agent p's reply to turn t: a model call, and while the model asks for
+// tools, the tool calls and another model call, at most p.MaxToolRounds rounds. It
+// returns the agent's final message, or errSuspended when a call waits for approval.
+func (s *chatState) runAgent(ctx workflow.Context, p agents.Participant, t *turn) (chat.Message, error) {
+	for round := 0; ; round++ {
+		reply, err := s.invoke(ctx, p, t)
+		if err != nil {
+			return chat.Message{}, err
+		}
+		s.history = append(s.history, reply)
+		calls := reply.FunctionCalls()
+		if len(calls) == 0 {
+			return reply, nil
+		}
+		if round >= max(p.MaxToolRounds, 1) {
+			// Answer the calls anyway: no call is ever left without a result.
+			s.appendResults(t, p, errorResults(calls, fmt.Sprintf("not run: the agent reached its limit of %d tool rounds in one reply", p.MaxToolRounds)))
+			return reply, nil
+		}
+		if err := s.runTools(ctx, t, p, calls); err != nil {
+			return chat.Message{}, err
+		}
+	}
+}
+
+// runTools answers the calls of one model reply: calls whose tool needs approval and
+// has no decision yet suspend the turn; the others run, in parallel, each as its own
+// activity. Invalid arguments, unknown tools, failures and rejections become error
+// results that the model reads; the turn goes on.
+func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant, calls []chat.Content) error {
+	var (
+		pending []PendingApproval
+		futures = map[string]workflow.Future{}
+		results = map[string]chat.Content{}
+	)
+	for _, c := range calls {
+		spec, ok := p.Tool(c.Name)
+		switch {
+		case !ok:
+			results[c.CallID] = errorResult(c, fmt.Sprintf("unknown tool %q; this agent has %s", c.Name, toolNames(p)))
+		case !validArguments(c.Arguments):
+			results[c.CallID] = errorResult(c, "the arguments are not a JSON object: "+c.Arguments)
+		case spec.Approval && !s.decided(c.CallID):
+			pending = append(pending, PendingApproval{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, AgentID: p.ID, TurnID: t.msg.MessageID})
+		case spec.Approval && !s.decisions[c.CallID].Approved:
+			d := s.decisions[c.CallID]
+			results[c.CallID] = errorResult(c, "rejected by a person"+reasonSuffix(d.Reason))
+		default:
+			futures[c.CallID] = s.startTool(ctx, p, spec, c)
+		}
+	}
+	for _, c := range calls {
+		f, ok := futures[c.CallID]
+		if !ok {
+			continue
+		}
+		var res agents.CallToolResult
+		if err := f.Get(ctx, &res); err != nil {
+			results[c.CallID] = errorResult(c, errorMessage(unwrapActivityError(err)))
+		} else {
+			results[c.CallID] = chat.Content{Type: chat.ContentFunctionResult, CallID: c.CallID, Result: res.Result}
+		}
+	}
+	var answered []chat.Content
+	for _, c := range calls {
+		if r, ok := results[c.CallID]; ok {
+			answered = append(answered, r)
+		}
+	}
+	s.appendResults(t, p, answered)
+	if len(pending) > 0 {
+		s.suspension = &suspension{turn: t, agent: p, pending: pending}
+		return errSuspended
+	}
+	return nil
+}
+
+// startTool schedules one tool call as its own activity, with the tool's timeout and
+// retry policy.
+func (s *chatState) startTool(ctx workflow.Context, p agents.Participant, spec agents.ToolSpec, c chat.Content) workflow.Future {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Duration(spec.Timeout),
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(spec.MaxAttempts)},
+	})
+	return workflow.ExecuteActivity(actx, CallToolActivity, agents.CallToolInput{ChatID: s.chatID, AgentID: p.ID,
+		CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+}
+
+// appendResults adds a tool message with the results, if any.
+func (s *chatState) appendResults(t *turn, p agents.Participant, results []chat.Content) {
+	if len(results) == 0 {
+		return
+	}
+	s.history = append(s.history, chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID,
+		AuthorName: "tools", Contents: results})
+}
+
+func errorResults(calls []chat.Content, msg string) []chat.Content {
+	out := make([]chat.Content, len(calls))
+	for i, c := range calls {
+		out[i] = errorResult(c, msg)
+	}
+	return out
+}
+
+func errorResult(c chat.Content, msg string) chat.Content {
+	return chat.Content{Type: chat.ContentFunctionResult, CallID: c.CallID, Error: msg}
+}
+
+func validArguments(args string) bool {
+	var obj map[string]any
+	return json.Unmarshal([]byte(args), &obj) == nil
+}
+
+func toolNames(p agents.Participant) string {
+	if len(p.Tools) == 0 {
+		return "no tools"
+	}
+	var names []string
+	for _, t := range p.Tools {
+		names = append(names, fmt.Sprintf("%q", t.Name))
+	}
+	return "tools " + fmt.Sprint(names)
+}
+
+func reasonSuffix(r string) string {
+	if r == "" {
+		return ""
+	}
+	return ": " + r
+}
+
+func (s *chatState) decided(callID string) bool {
+	_, ok := s.decisions[callID]
+	return ok
+}
+
+// awaitingApproval lists the calls a suspended chat waits for.
+func (s *chatState) awaitingApproval() []PendingApproval {
+	if s.suspension == nil {
+		return nil
+	}
+	var out []PendingApproval
+	for _, p := range s.suspension.pending {
+		if !s.decided(p.CallID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// validateApprove accepts a decision for a call the chat waits for.
+func (s *chatState) validateApprove(in ApproveInput) error {
+	if s.suspension == nil {
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), agents.ErrTypeInvalidInput)
+	}
+	if !slices.ContainsFunc(s.suspension.pending, func(p PendingApproval) bool { return p.CallID == in.CallID }) {
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval of call %q (it waits for %s)",
+			s.chatID, in.CallID, pendingIDs(s.awaitingApproval())), agents.ErrTypeInvalidInput)
+	}
+	if s.decided(in.CallID) {
+		return temporal.NewApplicationError(fmt.Sprintf("call %q is already decided", in.CallID), agents.ErrTypeInvalidInput)
+	}
+	return nil
+}
+
+func pendingIDs(ps []PendingApproval) string {
+	var ids []string
+	for _, p := range ps {
+		ids = append(ids, p.CallID)
+	}
+	return fmt.Sprint(ids)
+}
+
+// handleApprove records a decision. When it is the last one the suspended turn waits
+// for, the turn resumes, and the update returns what it then produced (or where it
+// suspended again); otherwise it returns at once with the calls still awaited.
+func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnResult, error) {
+	if s.decisions == nil {
+		s.decisions = map[string]Decision{}
+	}
+	s.decisions[in.CallID] = Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
+	sus := s.suspension
+	if len(s.awaitingApproval()) > 0 {
+		return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
+	}
+	gen := sus.resumed
+	mark := len(s.history)
+	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen && s.active == nil }); err != nil {
+		return TurnResult{}, err
+	}
+	t := sus.turn
+	if t.err != nil {
+		return TurnResult{}, t.err
+	}
+	res := TurnResult{MessageID: t.msg.MessageID, Messages: append([]chat.Message{}, s.history[min(mark, len(s.history)):]...),
+		IsComplete: s.isComplete}
+	res.AwaitingApproval = s.awaitingApproval()
+	return res, nil
+}
+
+// resumeSuspended continues a suspended turn once every awaited call is decided: the
+// same agent's tool round goes on, then the turn as the strategies say.
+func (s *chatState) resumeSuspended(ctx workflow.Context) {
+	sus := s.suspension
+	t := sus.turn
+	s.active = t
+	defer func() { s.active = nil; sus.resumed++ }()
+	s.suspension = nil
+	t.suspended, t.err = false, nil
+	t.mark = len(s.history)
+	calls := s.openCalls()
+	if err := s.runTools(ctx, t, sus.agent, calls); err != nil {
+		if errors.Is(err, errSuspended) {
+			s.suspension.resumed = sus.resumed
+			t.suspended = true
+			return
+		}
+		s.failResumed(t, sus, err)
+		return
+	}
+	for _, c := range calls {
+		delete(s.decisions, c.CallID)
+	}
+	agent := sus.agent
+	s.continueTurn(ctx, t, &agent)
+	if t.err != nil {
+		s.suspension = sus // back to waiting: the decisions stay, approving again retries
+	}
+}
+
+func (s *chatState) failResumed(t *turn, sus *suspension, err error) {
+	s.history = s.history[:t.mark]
+	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: sus.agent.ID, Type: errorType(err), Message: errorMessage(err)}
+	t.err = temporal.NewApplicationError(fmt.Sprintf("turn %q: %s", t.msg.MessageID, errorMessage(err)), agents.ErrTypeTurnFailed, *s.lastError)
+	s.suspension = sus
+}
+
+// openCalls returns the functionCalls at the end of the history that have no result yet.
+func (s *chatState) openCalls() []chat.Content {
+	answered := map[string]bool{}
+	for i := len(s.history) - 1; i >= 0; i-- {
+		m := s.history[i]
+		switch m.Role {
+		case chat.RoleTool:
+			for _, c := range m.Contents {
+				answered[c.CallID] = true
+			}
+		case chat.RoleAssistant:
+			var open []chat.Content
+			for _, c := range m.FunctionCalls() {
+				if !answered[c.CallID] {
+					open = append(open, c)
+				}
+			}
+			return open
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// detectSuspension rebuilds a suspension from the history (after a continue-as-new or
+// an import): tool calls still open at its end belong to the last user turn and wait
+// for approval, or, for tools that need none, for running when the chat resumes.
+func (s *chatState) detectSuspension(ctx workflow.Context) {
+	calls := s.openCalls()
+	if len(calls) == 0 {
+		return
+	}
+	var caller chat.Message
+	for i := len(s.history) - 1; i >= 0; i-- {
+		if m := s.history[i]; m.Role == chat.RoleAssistant {
+			caller = m
+			break
+		}
+	}
+	userIdx := -1
+	for i := len(s.history) - 1; i >= 0; i-- {
+		if s.history[i].Role == chat.RoleUser {
+			userIdx = i
+			break
+		}
+	}
+	if userIdx < 0 {
+		return
+	}
+	t := s.turns[s.history[userIdx].MessageID]
+	if t == nil {
+		t = &turn{msg: s.history[userIdx], done: true}
+		s.turns[t.msg.MessageID] = t
+	}
+	t.suspended = true
+	p := s.participant(caller.AgentID)
+	sus := &suspension{turn: t, agent: p}
+	for _, c := range calls {
+		if spec, ok := p.Tool(c.Name); ok && spec.Approval {
+			sus.pending = append(sus.pending, PendingApproval{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, AgentID: p.ID, TurnID: t.msg.MessageID})
+		}
+	}
+	s.suspension = sus
+}
