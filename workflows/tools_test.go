@@ -60,7 +60,9 @@ func newToolEnv(t *testing.T, parallel int) (*env, *fakeTools) {
 	return e, ft
 }
 
-func clerk() workflows.AgentChatInput { return workflows.AgentChatInput{Participants: []string{"clerk"}} }
+func clerk() workflows.AgentChatInput {
+	return workflows.AgentChatInput{Participants: []string{"clerk"}}
+}
 
 func resultsOf(m chat.Message) map[string]chat.Content {
 	out := map[string]chat.Content{}
