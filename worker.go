@@ -28,6 +28,8 @@ func Register(r worker.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.ForwardTurns, activity.RegisterOptions{Name: workflows.ForwardTurnsActivity})
 	r.RegisterActivityWithOptions(a.StoreMessages, activity.RegisterOptions{Name: workflows.StoreMessagesActivity})
 	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.CallToolActivity})
+	r.RegisterActivityWithOptions(a.SelectSpeaker, activity.RegisterOptions{Name: workflows.SelectActivity})
+	r.RegisterActivityWithOptions(a.JudgeTermination, activity.RegisterOptions{Name: workflows.JudgeActivity})
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with

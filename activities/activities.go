@@ -54,6 +54,10 @@ type Config struct {
 	// Tools are the Go functions behind the config's tools, by name; every tool the
 	// config declares needs one.
 	Tools map[string]ToolFunc
+	// Selectors and Judges are the Go functions of "function" selection and
+	// termination strategies, by name.
+	Selectors map[string]SelectFunc
+	Judges    map[string]JudgeFunc
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -67,6 +71,8 @@ type Activities struct {
 	defaultStore string
 	runs         *runCache
 	tools        map[string]ToolFunc
+	selectors    map[string]SelectFunc
+	judges       map[string]JudgeFunc
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -109,6 +115,7 @@ func New(cfg Config) (*Activities, error) {
 	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
+		selectors: cfg.Selectors, judges: cfg.Judges,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c

@@ -9,15 +9,35 @@ import (
 const (
 	// SelectionSequential takes the participants in order, round robin, across turns.
 	SelectionSequential = "sequential"
+	// SelectionLLM asks a selector agent (Agent) which participant speaks next.
+	SelectionLLM = "llm"
+	// SelectionFunction asks a Go function registered on the worker (Function).
+	SelectionFunction = "function"
+	// FallbackSequential and FallbackError say what happens when an llm or function
+	// selection names no participant: take the next in order, or fail the turn.
+	FallbackSequential = "sequential"
+	FallbackError      = "error"
 )
 
 // SelectionStrategy picks the agent that speaks next in a group chat (Semantic Kernel's
-// SelectionStrategy). JSON: {"type":"sequential","initialAgent":"writer"?}.
+// SelectionStrategy). JSON:
+//
+//	{"type":"sequential","initialAgent":"writer"}
+//	{"type":"llm","agent":"moderator","fallback":"sequential"}
+//	{"type":"function","function":"byTopic","fallback":"error"}
 type SelectionStrategy struct {
-	// Type is "sequential" (the default when empty).
+	// Type is "sequential" (the default when empty), "llm" or "function".
 	Type string `json:"type,omitempty"`
-	// InitialAgent, if set, speaks first in the chat; the order continues from it.
+	// InitialAgent, if set, speaks first in the chat (any type).
 	InitialAgent string `json:"initialAgent,omitempty"`
+	// Agent is the selector agent of "llm": an agent id of the registry, which need not
+	// be a participant. It is asked to name the next participant.
+	Agent string `json:"agent,omitempty"`
+	// Function names the Go function of "function" (activities.Config.Selectors).
+	Function string `json:"function,omitempty"`
+	// Fallback applies when "llm" or "function" names no participant: "sequential"
+	// (default) takes the next in order, "error" fails the turn naming what was said.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // SelectionState is what a selection strategy carries between turns and through export:
@@ -30,8 +50,21 @@ type SelectionState struct {
 func (s SelectionStrategy) Validate(ids []string) error {
 	switch s.Type {
 	case "", SelectionSequential:
+	case SelectionLLM:
+		if s.Agent == "" {
+			return fmt.Errorf("selection %q needs an agent (the selector)", SelectionLLM)
+		}
+	case SelectionFunction:
+		if s.Function == "" {
+			return fmt.Errorf("selection %q needs a function name", SelectionFunction)
+		}
 	default:
-		return fmt.Errorf("unknown selection strategy %q (known: %s)", s.Type, SelectionSequential)
+		return fmt.Errorf("unknown selection strategy %q (known: %s, %s, %s)", s.Type, SelectionSequential, SelectionLLM, SelectionFunction)
+	}
+	switch s.Fallback {
+	case "", FallbackSequential, FallbackError:
+	default:
+		return fmt.Errorf("unknown selection fallback %q (known: %s, %s)", s.Fallback, FallbackSequential, FallbackError)
 	}
 	if s.InitialAgent != "" && !slices.Contains(ids, s.InitialAgent) {
 		return fmt.Errorf("selection initialAgent %q is not a participant", s.InitialAgent)

@@ -52,11 +52,11 @@ func (s *chatState) start(ctx workflow.Context) error {
 		s.status = StatusRunning
 		return nil
 	}
-	ps, err := s.resolve(ctx, s.in.Participants)
+	ps, err := s.resolve(ctx, append(append([]string{}, s.in.Participants...), s.in.strategyAgents()...))
 	if err != nil {
 		return err
 	}
-	s.participants = ps
+	s.participants = ps[:len(s.in.Participants)]
 	for _, p := range s.participants {
 		s.openChannel(p)
 	}

@@ -57,6 +57,12 @@ const (
 	// StoreMessagesActivity puts message bodies into a message store
 	// (agents.StoreMessagesInput → agents.StoreMessagesResult).
 	StoreMessagesActivity = "StoreMessages"
+	// SelectActivity asks a selector agent or function who speaks next
+	// (agents.SelectInput → agents.SelectResult).
+	SelectActivity = "SelectSpeaker"
+	// JudgeActivity asks a judge agent or function whether the chat is done
+	// (agents.JudgeInput → agents.JudgeResult).
+	JudgeActivity = "JudgeTermination"
 	// CallToolActivity runs one tool call (agents.CallToolInput → agents.CallToolResult).
 	CallToolActivity = "CallTool"
 	// ForwardTurnsActivity signals turns that arrived during a migration to the target

@@ -107,7 +107,7 @@ func (s *chatState) fail(err error) {
 
 // closed reports whether the chat takes no more turns.
 func (s *chatState) closed() bool {
-	return s.isComplete || (s.in.Temporary && s.attempted > 0)
+	return (s.isComplete && !s.in.Termination.AutoReset) || (s.in.Temporary && s.attempted > 0)
 }
 
 // handleDescribe waits until the chat has started (or failed to) and returns its state.

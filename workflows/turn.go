@@ -52,7 +52,7 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 			agents.ErrTypeMigrating)
 	case s.failure != nil:
 		return chat.Message{}, temporal.NewApplicationError("chat could not start: "+s.failure.Error(), agents.ErrTypeNotAcceptingTurns)
-	case s.isComplete:
+	case s.isComplete && !s.in.Termination.AutoReset:
 		return chat.Message{}, temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
@@ -154,6 +154,9 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	s.history = append(s.history, t.msg)
 	s.termState = agents.TerminationState{}
+	if s.isComplete && s.in.Termination.AutoReset {
+		s.isComplete = false // the strategy resets for the next user turn
+	}
 	s.continueTurn(ctx, t, nil)
 }
 
@@ -170,7 +173,12 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 			if s.termState.Iterations >= limit {
 				break
 			}
-			p = s.participant(s.in.Selection.Next(s.ids(), &s.selState))
+			next, err := s.selectNext(ctx, t)
+			if err != nil {
+				s.failTurn(t, agents.Participant{ID: "(selection)"}, err)
+				return
+			}
+			p = next
 		}
 		final, err := s.runAgent(ctx, p, t)
 		if errors.Is(err, errSuspended) {
@@ -182,7 +190,12 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 			return
 		}
 		s.termState.Iterations++
-		if s.in.Termination.ShouldTerminate(final) {
+		done, err := s.terminates(ctx, s.in.Termination, t, final)
+		if err != nil {
+			s.failTurn(t, agents.Participant{ID: "(termination)"}, err)
+			return
+		}
+		if done {
 			s.isComplete = true
 			break
 		}

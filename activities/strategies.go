@@ -1,0 +1,123 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// SelectFunc is a Go selection strategy: given the participants and the recent
+// history, it returns the id of the agent to speak next ("" to let the fallback decide).
+type SelectFunc func(ctx context.Context, candidates []agents.Candidate, history []chat.Message) (string, error)
+
+// JudgeFunc is a Go termination strategy: it reports whether the chat has reached its
+// goal, given the recent history.
+type JudgeFunc func(ctx context.Context, history []chat.Message) (bool, error)
+
+// Prompts of the llm strategies, sent as the system message after the agent's own
+// instructions.
+const (
+	selectPrompt = "You choose who speaks next in a group conversation. The participants are: %s. " +
+		"Reply with the id of the one participant who should speak next, and nothing else."
+	judgePrompt = "Decide whether the conversation has reached its goal and should end. Reply yes or no, and nothing else."
+)
+
+var yes = regexp.MustCompile(`(?i)^\W*(yes|true|done)\b`)
+
+// SelectSpeaker asks the selector agent (llm) or a registered function who speaks
+// next. The agent's answer is matched to a candidate by id or name, whole word, case
+// insensitive; none matched gives AgentID "" and what it said.
+func (a *Activities) SelectSpeaker(ctx context.Context, in agents.SelectInput) (agents.SelectResult, error) {
+	history, err := a.historyFor(ctx, in.History)
+	if err != nil {
+		return agents.SelectResult{}, err
+	}
+	if in.Function != "" {
+		f, ok := a.selectors[in.Function]
+		if !ok {
+			return agents.SelectResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("selection function %q is not registered on this worker", in.Function), agents.ErrTypeInvalidInput, nil)
+		}
+		id, err := f(ctx, in.Candidates, history)
+		return agents.SelectResult{AgentID: id, Said: id}, err
+	}
+	var list []string
+	for _, c := range in.Candidates {
+		list = append(list, fmt.Sprintf("%s (%s)", c.ID, c.Name))
+	}
+	said, err := a.ask(ctx, in.Agent, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
+	if err != nil {
+		return agents.SelectResult{}, err
+	}
+	return agents.SelectResult{AgentID: matchCandidate(said, in.Candidates), Said: said}, nil
+}
+
+// matchCandidate returns the candidate whose id or name the text names first.
+func matchCandidate(text string, cs []agents.Candidate) string {
+	best, at := "", len(text)+1
+	for _, c := range cs {
+		for _, word := range []string{c.ID, c.Name} {
+			if word == "" {
+				continue
+			}
+			re := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(word) + `\b`)
+			if loc := re.FindStringIndex(text); loc != nil && loc[0] < at {
+				best, at = c.ID, loc[0]
+			}
+		}
+	}
+	return best
+}
+
+// JudgeTermination asks the judge agent (llm) or a registered function whether the
+// chat is done. The agent's answer counts as yes when it starts with yes, true or done.
+func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput) (agents.JudgeResult, error) {
+	history, err := a.historyFor(ctx, in.History)
+	if err != nil {
+		return agents.JudgeResult{}, err
+	}
+	if in.Function != "" {
+		f, ok := a.judges[in.Function]
+		if !ok {
+			return agents.JudgeResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("termination function %q is not registered on this worker", in.Function), agents.ErrTypeInvalidInput, nil)
+		}
+		done, err := f(ctx, history)
+		return agents.JudgeResult{Done: done}, err
+	}
+	said, err := a.ask(ctx, in.Agent, judgePrompt, history)
+	if err != nil {
+		return agents.JudgeResult{}, err
+	}
+	return agents.JudgeResult{Done: yes.MatchString(said), Said: said}, nil
+}
+
+// ask makes one Chat Completions call as agent id, with prompt after its instructions,
+// and returns the reply text.
+func (a *Activities) ask(ctx context.Context, id, prompt string, history []chat.Message) (string, error) {
+	def, ok := a.registry.Get(id)
+	if !ok {
+		return "", temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %q is not in this worker's registry", id), agents.ErrTypeUnknownAgent, nil)
+	}
+	instructions := strings.TrimSpace(def.Instructions + "\n\n" + prompt)
+	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(instructions, history)}
+	call := &callInfo{agentID: def.ID}
+	ctx = withCall(ctx, call)
+	res, err := completeOnce(ctx, a.models[def.Endpoint], req)
+	if err != nil {
+		return "", providerError(ctx, err, call.retryAfter)
+	}
+	var text []string
+	for _, c := range res.Contents {
+		text = append(text, c.Text)
+	}
+	return strings.Join(text, " "), nil
+}

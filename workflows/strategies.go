@@ -1,0 +1,110 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// strategyTimeout bounds one selector or judge call.
+const strategyTimeout = 2 * time.Minute
+
+// judgeWindow is how many recent messages a selector or judge reads.
+const judgeWindow = 30
+
+// selectNext returns the agent that speaks next: in order (sequential), or as the
+// selector agent or function names it, with the configured fallback when it names no
+// participant.
+func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participant, error) {
+	sel := s.in.Selection
+	ids := s.ids()
+	if sel.Type != agents.SelectionLLM && sel.Type != agents.SelectionFunction {
+		return s.participant(sel.Next(ids, &s.selState)), nil
+	}
+	if sel.InitialAgent != "" && s.turnCount == 0 && s.termState.Iterations == 0 {
+		return s.participant(sel.InitialAgent), nil
+	}
+	in := agents.SelectInput{History: s.strategyView(ctx, t), Agent: sel.Agent, Function: sel.Function}
+	for _, p := range s.participants {
+		in.Candidates = append(in.Candidates, agents.Candidate{ID: p.ID, Name: p.Name})
+	}
+	var res agents.SelectResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SelectActivity, in).Get(ctx, &res)
+	if err != nil {
+		return agents.Participant{}, unwrapActivityError(err)
+	}
+	if slices.Contains(ids, res.AgentID) {
+		return s.participant(res.AgentID), nil
+	}
+	if sel.Fallback == agents.FallbackError {
+		return agents.Participant{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the selection strategy named no participant (it said %q; participants: %v)", res.Said, ids), agents.ErrTypeInvalidInput, nil)
+	}
+	return s.participant(sel.Next(ids, &s.selState)), nil
+}
+
+// terminates reports whether msg completes the chat under strategy st: regex here,
+// llm and function by asking the worker, any/all over their parts.
+func (s *chatState) terminates(ctx workflow.Context, st agents.TerminationStrategy, t *turn, msg chat.Message) (bool, error) {
+	switch st.Type {
+	case agents.TerminationLLM, agents.TerminationFunction:
+		if !st.Applies(msg.AgentID) {
+			return false, nil
+		}
+		var res agents.JudgeResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, strategyOptions()), JudgeActivity,
+			agents.JudgeInput{History: s.strategyView(ctx, t), Agent: st.Agent, Function: st.Function}).Get(ctx, &res)
+		if err != nil {
+			return false, unwrapActivityError(err)
+		}
+		return res.Done, nil
+	case agents.TerminationAny, agents.TerminationAll:
+		for _, part := range st.Strategies {
+			ok, err := s.terminates(ctx, part, t, msg)
+			if err != nil {
+				return false, err
+			}
+			if ok == (st.Type == agents.TerminationAny) {
+				return ok, nil
+			}
+		}
+		return st.Type == agents.TerminationAll, nil
+	}
+	return st.ShouldTerminate(msg), nil
+}
+
+// strategyView describes the recent history a selector or judge reads.
+func (s *chatState) strategyView(ctx workflow.Context, t *turn) agents.InvokeInput {
+	p := agents.Participant{ID: "strategy", Reducer: agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: judgeWindow}}
+	return s.invokeInput(ctx, p, t)
+}
+
+func strategyOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{StartToCloseTimeout: strategyTimeout, HeartbeatTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5,
+			NonRetryableErrorTypes: []string{agents.ErrTypeModelRejected, agents.ErrTypeUnknownAgent, agents.ErrTypeInvalidInput}}}
+}
+
+// strategyAgents are the selector and judge agents the strategies name; the chat
+// resolves them when it starts, so an unknown one fails it at once.
+func (in AgentChatInput) strategyAgents() []string {
+	var out []string
+	add := func(a string) {
+		if !slices.Contains(out, a) && !slices.Contains(in.Participants, a) {
+			out = append(out, a)
+		}
+	}
+	if in.Selection.Type == agents.SelectionLLM {
+		add(in.Selection.Agent)
+	}
+	for _, a := range in.Termination.JudgeAgents() {
+		add(a)
+	}
+	return out
+}
