@@ -91,3 +91,39 @@ type ResolveResult struct {
 // agent id on every request. Providers ignore it; the offline model uses it to answer
 // as that agent and to follow that agent's script.
 const AgentHeader = "X-Agentchat-Agent"
+
+// Candidate is a participant a selector may name.
+type Candidate struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// SelectInput asks the worker who speaks next: the selector agent (llm) or function
+// reads History (as InvokeInput describes it) and names one of Candidates.
+type SelectInput struct {
+	History    InvokeInput `json:"history"`
+	Agent      string      `json:"agent,omitempty"`
+	Function   string      `json:"function,omitempty"`
+	Candidates []Candidate `json:"candidates"`
+}
+
+// SelectResult is the chosen agent id ("" when the answer named no candidate) and what
+// the selector said, for errors.
+type SelectResult struct {
+	AgentID string `json:"agentId"`
+	Said    string `json:"said,omitempty"`
+}
+
+// JudgeInput asks the worker whether the chat has reached its goal: the judge agent
+// (llm) or function reads History.
+type JudgeInput struct {
+	History  InvokeInput `json:"history"`
+	Agent    string      `json:"agent,omitempty"`
+	Function string      `json:"function,omitempty"`
+}
+
+// JudgeResult is the verdict and what the judge said.
+type JudgeResult struct {
+	Done bool   `json:"done"`
+	Said string `json:"said,omitempty"`
+}
