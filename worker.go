@@ -30,6 +30,7 @@ func Register(r worker.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.CallToolActivity})
 	r.RegisterActivityWithOptions(a.SelectSpeaker, activity.RegisterOptions{Name: workflows.SelectActivity})
 	r.RegisterActivityWithOptions(a.JudgeTermination, activity.RegisterOptions{Name: workflows.JudgeActivity})
+	r.RegisterActivityWithOptions(a.Summarize, activity.RegisterOptions{Name: workflows.SummarizeActivity})
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with

@@ -26,7 +26,12 @@ func (a *Activities) historyFor(ctx context.Context, in agents.InvokeInput) ([]c
 	if err != nil {
 		return nil, err
 	}
-	view := in.Reducer.Reduce(msgs)
+	var view []chat.Message
+	if in.HistoryFrom > 0 {
+		view = msgs[min(in.HistoryFrom, len(msgs)):] // what a service thread has not seen
+	} else {
+		view = in.Reducer.ReduceWith(msgs, in.ChannelState)
+	}
 	filled, err := a.fillStubs(ctx, in.ChatID, in.Store, view)
 	if err != nil {
 		return nil, err

@@ -21,11 +21,13 @@ import (
 // result; a larger one goes to the chat's message store (1 MiB, half the 2 MB payload limit).
 const ReplyInlineLimit = 1 << 20
 
-// InvokeAgent runs one reply of a chat_completion agent: one Chat Completions call with
-// the agent's instructions and the history it is given, streamed when the endpoint
-// streams. A streamed call heartbeats on every chunk, so a long answer is never cut
-// while a silent one times out (the agent's heartbeatTimeout) and is retried; a
-// non-streamed call heartbeats while it waits.
+// InvokeAgent runs one reply of an agent, by its kind. For chat_completion: one Chat
+// Completions call with the agent's instructions and the history it is given, streamed
+// when the endpoint streams. A streamed call heartbeats on every chunk, so a long
+// answer is never cut while a silent one times out (the agent's heartbeatTimeout) and
+// is retried; a non-streamed call heartbeats while it waits. For responses and
+// assistant, see invokeResponses and invokeAssistant: they send only the messages the
+// service has not seen and return the channel's new state.
 //
 // Errors: UnknownAgent (not retryable) when the agent is gone from the registry;
 // ModelRequestRejected / ModelUnavailable from the provider (see providerError).
@@ -39,19 +41,17 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
-	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
-		Tools: a.openAITools(def)}
-	call := &callInfo{agentID: def.ID}
-	ctx = withCall(ctx, call)
-	client := a.models[def.Endpoint]
 	var res agents.InvokeResult
-	if a.registry.Endpoint(def).Streaming() {
-		res, err = completeStreaming(ctx, client, req)
-	} else {
-		res, err = completeOnce(ctx, client, req)
+	switch def.Kind {
+	case agents.KindResponses:
+		res, err = a.invokeResponses(ctx, def, in, history)
+	case agents.KindAssistant:
+		res, err = a.invokeAssistant(ctx, def, in, history)
+	default:
+		res, err = a.invokeChatCompletion(ctx, def, history)
 	}
 	if err != nil {
-		return agents.InvokeResult{}, providerError(ctx, err, call.retryAfter)
+		return agents.InvokeResult{}, err
 	}
 	if len(res.Contents) == 0 {
 		return agents.InvokeResult{}, temporal.NewApplicationError(
@@ -66,6 +66,29 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 			return agents.InvokeResult{}, err
 		}
 		res.Contents, res.Stored = nil, stored.Store
+	}
+	return res, nil
+}
+
+// invokeChatCompletion runs one reply of a chat_completion agent: one Chat Completions
+// call, streamed when the endpoint streams; provider errors as providerError.
+func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message) (agents.InvokeResult, error) {
+	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
+		Tools: a.openAITools(def)}
+	call := &callInfo{agentID: def.ID}
+	ctx = withCall(ctx, call)
+	client := a.models[def.Endpoint]
+	var (
+		res agents.InvokeResult
+		err error
+	)
+	if a.registry.Endpoint(def).Streaming() {
+		res, err = completeStreaming(ctx, client, req)
+	} else {
+		res, err = completeOnce(ctx, client, req)
+	}
+	if err != nil {
+		return agents.InvokeResult{}, providerError(ctx, err, call.retryAfter)
 	}
 	return res, nil
 }

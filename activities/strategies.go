@@ -121,3 +121,24 @@ func (a *Activities) ask(ctx context.Context, id, prompt string, history []chat.
 	}
 	return strings.Join(text, " "), nil
 }
+
+// summarizePrompt asks for a summary that can replace the messages it covers.
+const summarizePrompt = "Summarize the conversation above in a few sentences for your own later use: " +
+	"keep names, facts, numbers, decisions and open questions. Reply with the summary only."
+
+// Summarize writes the summary of a summarizing reducer: the agent's own model folds
+// the given messages into the previous summary.
+func (a *Activities) Summarize(ctx context.Context, in agents.SummarizeInput) (agents.SummarizeResult, error) {
+	history, err := a.historyFor(ctx, in.History)
+	if err != nil {
+		return agents.SummarizeResult{}, err
+	}
+	if in.Previous != "" {
+		history = append([]chat.Message{chat.TextMessage("summary", chat.RoleSystem, "", agents.SummaryPrefix+in.Previous)}, history...)
+	}
+	said, err := a.ask(ctx, in.Agent, summarizePrompt, history)
+	if err != nil {
+		return agents.SummarizeResult{}, err
+	}
+	return agents.SummarizeResult{Summary: strings.TrimSpace(said)}, nil
+}

@@ -127,3 +127,17 @@ type JudgeResult struct {
 	Done bool   `json:"done"`
 	Said string `json:"said,omitempty"`
 }
+
+// SummarizeInput asks the worker to summarize part of a chat with an agent's model:
+// History describes the messages to fold in (HistoryFrom..HistoryLength, or inline),
+// Previous is the summary so far.
+type SummarizeInput struct {
+	History  InvokeInput `json:"history"`
+	Agent    string      `json:"agent"`
+	Previous string      `json:"previous,omitempty"`
+}
+
+// SummarizeResult is the new summary.
+type SummarizeResult struct {
+	Summary string `json:"summary"`
+}

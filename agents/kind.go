@@ -34,6 +34,8 @@ type Channel struct {
 	// which case the endpoint's identity is part of the key, and the channel state holds
 	// the service's id and the watermark (the last primary messageId the service has).
 	ServiceThread bool
+	// Agent is the agent id, part of a service thread's key.
+	Agent string
 }
 
 // Channel returns the channel of kind k, or an error for an unknown kind.
@@ -63,12 +65,14 @@ func (k Kind) ServiceThread() bool {
 // Key returns the channel key (chat-state-v1.md), hashed by chat.ChannelKey from stable
 // strings: for a local channel the type and reducer settings
 // (chat.ChannelKey(type, "reducer="+reducer)); for a service thread the type and the
-// endpoint's base URL (chat.ChannelKey(type, "endpoint="+baseURL)), so that one
-// service's ids are never given to another. Agents of one kind with the same settings
-// share a channel, as in the seed ADR.
+// endpoint's base URL and the agent id (chat.ChannelKey(type, "endpoint="+baseURL,
+// "agent="+id)), so that one service's ids are never given to another. Local channels
+// of one kind and reducer are shared by their agents, as in the seed ADR; a service
+// thread is the agent's own, so that the service sees every other agent's message as
+// theirs (prefixed with their name), never as its own replies.
 func (c Channel) Key(e Endpoint) string {
 	if c.ServiceThread {
-		return chat.ChannelKey(c.Type, "endpoint="+e.BaseURL)
+		return chat.ChannelKey(c.Type, "endpoint="+e.BaseURL, "agent="+c.Agent)
 	}
 	return chat.ChannelKey(c.Type, "reducer="+c.Reducer)
 }

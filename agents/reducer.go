@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/agentchat/agentchat/chat"
@@ -13,6 +14,10 @@ const (
 	// ReducerTruncate sends the system messages and the most recent messages, at most
 	// MaxMessages in all, never starting with a tool result cut off from its call.
 	ReducerTruncate = "truncate"
+	// ReducerSummarize replaces the older messages by a summary the agent's own model
+	// writes, once more than MaxMessages are unsummarized; the latest Keep stay as they
+	// are. The summary and where it ends are the channel's state.
+	ReducerSummarize = "summarize"
 )
 
 // Reducer shortens the history a chat_history channel sends to its model (Semantic
@@ -21,6 +26,85 @@ const (
 type Reducer struct {
 	Type        string `json:"type,omitempty"`
 	MaxMessages int    `json:"maxMessages,omitempty"`
+	// Keep is how many recent messages a summary leaves out (summarize); zero means
+	// half of MaxMessages.
+	Keep int `json:"keep,omitempty"`
+}
+
+// SummaryState is the channel state of a summarizing reducer (chat-state-v1.md: "a
+// chat-history channel holds its reducer state (e.g. a summary and where it ends)"):
+// {"summary":"…","summarizedThrough":"<messageId>"}.
+type SummaryState struct {
+	Summary           string `json:"summary,omitempty"`
+	SummarizedThrough string `json:"summarizedThrough,omitempty"`
+}
+
+// ParseSummaryState reads a channel state; an empty or unreadable one is no summary yet.
+func ParseSummaryState(b json.RawMessage) SummaryState {
+	var st SummaryState
+	_ = json.Unmarshal(b, &st)
+	return st
+}
+
+// SummaryPrefix starts the system message that carries a summary to the model.
+const SummaryPrefix = "Summary of the earlier conversation: "
+
+// ReduceWith is Reduce for reducers with channel state: for summarize, the system
+// messages, the summary (as a system message) and the messages after the summary.
+func (r Reducer) ReduceWith(history []chat.Message, state json.RawMessage) []chat.Message {
+	if r.Type != ReducerSummarize {
+		return r.Reduce(history)
+	}
+	st := ParseSummaryState(state)
+	start := summaryStart(history, st)
+	var out []chat.Message
+	for _, m := range history[:start] {
+		if m.Role == chat.RoleSystem {
+			out = append(out, m)
+		}
+	}
+	if st.Summary != "" {
+		out = append(out, chat.TextMessage(st.SummarizedThrough+"/summary", chat.RoleSystem, "", SummaryPrefix+st.Summary))
+	}
+	return append(out, history[start:]...)
+}
+
+// summaryStart is the index of the first message after the summary.
+func summaryStart(history []chat.Message, st SummaryState) int {
+	if st.SummarizedThrough == "" {
+		return 0
+	}
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].MessageID == st.SummarizedThrough {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// ToSummarize returns the range [from, to) of history that the next summary should
+// cover, and whether one is due: more than MaxMessages unsummarized messages. The cut
+// keeps the latest Keep messages and never falls between a call and its result.
+func (r Reducer) ToSummarize(history []chat.Message, state json.RawMessage) (from, to int, due bool) {
+	if r.Type != ReducerSummarize {
+		return 0, 0, false
+	}
+	from = summaryStart(history, ParseSummaryState(state))
+	if len(history)-from <= r.MaxMessages {
+		return 0, 0, false
+	}
+	keep := r.Keep
+	if keep <= 0 {
+		keep = r.MaxMessages / 2
+	}
+	to = len(history) - keep
+	for to < len(history) && history[to].Role == chat.RoleTool {
+		to++ // results stay with their call: the cut moves past them
+	}
+	if to <= from {
+		return 0, 0, false
+	}
+	return from, to, true
 }
 
 // Validate checks the reducer's settings.
@@ -28,13 +112,16 @@ func (r Reducer) Validate() error {
 	switch r.Type {
 	case "", ReducerNone:
 		return nil
-	case ReducerTruncate:
+	case ReducerTruncate, ReducerSummarize:
 		if r.MaxMessages < 2 {
-			return fmt.Errorf("reducer %q needs maxMessages of at least 2", ReducerTruncate)
+			return fmt.Errorf("reducer %q needs maxMessages of at least 2", r.Type)
+		}
+		if r.Keep < 0 || r.Keep >= r.MaxMessages {
+			return fmt.Errorf("reducer keep must be between 0 and maxMessages")
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown reducer %q (known: %s, %s)", r.Type, ReducerNone, ReducerTruncate)
+	return fmt.Errorf("unknown reducer %q (known: %s, %s, %s)", r.Type, ReducerNone, ReducerTruncate, ReducerSummarize)
 }
 
 // Key is the reducer's part of a channel key: agents with different reducers see
@@ -42,6 +129,9 @@ func (r Reducer) Validate() error {
 func (r Reducer) Key() string {
 	if r.Type == "" || r.Type == ReducerNone {
 		return ReducerNone
+	}
+	if r.Type == ReducerSummarize {
+		return fmt.Sprintf("%s:%d:%d", r.Type, r.MaxMessages, r.Keep)
 	}
 	return fmt.Sprintf("%s:%d", r.Type, r.MaxMessages)
 }

@@ -1,6 +1,7 @@
 package agents_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +57,29 @@ agents:
 	assert.Equal(t, chat.ChannelKey("chat_history", "reducer=none"), ps[0].ChannelKey)
 	assert.Equal(t, chat.ChannelKey("chat_history", "reducer=truncate:4"), ps[1].ChannelKey)
 	assert.NotEqual(t, ps[0].ChannelKey, ps[1].ChannelKey)
+}
+
+func TestSummarizeCutsAfterToolResultsAndReducesWithTheSummary(t *testing.T) {
+	h := []chat.Message{
+		chat.TextMessage("sys", chat.RoleSystem, "", "be brief"),
+		chat.TextMessage("a", chat.RoleUser, "", "user A"),
+		{MessageID: "call", Role: chat.RoleAssistant, Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "f", Arguments: "{}"}}},
+		{MessageID: "result", Role: chat.RoleTool, Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: "c1", Result: "42"}}},
+		chat.TextMessage("b", chat.RoleUser, "", "user B"),
+		chat.TextMessage("done", chat.RoleAssistant, "", "done"),
+	}
+	r := agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: 4, Keep: 3}
+	require.NoError(t, r.Validate())
+	from, to, due := r.ToSummarize(h, nil)
+	require.True(t, due)
+	// Keeping 3 would start at the tool result: the cut moves past it.
+	assert.Equal(t, 0, from)
+	assert.Equal(t, 4, to)
+	state := json.RawMessage(`{"summary":"A asked; f said 42","summarizedThrough":"result"}`)
+	view := r.ReduceWith(h, state)
+	assert.Equal(t, []string{"sys", "result/summary", "b", "done"}, ids(view))
+	assert.Equal(t, agents.SummaryPrefix+"A asked; f said 42", view[1].Text())
+	_, _, due = r.ToSummarize(h, state)
+	assert.False(t, due, "two messages after the summary are within the limit")
+	assert.NotEqual(t, agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: 4}.Key(), agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 4}.Key())
 }

@@ -113,7 +113,7 @@ func (d Definition) Participant(e Endpoint) (Participant, error) {
 	if err != nil {
 		return Participant{}, err
 	}
-	ch.Reducer = d.Reducer.Key()
+	ch.Reducer, ch.Agent = d.Reducer.Key(), d.ID
 	return Participant{
 		ID: d.ID, Name: d.Name, Kind: d.Kind,
 		ChannelType: ch.Type, ChannelKey: ch.Key(e),

@@ -241,11 +241,11 @@ agents:
 	if ps[0].ChannelType != ChannelResponsesThread || ps[3].ChannelType != ChannelAssistantThread {
 		t.Errorf("channel types %q, %q", ps[0].ChannelType, ps[3].ChannelType)
 	}
-	if want := chat.ChannelKey("responses_thread", "endpoint=https://a.example/v1"); ps[0].ChannelKey != want {
+	if want := chat.ChannelKey("responses_thread", "endpoint=https://a.example/v1", "agent=r1"); ps[0].ChannelKey != want {
 		t.Errorf("r1 key %s, want %s", ps[0].ChannelKey, want)
 	}
-	if ps[0].ChannelKey != ps[1].ChannelKey {
-		t.Error("two responses agents on one endpoint: want one shared channel")
+	if ps[0].ChannelKey == ps[1].ChannelKey {
+		t.Error("two responses agents on one endpoint: want a thread each, never one shared")
 	}
 	if ps[0].ChannelKey == ps[2].ChannelKey {
 		t.Error("responses agents on two endpoints share a channel key")
@@ -294,7 +294,7 @@ func TestChannelStates(t *testing.T) {
 func TestChannelKey(t *testing.T) {
 	a, b := Endpoint{BaseURL: "https://a/v1"}, Endpoint{BaseURL: "https://b/v1"}
 	local := Channel{Type: chat.ChannelChatHistory, Reducer: "none"}
-	thread := Channel{Type: ChannelResponsesThread, ServiceThread: true}
+	thread := Channel{Type: ChannelResponsesThread, ServiceThread: true, Agent: "r1"}
 	tests := []struct {
 		name string
 		got  string
@@ -304,12 +304,12 @@ func TestChannelKey(t *testing.T) {
 		{"chat history ignores the endpoint", local.Key(b), chatHistoryKey},
 		{"reducer is part of the key", Channel{Type: chat.ChannelChatHistory, Reducer: "summary"}.Key(a),
 			chat.ChannelKey("chat_history", "reducer=summary")},
-		{"service thread names the endpoint", thread.Key(a),
-			chat.ChannelKey("responses_thread", "endpoint=https://a/v1")},
-		{"service thread has no reducer part", Channel{Type: ChannelResponsesThread, Reducer: "none", ServiceThread: true}.Key(a),
-			chat.ChannelKey("responses_thread", "endpoint=https://a/v1")},
-		{"assistant thread names the endpoint", Channel{Type: ChannelAssistantThread, ServiceThread: true}.Key(b),
-			chat.ChannelKey("assistant_thread", "endpoint=https://b/v1")},
+		{"service thread names the endpoint and agent", thread.Key(a),
+			chat.ChannelKey("responses_thread", "endpoint=https://a/v1", "agent=r1")},
+		{"service thread has no reducer part", Channel{Type: ChannelResponsesThread, Reducer: "none", ServiceThread: true, Agent: "r1"}.Key(a),
+			chat.ChannelKey("responses_thread", "endpoint=https://a/v1", "agent=r1")},
+		{"assistant thread names the endpoint and agent", Channel{Type: ChannelAssistantThread, ServiceThread: true, Agent: "as"}.Key(b),
+			chat.ChannelKey("assistant_thread", "endpoint=https://b/v1", "agent=as")},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
 )
 
@@ -112,7 +113,7 @@ func TestAssistantRunAnswersFromTheWholeThread(t *testing.T) {
 }
 
 func TestAssistantRunGoesQueuedInProgressCompleted(t *testing.T) {
-	s := startServer(t, offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "done", Delay: 300_000_000}}}})
+	s := startServer(t, offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "done", Delay: agents.Duration(300 * time.Millisecond)}}}})
 	c := newClient(s, "helper")
 	a, th := newAssistant(t, c, "")
 	addMessages(t, c, th.ID, "Hi")

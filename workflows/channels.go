@@ -3,7 +3,10 @@ package workflows
 import (
 	"encoding/json"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 )
 
@@ -15,10 +18,32 @@ type channel struct {
 	state    json.RawMessage
 }
 
-// strategyState is the selection and termination state at one moment.
+// strategyState is the selection and termination state, and the channels' states, at
+// one moment: what a failed turn goes back to.
 type strategyState struct {
-	sel  agents.SelectionState
-	term agents.TerminationState
+	sel      agents.SelectionState
+	term     agents.TerminationState
+	channels map[string]json.RawMessage
+}
+
+// strategiesNow captures the strategies' and channels' state.
+func (s *chatState) strategiesNow() strategyState {
+	st := strategyState{sel: s.selState, term: s.termState, channels: map[string]json.RawMessage{}}
+	for _, c := range s.channels {
+		st.channels[c.key] = c.state
+	}
+	return st
+}
+
+// restoreChannels puts back the channels' states captured by strategiesNow: a turn
+// that failed leaves no trace in a service's chain either (its responses become an
+// unused branch).
+func (s *chatState) restoreChannels(states map[string]json.RawMessage) {
+	for _, c := range s.channels {
+		if st, ok := states[c.key]; ok {
+			c.state = st
+		}
+	}
 }
 
 var emptyState = json.RawMessage(`{}`)
@@ -74,4 +99,41 @@ func (s *chatState) adoptChannels(doc []chatstate.Channel) {
 			s.channels = append(s.channels, &channel{key: dc.ChannelKey, typ: dc.ChannelType, state: state})
 		}
 	}
+}
+
+// summarizeIfDue folds older messages into agent p's summary when its summarizing
+// reducer says one is due, before p's model call; the summary and where it ends are
+// the channel's state.
+func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t *turn) error {
+	ch := s.channelOf(p)
+	if ch == nil {
+		return nil
+	}
+	from, to, due := p.Reducer.ToSummarize(s.history, ch.state)
+	if !due {
+		return nil
+	}
+	prev := agents.ParseSummaryState(ch.state)
+	in := agents.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: agents.InvokeInput{
+		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}}
+	if part := s.history[from:to]; size(part) <= inlineHistoryBytes && !historyHasStubs(part) {
+		in.History.History = part
+	} else {
+		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.historyIndex(t.msg.MessageID))
+	}
+	var res agents.SummarizeResult
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SummarizeActivity, in).Get(ctx, &res); err != nil {
+		return unwrapActivityError(err)
+	}
+	ch.state = mustJSON(agents.SummaryState{Summary: res.Summary, SummarizedThrough: s.history[to-1].MessageID})
+	return nil
+}
+
+// size sums the sizes of messages.
+func size(msgs []chat.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += m.Size()
+	}
+	return n
 }

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,11 +54,15 @@ func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.Inv
 	if c, ok := f.contents[key]; ok {
 		return agents.InvokeResult{Contents: c}, nil
 	}
+	var state json.RawMessage
+	if in.AgentID == "responder" { // a service thread: it answers with its new watermark
+		state = json.RawMessage(fmt.Sprintf(`{"previousResponseId":"resp_%d","syncedThrough":%q}`, n, in.ReplyID))
+	}
 	text, ok := f.replies[key]
 	if !ok {
 		text = fmt.Sprintf("%s saw %d messages, last user: %s", key, len(in.History), lastUser(in.History))
 	}
-	return agents.InvokeResult{Contents: []chat.Content{chat.Text(text)}}, nil
+	return agents.InvokeResult{Contents: []chat.Content{chat.Text(text)}, ChannelState: state}, nil
 }
 
 func (f *fakeModel) count() int {
@@ -77,7 +82,8 @@ func lastUser(h []chat.Message) string {
 
 // registry is the agents the fake resolver knows; trimmer truncates its history to 4
 // messages, so it has a channel of its own.
-var registry = map[string]string{"helper": "Helper", "writer": "Writer", "reviewer": "Reviewer", "trimmer": "Trimmer", "clerk": "Clerk"}
+var registry = map[string]string{"helper": "Helper", "writer": "Writer", "reviewer": "Reviewer", "trimmer": "Trimmer", "clerk": "Clerk",
+	"summer": "Summer", "responder": "Responder"}
 
 // clerkTools are the tools of the clerk: lookup runs at once, refund needs approval.
 var clerkTools = []agents.ToolSpec{
@@ -107,6 +113,14 @@ func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, e
 		}
 		if id == "clerk" {
 			p.Tools, p.MaxToolRounds = clerkTools, 3
+		}
+		if id == "summer" {
+			p.Reducer = agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: 4, Keep: 2}
+			p.ChannelKey = chat.ChannelKey(chat.ChannelChatHistory, "reducer="+p.Reducer.Key())
+		}
+		if id == "responder" {
+			p.Kind, p.ChannelType = agents.KindResponses, agents.ChannelResponsesThread
+			p.ChannelKey = chat.ChannelKey(agents.ChannelResponsesThread, "endpoint=x", "agent=responder")
 		}
 		out = append(out, p)
 	}

@@ -63,6 +63,9 @@ const (
 	// JudgeActivity asks a judge agent or function whether the chat is done
 	// (agents.JudgeInput → agents.JudgeResult).
 	JudgeActivity = "JudgeTermination"
+	// SummarizeActivity writes a summarizing reducer's summary
+	// (agents.SummarizeInput → agents.SummarizeResult).
+	SummarizeActivity = "Summarize"
 	// CallToolActivity runs one tool call (agents.CallToolInput → agents.CallToolResult).
 	CallToolActivity = "CallTool"
 	// ForwardTurnsActivity signals turns that arrived during a migration to the target

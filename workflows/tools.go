@@ -266,6 +266,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	s.suspension = nil
 	t.suspended, t.err = false, nil
 	t.mark = len(s.history)
+	s.boundary = s.strategiesNow()
 	calls := s.openCalls()
 	if err := s.runTools(ctx, t, sus.agent, calls); err != nil {
 		if errors.Is(err, errSuspended) {
@@ -288,6 +289,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 
 func (s *chatState) failResumed(t *turn, sus *suspension, err error) {
 	s.history = s.history[:t.mark]
+	s.restoreChannels(s.boundary.channels)
 	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: sus.agent.ID, Type: errorType(err), Message: errorMessage(err)}
 	t.err = temporal.NewApplicationError(fmt.Sprintf("turn %q: %s", t.msg.MessageID, errorMessage(err)), agents.ErrTypeTurnFailed, *s.lastError)
 	s.suspension = sus

@@ -151,7 +151,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.active = t
 	defer func() { s.active, t.done = nil, true }()
 	t.mark = len(s.history)
-	s.boundary = strategyState{sel: s.selState, term: s.termState}
+	s.boundary = s.strategiesNow()
 	s.history = append(s.history, t.msg)
 	s.termState = agents.TerminationState{}
 	if s.isComplete && s.in.Termination.AutoReset {
@@ -208,6 +208,7 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
 	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
+	s.restoreChannels(s.boundary.channels)
 	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
 	t.err = temporal.NewApplicationError(
 		fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err)),
@@ -230,6 +231,9 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) 
 			NonRetryableErrorTypes: []string{agents.ErrTypeModelRejected, agents.ErrTypeUnknownAgent},
 		},
 	})
+	if err := s.summarizeIfDue(ctx, p, t); err != nil {
+		return chat.Message{}, err
+	}
 	in := s.invokeInput(ctx, p, t)
 	in.ReplyID = s.nextID(t)
 	var res agents.InvokeResult
@@ -238,6 +242,9 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) 
 	}
 	if res.Stored != "" && s.store == "" {
 		s.store = res.Stored
+	}
+	if ch := s.channelOf(p); ch != nil && len(res.ChannelState) > 0 {
+		ch.state = res.ChannelState // a service thread's new id and watermark
 	}
 	return chat.Message{
 		MessageID:  in.ReplyID,
@@ -327,10 +334,28 @@ func sameContents(a, b []chat.Content) bool {
 const inlineHistoryBytes = 16 << 10
 
 // invokeInput describes the history agent p sees for this call.
+//
+// A chat_history agent sees the history through its reducer (and its channel's summary).
+// A service-thread agent (responses, assistant) is sent only what its service has not
+// seen: the messages after its channel's watermark.
 func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *turn) agents.InvokeInput {
 	in := agents.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
 		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}
-	view := p.Reducer.Reduce(s.history)
+	var view []chat.Message
+	if ch := s.channelOf(p); ch != nil {
+		in.ChannelState = ch.state
+	}
+	if p.Kind.ServiceThread() {
+		wm, _ := agents.SyncedThrough(in.ChannelState)
+		if wm != "" {
+			if i := s.historyIndex(wm); i < len(s.history) {
+				in.HistoryFrom = i + 1
+			}
+		}
+		view = s.history[in.HistoryFrom:]
+	} else {
+		view = p.Reducer.ReduceWith(s.history, in.ChannelState)
+	}
 	size := 0
 	for _, m := range view {
 		size += m.Size()
@@ -341,4 +366,14 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 	}
 	in.HistoryLength, in.Committed, in.Reducer = len(s.history), s.historyIndex(t.msg.MessageID), p.Reducer
 	return in
+}
+
+// channelOf returns participant p's channel.
+func (s *chatState) channelOf(p agents.Participant) *channel {
+	for _, c := range s.channels {
+		if c.key == p.ChannelKey {
+			return c
+		}
+	}
+	return nil
 }
