@@ -3,6 +3,7 @@ package agents
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ func TestParseExampleConfig(t *testing.T) {
 		t.Errorf("default endpoint = %+v, want OpenAI's URL, key in OPENAI_API_KEY, streaming", def)
 	}
 
-	want := []struct{ id, name string }{{"helper", "Helper"}, {"writer", "Writer"}, {"reviewer", "Reviewer"}}
+	want := []struct{ id, name string }{{"helper", "Helper"}, {"writer", "Writer"}, {"reviewer", "Reviewer"}, {"clerk", "Clerk"}}
 	if len(cfg.Agents) != len(want) {
 		t.Fatalf("agents = %d, want %d", len(cfg.Agents), len(want))
 	}
@@ -49,6 +50,12 @@ func TestParseExampleConfig(t *testing.T) {
 		}
 	}
 
+	if got := cfg.Agents[3].Tools; !slices.Equal(got, []string{"lookup_order", "refund", "calculate", "clock"}) {
+		t.Errorf("clerk tools = %v", got)
+	}
+	if !cfg.Tools["refund"].Approval || cfg.Tools["lookup_order"].Approval {
+		t.Errorf("refund needs approval and lookup_order none: %+v", cfg.Tools)
+	}
 	var script struct {
 		Replies []struct {
 			Text string `json:"text"`

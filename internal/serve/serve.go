@@ -23,6 +23,7 @@ import (
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/tools"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -57,6 +58,11 @@ type Options struct {
 	// "postgres://..."); the first is where chats on the workflow store spill. Default:
 	// SQLite in $AGENTCHAT_DATA_DIR/messages.db.
 	MessageStores []string
+	// Tools, Selectors and Judges are Go functions for the config's tools and
+	// "function" strategies, added to the built-in tools (package tools).
+	Tools     map[string]activities.ToolFunc
+	Selectors map[string]activities.SelectFunc
+	Judges    map[string]activities.JudgeFunc
 }
 
 // Worker is a started worker and what it runs on.
@@ -108,7 +114,11 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	w.stores = stores
 	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
 		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
-		MessageStores: stores, DefaultMessageStore: first}
+		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
+		Selectors: opts.Selectors, Judges: opts.Judges}
+	for name, f := range opts.Tools {
+		cfg.Tools[name] = f
+	}
 	if opts.Offline {
 		scripts, err := agentchat.OfflineScripts(reg)
 		if err != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/tools"
 )
 
 var (
@@ -175,6 +176,10 @@ type Options struct {
 	// MessageStoreURL, if set, opens a store of the harness's own at this URL instead
 	// (closed when the test ends).
 	MessageStoreURL string
+	// Tools (added to the built-in ones), Selectors and Judges for the worker.
+	Tools     map[string]activities.ToolFunc
+	Selectors map[string]activities.SelectFunc
+	Judges    map[string]activities.JudgeFunc
 	// Config is the agent registry YAML; its endpoints are pointed at the offline
 	// model. Empty means DefaultConfig.
 	Config string
@@ -251,7 +256,11 @@ func New(t testing.TB, opts Options) *Harness {
 	}
 	acfg := activities.Config{Registry: reg, BaseURLOverride: model.URL(),
 		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
-		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}}
+		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}, Tools: tools.Builtin(),
+		Selectors: opts.Selectors, Judges: opts.Judges}
+	for name, f := range opts.Tools {
+		acfg.Tools[name] = f
+	}
 	acts, err := activities.New(acfg)
 	require.NoError(t, err)
 

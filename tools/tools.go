@@ -1,0 +1,114 @@
+// Package tools holds the Go functions behind the example agent config's tools, which
+// every agentchat worker registers: a clock, a calculator and a small order desk whose
+// refund needs a person's approval. They show how a tool is written; register your own
+// with activities.Config.Tools.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/agentchat/agentchat/activities"
+)
+
+// Builtin returns the built-in tools by name, for activities.Config.Tools.
+func Builtin() map[string]activities.ToolFunc {
+	return map[string]activities.ToolFunc{
+		"clock":        Clock,
+		"calculate":    Calculate,
+		"lookup_order": LookupOrder,
+		"refund":       Refund,
+	}
+}
+
+// Clock returns the current time in UTC, RFC 3339. Arguments: {} (none).
+func Clock(context.Context, json.RawMessage) (string, error) {
+	return time.Now().UTC().Format(time.RFC3339), nil
+}
+
+// Calculate applies an arithmetic operation. Arguments: {"a": 2, "op": "+", "b": 3}
+// with op one of + - * / ^.
+func Calculate(_ context.Context, args json.RawMessage) (string, error) {
+	var in struct {
+		A, B float64
+		Op   string
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return "", activities.ToolError("calculate: arguments %s: %v", args, err)
+	}
+	var r float64
+	switch in.Op {
+	case "+":
+		r = in.A + in.B
+	case "-":
+		r = in.A - in.B
+	case "*":
+		r = in.A * in.B
+	case "/":
+		if in.B == 0 {
+			return "", activities.ToolError("calculate: division by zero")
+		}
+		r = in.A / in.B
+	case "^":
+		r = math.Pow(in.A, in.B)
+	default:
+		return "", activities.ToolError("calculate: unknown op %q (+ - * / ^)", in.Op)
+	}
+	return strconv.FormatFloat(r, 'g', -1, 64), nil
+}
+
+// orders is the order desk's (made-up) data.
+var orders = map[string]struct {
+	Item   string
+	Amount float64
+	Status string
+}{
+	"1001": {"tea set", 42.50, "delivered"},
+	"1002": {"kettle", 89.00, "in transit"},
+	"1003": {"mugs (4)", 24.00, "delivered"},
+}
+
+// LookupOrder returns an order's item, amount and status. Arguments: {"order": "1001"}.
+func LookupOrder(_ context.Context, args json.RawMessage) (string, error) {
+	id, err := orderID(args)
+	if err != nil {
+		return "", err
+	}
+	o, ok := orders[id]
+	if !ok {
+		return "", activities.ToolError("no order %q", id)
+	}
+	return fmt.Sprintf("order %s: %s, $%.2f, %s", id, o.Item, o.Amount, o.Status), nil
+}
+
+// Refund refunds an order; the example config makes it need approval. Arguments:
+// {"order": "1001"}.
+func Refund(_ context.Context, args json.RawMessage) (string, error) {
+	id, err := orderID(args)
+	if err != nil {
+		return "", err
+	}
+	o, ok := orders[id]
+	if !ok {
+		return "", activities.ToolError("no order %q", id)
+	}
+	return fmt.Sprintf("refunded $%.2f for order %s", o.Amount, id), nil
+}
+
+func orderID(args json.RawMessage) (string, error) {
+	var in struct {
+		Order json.RawMessage `json:"order"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil || len(in.Order) == 0 {
+		return "", activities.ToolError("arguments %s: want {\"order\": \"1001\"}", args)
+	}
+	var s string
+	if json.Unmarshal(in.Order, &s) == nil {
+		return s, nil
+	}
+	return string(in.Order), nil // a number
+}
