@@ -22,6 +22,12 @@
 //   - POST /v1/chat/completions: an openai.ChatCompletionResponse, or with
 //     "stream": true a text/event-stream of openai.ChatCompletionStreamResponse chunks
 //     ending in "data: [DONE]".
+//   - POST /v1/responses, GET /v1/responses/{id}: the Responses API; with
+//     previous_response_id the server rebuilds the whole conversation from the chain,
+//     so a reply's message count shows what the service has seen (ResponsesAgent).
+//   - /v1/assistants, /v1/threads, /v1/threads/{id}/messages, /v1/threads/{id}/runs:
+//     Assistants threads and runs; a run's reply is computed from the whole thread
+//     (OpenAIAssistantAgent).
 //   - GET /v1/models and GET /v1/models/offline: the single model "offline".
 //   - anything else: 404 (unknown path) or 405 (known path, wrong method) with an
 //     OpenAI-style error body {"error":{"message","type","param","code"}}.
