@@ -75,31 +75,12 @@ func (c *Client) exportThroughWorker(ctx context.Context, chatID string) ([]byte
 		"give the client the message store (ClientOptions.MessageStores) or read it there", chatID, res.URI, err)
 }
 
-// fillFrom fills stubs from the stores a client was given.
+// fillFrom fills stubs from the first of the client's stores that has them.
 func fillFrom(ctx context.Context, stores map[string]msgstore.Store, chatID string, msgs []chat.Message) ([]chat.Message, error) {
-	var ids []string
-	for _, m := range msgs {
-		if m.Contents == nil {
-			ids = append(ids, m.MessageID)
-		}
-	}
-	if len(ids) == 0 {
-		return msgs, nil
-	}
 	for _, st := range stores {
-		bodies, err := st.Get(ctx, chatID, ids)
-		if err != nil {
-			continue // not this store
+		if out, err := activities.FillStubs(ctx, st, chatID, msgs); err == nil {
+			return out, nil
 		}
-		out := append([]chat.Message(nil), msgs...)
-		j := 0
-		for i := range out {
-			if out[i].Contents == nil {
-				out[i].Contents = bodies[j].Contents
-				j++
-			}
-		}
-		return out, nil
 	}
 	return msgs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.temporal.io/sdk/activity"
@@ -65,27 +66,42 @@ func (a *Activities) readRun(ctx context.Context, chatID, runID string, length, 
 
 // fillStubs replaces stub messages (no contents) by their bodies from the chat's store.
 func (a *Activities) fillStubs(ctx context.Context, chatID, store string, msgs []chat.Message) ([]chat.Message, error) {
-	var ids []string
-	for _, m := range msgs {
-		if m.Contents == nil {
-			ids = append(ids, m.MessageID)
-		}
-	}
-	if len(ids) == 0 {
+	if !slices.ContainsFunc(msgs, isStub) {
 		return msgs, nil
 	}
 	st, err := a.messageStore(store)
 	if err != nil {
 		return nil, err
 	}
-	bodies, err := st.Get(ctx, chatID, ids)
+	out, err := FillStubs(ctx, st, chatID, msgs)
 	if err != nil {
 		return nil, storeError(err)
+	}
+	return out, nil
+}
+
+func isStub(m chat.Message) bool { return m.Contents == nil }
+
+// FillStubs returns msgs with every stub (a message without contents, whose body a long
+// chat keeps in its message store) filled from st. msgs is not modified.
+func FillStubs(ctx context.Context, st msgstore.Store, chatID string, msgs []chat.Message) ([]chat.Message, error) {
+	var ids []string
+	for _, m := range msgs {
+		if isStub(m) {
+			ids = append(ids, m.MessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return msgs, nil
+	}
+	bodies, err := st.Get(ctx, chatID, ids)
+	if err != nil {
+		return nil, err
 	}
 	out := append([]chat.Message(nil), msgs...)
 	j := 0
 	for i := range out {
-		if out[i].Contents == nil {
+		if isStub(out[i]) {
 			out[i].Contents = bodies[j].Contents
 			j++
 		}
