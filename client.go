@@ -258,6 +258,33 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 	return res, nil
 }
 
+// Approve decides a tool call the chat waits for (the Approve update): approved, the
+// call runs; rejected, the model reads an error result "rejected by a person: <Reason>".
+// By names who decided, for the record. A turn that needs approvals returns them in
+// TurnResult.AwaitingApproval (State lists them in PendingApprovals).
+//
+// When in decides the last call the suspended turn waits for, the turn resumes and
+// Approve returns what it then produced: its messages from the tool results on,
+// IsComplete, and AwaitingApproval again if an agent asked for another such call.
+// While other calls of the turn still wait, Approve returns at once with no messages,
+// the turn's MessageID and the calls still awaited.
+//
+// Errors: ErrInvalidOptions for an empty CallID, before anything is sent;
+// ErrChatNotFound, ErrChatClosed; an InvalidInput application error when the chat
+// waits for no approval of in.CallID (an unknown call, one already decided, or a chat
+// that waits for none; its message lists the calls awaited); TurnFailed (with the
+// provider's message) when the resumed turn fails.
+func (c *Client) Approve(ctx context.Context, chatID string, in workflows.ApproveInput) (TurnResult, error) {
+	if in.CallID == "" {
+		return TurnResult{}, fmt.Errorf("agentchat: approve in chat %q: %w: no callId", chatID, ErrInvalidOptions)
+	}
+	var res TurnResult
+	if err := c.update(ctx, chatID, "approve in", workflows.ApproveUpdate, in, &res); err != nil {
+		return TurnResult{}, err
+	}
+	return res, nil
+}
+
 // Post sends a user turn as the UserMessage signal and returns at once with its
 // messageId (a new UUID when empty). A turn the chat refuses is reported in State's
 // lastError, never dropped silently.

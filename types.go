@@ -15,6 +15,8 @@ type (
 	StateResult         = workflows.StateResult
 	HistoryInput        = workflows.HistoryInput
 	HistoryResult       = workflows.HistoryResult
+	ApproveInput        = workflows.ApproveInput
+	PendingApproval     = workflows.PendingApproval
 	SelectionStrategy   = agents.SelectionStrategy
 	TerminationStrategy = agents.TerminationStrategy
 )

@@ -213,3 +213,12 @@ agents: [{id: a, model: m}, {id: b, model: m, endpoint: local}]
 	_, err = activities.New(activities.Config{Registry: reg, Getenv: func(string) string { return "" }, BaseURLOverride: "http://127.0.0.1:1/v1"})
 	require.NoError(t, err)
 }
+
+func TestJudgeVerdicts(t *testing.T) {
+	for text, want := range map[string]bool{
+		"yes": true, "Yes.": true, "[offline] judge: yes": true, "done": true, "TRUE, it is finished": true,
+		"no": false, "No, not yet - yes later": false, "maybe": false, "": false, "eyes open": false,
+	} {
+		assert.Equal(t, want, activities.SaysYes(text), "%q", text)
+	}
+}

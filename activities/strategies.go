@@ -29,7 +29,15 @@ const (
 	judgePrompt = "Decide whether the conversation has reached its goal and should end. Reply yes or no, and nothing else."
 )
 
-var yes = regexp.MustCompile(`(?i)^\W*(yes|true|done)\b`)
+// verdict finds the judge's answer: its first yes/no word (a model may say more, or
+// quote itself).
+var verdict = regexp.MustCompile(`(?i)\b(yes|no|true|false|done)\b`)
+
+// saysYes reports whether the first yes/no word of text is yes, true or done.
+func saysYes(text string) bool {
+	m := verdict.FindStringSubmatch(text)
+	return m != nil && (strings.EqualFold(m[1], "yes") || strings.EqualFold(m[1], "true") || strings.EqualFold(m[1], "done"))
+}
 
 // SelectSpeaker asks the selector agent (llm) or a registered function who speaks
 // next. The agent's answer is matched to a candidate by id or name, whole word, case
@@ -77,7 +85,8 @@ func matchCandidate(text string, cs []agents.Candidate) string {
 }
 
 // JudgeTermination asks the judge agent (llm) or a registered function whether the
-// chat is done. The agent's answer counts as yes when it starts with yes, true or done.
+// chat is done. The agent's answer counts as yes when its first yes/no word is yes,
+// true or done.
 func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput) (agents.JudgeResult, error) {
 	history, err := a.historyFor(ctx, in.History)
 	if err != nil {
@@ -96,7 +105,7 @@ func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput)
 	if err != nil {
 		return agents.JudgeResult{}, err
 	}
-	return agents.JudgeResult{Done: yes.MatchString(said), Said: said}, nil
+	return agents.JudgeResult{Done: saysYes(said), Said: said}, nil
 }
 
 // ask makes one Chat Completions call as agent id, with prompt after its instructions,

@@ -51,7 +51,7 @@ type TerminationStrategy struct {
 	// Agent is the judge agent of "llm" (an agent id of the registry): asked whether the
 	// conversation has reached its goal, it answers yes or no.
 	Agent string `json:"agent,omitempty"`
-	// Function names the Go function of "function" (activities.Config.Terminators).
+	// Function names the Go function of "function" (activities.Config.Judges).
 	Function string `json:"function,omitempty"`
 	// Strategies are the parts of "any" and "all".
 	Strategies []TerminationStrategy `json:"strategies,omitempty"`
@@ -140,7 +140,7 @@ func (t TerminationStrategy) ShouldTerminate(msg chat.Message) bool {
 	return false
 }
 
-// Agents returns the judge and selector agent ids a strategy tree names.
+// JudgeAgents returns the judge agent ids a strategy tree names.
 func (t TerminationStrategy) JudgeAgents() []string {
 	var out []string
 	if t.Type == TerminationLLM {

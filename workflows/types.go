@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"encoding/json"
+
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 )
@@ -160,11 +162,16 @@ type StateResult struct {
 	Runs int `json:"runs,omitempty"`
 }
 
-// ChannelInfo is one channel as State reports it.
+// ChannelInfo is one channel as State reports it: its key, type, whether a participant
+// uses it, and its state as the document holds it (chat-state-v1.md channelState: for
+// a responses_thread {"previousResponseId","syncedThrough"}, for an assistant_thread
+// {"threadId","syncedThrough"}, for a summarizing chat_history {"summary",
+// "summarizedThrough"}, else {}).
 type ChannelInfo struct {
-	ChannelKey  string `json:"channelKey"`
-	ChannelType string `json:"channelType"`
-	Active      bool   `json:"active"`
+	ChannelKey   string          `json:"channelKey"`
+	ChannelType  string          `json:"channelType"`
+	Active       bool            `json:"active"`
+	ChannelState json.RawMessage `json:"channelState,omitempty"`
 }
 
 // MigrationState is a migration in progress.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,39 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 )
 
 // waitNotice is how long send waits before saying that it still waits.
 const waitNotice = 20 * time.Second
-
-// strategyFlags are the selection and termination flags of start and send.
-type strategyFlags struct {
-	initialAgent      string
-	termination       string
-	maxIterations     int
-	pattern           string
-	terminationAgents []string
-}
-
-func (f *strategyFlags) add(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.initialAgent, "initial-agent", "", "agent that speaks first (sequential selection continues from it)")
-	fl.StringVar(&f.termination, "termination", "", `termination strategy: "maxIterations" (default) or "regex"`)
-	fl.IntVar(&f.maxIterations, "max-iterations", 0, "most agent replies per user turn (default: one per participant)")
-	fl.StringVar(&f.pattern, "pattern", "", `with --termination regex: the chat completes when an agent's message matches (RE2 syntax)`)
-	fl.StringSliceVar(&f.terminationAgents, "termination-agents", nil, "with --termination regex: only these agents' messages are tested")
-}
-
-func (f *strategyFlags) strategies() (agentchat.SelectionStrategy, agentchat.TerminationStrategy) {
-	sel := agentchat.SelectionStrategy{Type: agents.SelectionSequential, InitialAgent: f.initialAgent}
-	term := agentchat.TerminationStrategy{Type: f.termination, MaxIterations: f.maxIterations,
-		Pattern: f.pattern, Agents: f.terminationAgents}
-	if term.Type == "" && f.pattern != "" {
-		term.Type = agents.TerminationRegex
-	}
-	return sel, term
-}
 
 func startCmd(g *globals, s Streams) *cobra.Command {
 	var (
@@ -57,16 +29,27 @@ func startCmd(g *globals, s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start --agents ID[,ID...] [--chat ID]",
 		Short: "Start a chat (one agent: a thread; several: a group chat)",
+		Long: `Start a chat with --agents as its participants, in speaking order: one agent
+makes a thread, several make a group chat that the strategies steer. The chat then
+takes turns: send, chat.
+
+` + strategyHelp,
 		Example: `  starter start --chat support-42 --agents helper
-  starter start --chat slogan --agents writer,reviewer --termination regex --pattern APPROVED --termination-agents reviewer --max-iterations 6`,
+  starter start --chat slogan --agents writer,reviewer --termination regex --pattern APPROVED --termination-agents reviewer --max-iterations 6
+  starter start --chat panel --agents writer,reviewer --selection llm --selector moderator --fallback sequential
+  starter start --chat essay --agents writer,reviewer --termination llm --judge editor --max-iterations 8 --auto-reset
+  starter start --chat routed --agents writer,reviewer --selection function --selection-function byTopic --termination function --termination-function done`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			sel, term, err := strat.strategies()
+			if err != nil {
+				return err
+			}
 			c, err := g.connectChat(cmd.Context(), "")
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			sel, term := strat.strategies()
 			st, err := c.Start(cmd.Context(), agentchat.StartOptions{ChatID: chatID, Participants: ids,
 				Selection: sel, Termination: term, MaxMessageBytes: maxBytes})
 			if err != nil {
@@ -104,7 +87,14 @@ func sendCmd(g *globals, s Streams) *cobra.Command {
 With --chat, the turn goes to that chat. Without it, the turn runs on a temporary
 thread: a one-turn chat with --agents (default helper) that completes afterwards.
 --id makes the turn idempotent: sending the same id again prints the first answer
-and calls no model. --no-wait sends it as the UserMessage signal instead.`,
+and calls no model. --no-wait sends it as the UserMessage signal instead.
+
+A turn whose agent calls a tool that needs a person's approval (approval: true in
+the worker's agent config) stops there: send prints the call with the approve
+command that decides it, and the chat takes no other turn until it is decided.
+
+A temporary thread takes the strategy flags of start (--selection, --termination,
+...; see starter start --help); a chat keeps the strategies it was started with.`,
 		Example: `  starter send "Hello, how are you?"
   starter send --chat support-42 --author Alice "My name is Alice"
   starter send --chat support-42 --id turn-7 "What's my name?"`,
@@ -116,7 +106,7 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if chatID != "" {
-				for _, f := range []string{"agents", "initial-agent", "termination", "max-iterations", "pattern", "termination-agents"} {
+				for _, f := range append([]string{"agents"}, strategyFlagNames...) {
 					if cmd.Flags().Changed(f) {
 						return fmt.Errorf("--%s applies to a temporary thread only (without --chat): a chat keeps the agents and strategies it was started with", f)
 					}
@@ -124,6 +114,10 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 			}
 			if chatID == "" && noWait {
 				return errors.New("--no-wait needs --chat: a temporary thread has nobody to read its reply")
+			}
+			sel, term, err := strat.strategies()
+			if err != nil {
+				return err
 			}
 			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
@@ -138,7 +132,10 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 				fmt.Fprintf(s.Err, "still waiting for the answer to turn %s (a long model call, turns queued ahead, or a stopped worker); Ctrl-C stops waiting, --id %s retries it safely\n", msgID, msgID)
 			})
 			defer notice.Stop()
-			var res agentchat.TurnResult
+			var (
+				res   agentchat.TurnResult
+				runID string
+			)
 			switch {
 			case noWait:
 				id, err := c.Post(cmd.Context(), chatID, msg)
@@ -148,12 +145,8 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 				fmt.Fprintf(s.Out, "posted turn %s to chat %s\n", id, chatID)
 				return nil
 			case chatID == "":
-				sel, term := strat.strategies()
-				runID := "run-" + uuid.NewString()
+				runID = "run-" + uuid.NewString()
 				res, err = c.Run(cmd.Context(), agentchat.RunOptions{ChatID: runID, Agents: ids, Selection: sel, Termination: term}, msg)
-				if err == nil && !asJSON {
-					defer fmt.Fprintf(s.Out, "(temporary thread %s; its workflow has completed)\n", runID)
-				}
 			default:
 				res, err = c.Send(cmd.Context(), chatID, msg)
 				if err != nil && cmd.Context().Err() != nil {
@@ -166,11 +159,12 @@ and calls no model. --no-wait sends it as the UserMessage signal instead.`,
 			if asJSON {
 				return printJSON(s.Out, res)
 			}
-			for _, m := range res.Messages {
-				printMessage(s.Out, m)
-			}
-			if res.IsComplete {
-				fmt.Fprintln(s.Out, "(the chat is complete: its termination strategy ended it)")
+			printTurn(s.Out, cmp.Or(chatID, runID), res, "(the chat is complete: its termination strategy ended it)")
+			switch {
+			case runID != "" && len(res.AwaitingApproval) > 0:
+				fmt.Fprintf(s.Out, "(temporary thread %s; its workflow completes once the turn is answered)\n", runID)
+			case runID != "":
+				fmt.Fprintf(s.Out, "(temporary thread %s; its workflow has completed)\n", runID)
 			}
 			return nil
 		},
@@ -195,7 +189,9 @@ func chatCmd(g *globals, s Streams) *cobra.Command {
 		Use:   "chat --chat ID [--agents ID,...]",
 		Short: "Talk to a chat interactively, one line a turn",
 		Long: `Talk to a chat, one line a turn; the agents' replies are printed after each.
-With --agents, the chat is started first if it does not exist.
+With --agents, the chat is started first if it does not exist. A turn that waits for
+the approval of a tool call prints the starter approve command that decides it; run
+it in another shell, then go on.
 Commands: /state, /history, /quit (or end of input).`,
 		Example: `  starter chat --chat support-42 --agents helper --author Alice`,
 		Args:    cobra.NoArgs,
@@ -278,11 +274,8 @@ Commands: /state, /history, /quit (or end of input).`,
 					fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
 					continue
 				}
-				for _, m := range res.Messages {
-					printMessage(s.Out, m)
-				}
+				printTurn(s.Out, chatID, res, "(the chat is complete)")
 				if res.IsComplete {
-					fmt.Fprintln(s.Out, "(the chat is complete)")
 					return nil
 				}
 			}

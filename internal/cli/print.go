@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // printJSON writes v indented.
@@ -38,6 +39,35 @@ func printMessage(w io.Writer, m chat.Message) {
 			fmt.Fprintf(w, "%s: [%s content]\n", who, c.Type)
 		}
 	}
+}
+
+// printTurn writes a turn's messages, then complete when the turn completed the chat,
+// and a line for each tool call it waits for.
+func printTurn(w io.Writer, chatID string, res agentchat.TurnResult, complete string) {
+	for _, m := range res.Messages {
+		printMessage(w, m)
+	}
+	if res.IsComplete {
+		fmt.Fprintln(w, complete)
+	}
+	printAwaiting(w, chatID, res.AwaitingApproval)
+}
+
+// argumentsShown is how much of a tool call's arguments a line shows, in runes.
+const argumentsShown = 200
+
+// printAwaiting writes one line per tool call waiting for approval, with the command
+// that decides it.
+func printAwaiting(w io.Writer, chatID string, ps []workflows.PendingApproval) {
+	for _, p := range ps {
+		fmt.Fprintf(w, "waiting for approval: %s — approve: go run ./starter approve --chat %s --call %s [--reject --reason TEXT]\n",
+			describeCall(p), shellQuote(chatID), shellQuote(p.CallID))
+	}
+}
+
+// describeCall writes "call <id> <tool>(<arguments>) by <agent>".
+func describeCall(p workflows.PendingApproval) string {
+	return fmt.Sprintf("call %s %s(%s) by %s", p.CallID, p.Tool, truncate(p.Arguments, argumentsShown), p.AgentID)
 }
 
 // author is who wrote m for people: its author name, else its role ("user").
@@ -74,6 +104,13 @@ func printState(w io.Writer, st agentchat.StateResult) {
 		pending = strings.Join(st.PendingTurns, ", ")
 	}
 	row("pending turns", "%s", pending)
+	if len(st.PendingApprovals) > 0 {
+		var calls []string
+		for _, p := range st.PendingApprovals {
+			calls = append(calls, describeCall(p)+" (turn "+p.TurnID+")")
+		}
+		row("pending approvals", "%s", strings.Join(calls, "; "))
+	}
 	row("selection", "%s %s", st.Selection.Type, compact(st.Selection.State))
 	row("termination", "%s %s", st.Termination.Type, compact(st.Termination.State))
 	if st.LastMessage != nil {

@@ -72,17 +72,22 @@ a bad one is refused with the field it is wrong in, and nothing is created.
 --agents (default: the document's participants) may differ from the document's:
 agent kinds the document lacks get new channels synchronized from the history; kinds
 the new chat lacks keep their channel states, resumed if such an agent joins later.
-Strategy state is taken over when the strategy types match.`,
+Strategy state is taken over when the strategy types match. The strategy flags
+(--selection, --selector, --termination, --judge, ...) are those of start; see
+starter start --help.`,
 		Example: `  starter import --chat support-42b --in support-42.json
   starter import --chat slogan-2 --in slogan.json --agents writer,reviewer --termination regex --pattern APPROVED`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			sel, term, err := strat.strategies()
+			if err != nil {
+				return err
+			}
 			c, err := g.connectChat(cmd.Context(), "")
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			sel, term := strat.strategies()
 			st, err := c.Import(cmd.Context(), agentchat.ImportOptions{ChatID: chatID, Participants: ids, Path: in,
 				Selection: sel, Termination: term})
 			if err != nil {

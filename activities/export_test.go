@@ -1,0 +1,4 @@
+package activities
+
+// SaysYes exposes saysYes to the external tests.
+var SaysYes = saysYes

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentchat/agentchat"
+)
+
+// memorySamples is how many heap samples are taken while chats are active.
+const memorySamples = 5
+
+// heapInUse returns HeapInuse in bytes after a full collection.
+func heapInUse() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapInuse)
+}
+
+// footprint is what opening and then driving chats added to the heap, in bytes.
+type footprint struct {
+	idle, active float64
+}
+
+// memory measures the heap this process holds for IdleChats open chats (each started
+// with one turn, then idle: the worker keeps them in its sticky cache), then while
+// ActiveChats of them send turns, against floor workflows treated the same way.
+func (r *runner) memory(ctx context.Context) error {
+	e, sz := r.e, r.sz
+	chat, err := r.footprint(ctx,
+		func(ctx context.Context, i int) (string, error) {
+			return e.startChatWithTurn(ctx, "idle", userText(i, sz.TextBytes))
+		},
+		func(ctx context.Context, id string, j int) error {
+			_, err := e.send(ctx, id, agentchat.SendMessageInput{Text: userText(j, sz.TextBytes)}, 1)
+			return err
+		})
+	if err != nil {
+		return err
+	}
+	floor, err := r.footprint(ctx,
+		func(ctx context.Context, i int) (string, error) {
+			return e.startFloorWithTurn(ctx, "idle", userText(i, sz.TextBytes))
+		},
+		func(ctx context.Context, id string, j int) error {
+			return e.floorTurn(ctx, id, FloorActivityUpdate, FloorTurn{Text: userText(j, sz.TextBytes)})
+		})
+	if err != nil {
+		return err
+	}
+	const mb, kb = 1 << 20, 1 << 10
+	idle, active := float64(sz.IdleChats), float64(sz.ActiveChats)
+	r.t.Add(
+		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " idle chats (MB)", Value: chat.idle / mb, Floor: floor.idle / mb},
+		Row{Group: "memory", Name: "Heap per idle chat (KB)", Value: chat.idle / idle / kb, Floor: floor.idle / idle / kb},
+		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " chats, " + itoa(sz.ActiveChats) + " active (MB)",
+			Value: chat.active / mb, Floor: floor.active / mb},
+		Row{Group: "memory", Name: "Heap added per active chat (KB)",
+			Value: (chat.active - chat.idle) / active / kb, Floor: (floor.active - floor.idle) / active / kb},
+	)
+	r.t.Note("memory: HeapInuse after runtime.GC of this process (both workers, drivers, model) over its value before the chats were opened; "+
+		"active = mean of %d samples while %d chats send turns for %s", memorySamples, sz.ActiveChats, sz.ActiveFor)
+	return nil
+}
+
+// footprint opens IdleChats workflows with open (each started with its first turn,
+// Width at a time), measures the heap they add once idle, then drives ActiveChats of
+// them with turn for ActiveFor and samples the heap meanwhile.
+func (r *runner) footprint(ctx context.Context, open func(context.Context, int) (string, error),
+	turn func(context.Context, string, int) error) (footprint, error) {
+	sz := r.sz
+	before := heapInUse()
+	ids := make([]string, sz.IdleChats)
+	if err := parallel(ctx, sz.IdleChats, sz.Width, func(ctx context.Context, i int) (err error) {
+		ids[i], err = open(ctx, i)
+		return err
+	}); err != nil {
+		return footprint{}, err
+	}
+	time.Sleep(time.Second) // let the last workflow tasks and activities finish
+	var fp footprint
+	fp.idle = heapInUse() - before
+
+	actx, stop := context.WithTimeout(ctx, sz.ActiveFor)
+	defer stop()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		turnEr error
+	)
+	for i := range sz.ActiveChats {
+		wg.Go(func() {
+			for j := 1; actx.Err() == nil; j++ {
+				// A turn cut short by the end of the period is not an error.
+				if err := turn(actx, ids[i], j); err != nil && actx.Err() == nil {
+					mu.Lock()
+					turnEr = err
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	var sum float64
+	every := sz.ActiveFor / (memorySamples + 1)
+	for range memorySamples {
+		time.Sleep(every)
+		sum += heapInUse() - before
+	}
+	wg.Wait()
+	fp.active = sum / memorySamples
+	return fp, turnEr
+}
+
+// itoa formats n with thousands separators: 1000 → "1,000".
+func itoa(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/agentchat/agentchat"
+)
+
+// load is what one throughput run did: turns, wall time, and CPU time of this process
+// and of the server (NaN when unknown).
+type load struct {
+	turns             int
+	elapsed           time.Duration
+	selfCPU, serverCP float64 // milliseconds
+}
+
+func (l load) perSecond() float64 { return float64(l.turns) / l.elapsed.Seconds() }
+
+// throughput drives Chats chats at once, ChatTurns turns each, against floor workflows
+// driven the same way, and reports turns per second and CPU per turn.
+func (r *runner) throughput(ctx context.Context) error {
+	e, sz := r.e, r.sz
+	chats := make([]string, sz.Chats)
+	if err := parallel(ctx, sz.Chats, sz.Width, func(ctx context.Context, i int) (err error) {
+		chats[i], err = e.startChat(ctx, "load", "helper")
+		return err
+	}); err != nil {
+		return err
+	}
+	chat, err := r.drive(ctx, "agentchat", func(ctx context.Context, i, j int) error {
+		_, err := e.send(ctx, chats[i], agentchat.SendMessageInput{Text: userText(j, sz.TextBytes)}, 1)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	floors := make([]string, sz.Chats)
+	if err := parallel(ctx, sz.Chats, sz.Width, func(ctx context.Context, i int) (err error) {
+		floors[i], err = e.startFloor(ctx, "load")
+		return err
+	}); err != nil {
+		return err
+	}
+	floor, err := r.drive(ctx, "floor", func(ctx context.Context, i, j int) error {
+		return e.floorTurn(ctx, floors[i], FloorActivityUpdate, FloorTurn{Text: userText(j, sz.TextBytes)})
+	})
+	if err != nil {
+		return err
+	}
+	per := func(cpu float64, l load) float64 { return cpu / float64(l.turns) }
+	name := fmt.Sprintf("Throughput, %d chats x %d turns (turns/s)", sz.Chats, sz.ChatTurns)
+	r.t.Add(
+		Row{Group: "throughput", Name: name, Value: chat.perSecond(), Floor: floor.perSecond(), Target: AtLeast(0.8)},
+		Row{Group: "throughput", Name: "Throughput, CPU of this process per turn (ms)", Value: per(chat.selfCPU, chat), Floor: per(floor.selfCPU, floor)},
+		Row{Group: "throughput", Name: "Throughput, CPU of the server per turn (ms)", Value: per(chat.serverCP, chat), Floor: per(floor.serverCP, floor)},
+	)
+	r.t.Note("throughput: %d turns in %s (agentchat), %s (floor); this process holds both workers, the drivers and the offline model",
+		chat.turns, chat.elapsed.Round(time.Millisecond), floor.elapsed.Round(time.Millisecond))
+	if e.ServerPID == 0 {
+		r.t.Note("throughput: the server's CPU is measured only for a dev server this run started")
+	}
+	return nil
+}
+
+// drive runs turn(i, j) for chat i < Chats and turn j < ChatTurns, the chats at once and
+// each chat's turns in sequence, with a CPU profile when asked for.
+func (r *runner) drive(ctx context.Context, who string, turn func(ctx context.Context, i, j int) error) (load, error) {
+	sz := r.sz
+	stop, err := r.startProfile(who)
+	if err != nil {
+		return load{}, err
+	}
+	self0, selfOK := processCPU()
+	server0, serverOK := pidCPU(r.e.ServerPID)
+	start := time.Now()
+	err = parallel(ctx, sz.Chats, sz.Chats, func(ctx context.Context, i int) error {
+		for j := range sz.ChatTurns {
+			if err := turn(ctx, i, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	l := load{turns: sz.Chats * sz.ChatTurns, elapsed: time.Since(start), selfCPU: math.NaN(), serverCP: math.NaN()}
+	if self1, ok := processCPU(); ok && selfOK {
+		l.selfCPU = ms(self1 - self0)
+	}
+	if server1, ok := pidCPU(r.e.ServerPID); ok && serverOK {
+		l.serverCP = ms(server1 - server0)
+	}
+	if perr := stop(); err == nil {
+		err = perr
+	}
+	return l, err
+}
+
+// startProfile starts a CPU profile of this process into ProfileDir (if set) and returns
+// the function that stops it and writes a heap profile beside it.
+func (r *runner) startProfile(who string) (stop func() error, err error) {
+	dir := r.cfg.ProfileDir
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cpuPath := filepath.Join(dir, "throughput-cpu-"+who+".pprof")
+	f, err := os.Create(cpuPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("CPU profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return err
+		}
+		heapPath := filepath.Join(dir, "throughput-heap-"+who+".pprof")
+		h, err := os.Create(heapPath)
+		if err != nil {
+			return err
+		}
+		runtime.GC() // the heap profile shows live objects as of the last GC
+		if err := pprof.Lookup("heap").WriteTo(h, 0); err != nil {
+			_ = h.Close()
+			return err
+		}
+		if err := h.Close(); err != nil {
+			return err
+		}
+		r.t.Note("profiles (%s): %s, %s; the worker alone: go tool pprof -top -tagignore role=driver -tagignore role=model %s",
+			who, cpuPath, heapPath, cpuPath)
+		return nil
+	}, nil
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat/workflows"
+)
+
+func approveCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID string
+		in     workflows.ApproveInput
+		reject bool
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "approve --chat ID --call CALLID [--reject] [--reason TEXT] [--by NAME]",
+		Short: "Approve or reject a tool call a chat waits for, and print the resumed turn",
+		Long: `Decide a tool call that waits for a person (the Approve update). A tool with
+approval: true in the worker's agent config (the example's refund) stops its turn
+until someone decides; send, chat and state show such calls with their ids.
+
+Approved, the call runs. Rejected (--reject), it does not run: the agent's model
+reads the error result "rejected by a person: REASON" and answers on. When this was
+the last call the turn waited for, the turn resumes and its messages are printed as
+send prints them; while other calls of the turn still wait, approve says which.
+A call the chat does not wait for (unknown, or already decided) fails with one line.`,
+		Example: `  starter approve --chat support-42 --call call_refund
+  starter approve --chat support-42 --call call_refund --reject --reason "refunds over $50 need a manager" --by Bob
+  starter state --chat support-42    # lists the pending approvals`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connectChat(cmd.Context(), chatID)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			in.Approved = !reject
+			res, err := c.Approve(cmd.Context(), chatID, in)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, res)
+			}
+			decided := "approved"
+			if reject {
+				decided = "rejected"
+			}
+			switch {
+			case len(res.Messages) == 0 && len(res.AwaitingApproval) > 0:
+				// The turn did not resume: other calls of it still wait.
+				fmt.Fprintf(s.Out, "%s call %s; turn %s still waits for %s:\n", decided, in.CallID, res.MessageID,
+					plural(len(res.AwaitingApproval), "more call"))
+				printAwaiting(s.Out, chatID, res.AwaitingApproval)
+			case len(res.Messages) == 0:
+				fmt.Fprintf(s.Out, "%s call %s\n", decided, in.CallID)
+			default:
+				printTurn(s.Out, chatID, res, "(the chat is complete: its termination strategy ended it)")
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&chatID, "chat", "", "chat id (required)")
+	fl.StringVar(&in.CallID, "call", "", "id of the tool call to decide, as send or state print it (required)")
+	fl.BoolVar(&reject, "reject", false, "reject the call: it does not run, and the model reads the rejection")
+	fl.StringVar(&in.Reason, "reason", "", "why; the model reads it with a rejection")
+	fl.StringVar(&in.By, "by", "", "who decided, for the record")
+	fl.BoolVar(&asJSON, "json", false, "print the turn result as JSON")
+	_ = cmd.MarkFlagRequired("chat")
+	_ = cmd.MarkFlagRequired("call")
+	return cmd
+}
