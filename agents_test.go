@@ -87,6 +87,32 @@ func docChannelOf(t *testing.T, doc chatstate.Document, typ string) chatstate.Ch
 	return chatstate.Channel{}
 }
 
+// channelState returns the state of the chat's channel of type typ. State lists the
+// channels (key, type, active) without their states; the ExportSnapshot query, the
+// document without its history, holds them.
+func channelState(t *testing.T, h *testenv.Harness, chatID, typ string) json.RawMessage {
+	t.Helper()
+	st, err := h.Client.State(ctxFor(t), chatID)
+	require.NoError(t, err)
+	return snapshotState(t, h, chatID, channelOf(t, st, typ).ChannelKey)
+}
+
+// snapshotState returns the state of the channel with key in the chat's ExportSnapshot.
+func snapshotState(t *testing.T, h *testenv.Harness, chatID, key string) json.RawMessage {
+	t.Helper()
+	v, err := h.Temporal.QueryWorkflow(ctxFor(t), chatID, "", workflows.SnapshotQuery)
+	require.NoError(t, err)
+	var snap workflows.Snapshot
+	require.NoError(t, v.Get(&snap))
+	for _, c := range snap.Channels {
+		if c.ChannelKey == key {
+			return c.ChannelState
+		}
+	}
+	require.FailNow(t, "no channel "+key+" in the snapshot", "channels: %+v", snap.Channels)
+	return nil
+}
+
 func decodeState[T any](t *testing.T, raw json.RawMessage) T {
 	t.Helper()
 	var v T
@@ -173,7 +199,8 @@ func TestResponsesAgentThread(t *testing.T) {
 	require.NoError(t, err)
 	ch := channelOf(t, st, agents.ChannelResponsesThread)
 	assert.True(t, ch.Active)
-	state := decodeState[agents.ResponsesThreadState](t, ch.ChannelState)
+	raw := snapshotState(t, h, id, ch.ChannelKey)
+	state := decodeState[agents.ResponsesThreadState](t, raw)
 	assert.Equal(t, "m3/1", state.SyncedThrough)
 	assert.Equal(t, previous[2], storedResponse(t, h.Model, state.PreviousResponseID).PreviousResponseID,
 		"the state names the third reply's response")
@@ -182,7 +209,7 @@ func TestResponsesAgentThread(t *testing.T) {
 	require.NoError(t, err)
 	parsed, _, err := chatstate.Decode(doc)
 	require.NoError(t, err)
-	assert.JSONEq(t, string(ch.ChannelState), string(docChannelOf(t, parsed, agents.ChannelResponsesThread).ChannelState))
+	assert.JSONEq(t, string(raw), string(docChannelOf(t, parsed, agents.ChannelResponsesThread).ChannelState))
 }
 
 // An assistant agent's thread: the thread holds every primary message once, in order,
@@ -210,7 +237,8 @@ func TestAssistantAgentThread(t *testing.T) {
 	require.NoError(t, err)
 	ch := channelOf(t, st, agents.ChannelAssistantThread)
 	assert.True(t, ch.Active)
-	state := decodeState[agents.AssistantThreadState](t, ch.ChannelState)
+	raw := snapshotState(t, h, id, ch.ChannelKey)
+	state := decodeState[agents.AssistantThreadState](t, raw)
 	assert.Equal(t, "m3/1", state.SyncedThrough)
 	require.NotEmpty(t, state.ThreadID)
 	assert.Equal(t, []string{"user m1", "assistant m1/1", "user m2", "assistant m2/1", "user m3", "assistant m3/1"},
@@ -220,7 +248,7 @@ func TestAssistantAgentThread(t *testing.T) {
 	require.NoError(t, err)
 	parsed, _, err := chatstate.Decode(doc)
 	require.NoError(t, err)
-	assert.JSONEq(t, string(ch.ChannelState), string(docChannelOf(t, parsed, agents.ChannelAssistantThread).ChannelState))
+	assert.JSONEq(t, string(raw), string(docChannelOf(t, parsed, agents.ChannelAssistantThread).ChannelState))
 }
 
 // A group chat of all three kinds, exported, restored and continued: each service
@@ -288,11 +316,9 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 			"user t2", "assistant t2/1", "assistant t2/2", "assistant t2/3",
 			"user t3", "assistant t3/1", "assistant t3/2", "assistant t3/3"},
 			threadIDs(t, h.Model, thread.ThreadID), "the exported thread, continued, every message once")
-		st, err = h.Client.State(ctxFor(t), dst)
-		require.NoError(t, err)
-		assert.Equal(t, "t3/2", decodeState[agents.ResponsesThreadState](t, channelOf(t, st, agents.ChannelResponsesThread).ChannelState).SyncedThrough)
+		assert.Equal(t, "t3/2", decodeState[agents.ResponsesThreadState](t, channelState(t, h, dst, agents.ChannelResponsesThread)).SyncedThrough)
 		assert.Equal(t, agents.AssistantThreadState{ThreadID: thread.ThreadID, SyncedThrough: "t3/3"},
-			decodeState[agents.AssistantThreadState](t, channelOf(t, st, agents.ChannelAssistantThread).ChannelState))
+			decodeState[agents.AssistantThreadState](t, channelState(t, h, dst, agents.ChannelAssistantThread)))
 	})
 
 	t.Run("writer only, then the analyst rejoins", func(t *testing.T) {
@@ -304,7 +330,8 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 		for _, typ := range []string{agents.ChannelResponsesThread, agents.ChannelAssistantThread} {
 			c := channelOf(t, st, typ)
 			assert.False(t, c.Active, typ)
-			assert.JSONEq(t, string(docChannelOf(t, parsed, typ).ChannelState), string(c.ChannelState), "%s keeps its state", typ)
+			assert.JSONEq(t, string(docChannelOf(t, parsed, typ).ChannelState), string(snapshotState(t, h, dst, c.ChannelKey)),
+				"%s keeps its state", typ)
 		}
 		analystCalls := h.Model.Requests("analyst")
 		alone := send(t, h, dst, "t3", "What's my name?")
@@ -326,6 +353,55 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 		assert.Equal(t, chain.PreviousResponseID, req.PreviousResponseID, "the old chain, continued")
 		assert.Len(t, responseInputs(t, req), 5, "t2/3, t3, t3/1, t4 and t4/1: nothing the chain had")
 	})
+}
+
+// An export taken while a turn runs holds the chat at the turn's start: its history
+// before the turn, the turn as pending, and the channel states of that moment, so that
+// the restored chat answers the turn again without re-sending anything to a service.
+func TestExportDuringATurnKeepsTheChannelsAtTheTurnStart(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Config: kindsConfig, Model: offline.Options{Scripts: map[string][]offline.Reply{
+		"writer": {{}, {Delay: agents.Duration(3 * time.Second)}}, // slow in the second turn
+	}}})
+	src := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: src, Participants: []string{"analyst", "writer"}})
+	require.NoError(t, err)
+	send(t, h, src, "t1", "Hello, how are you?")
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Client.Send(ctxFor(t), src, agentchat.SendMessageInput{MessageID: "t2", Text: "My name is Alice"})
+		done <- err
+	}()
+	// The analyst has answered t2 (its chain now ends at t2/1); the writer is still thinking.
+	require.Eventually(t, func() bool {
+		hist, err := h.Client.History(ctxFor(t), src, agentchat.HistoryInput{})
+		return err == nil && hist.Total == 5
+	}, 20*time.Second, 20*time.Millisecond)
+	b, _, err := h.Client.Export(ctxFor(t), src)
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	doc, _, err := chatstate.Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"t1", "t1/1", "t1/2"}, messageIDs(doc.History), "the history at the turn's start")
+	assert.Equal(t, []string{"t2"}, messageIDs(doc.PendingTurns))
+	chain := decodeState[agents.ResponsesThreadState](t, docChannelOf(t, doc, agents.ChannelResponsesThread).ChannelState)
+	assert.Equal(t, "t1/1", chain.SyncedThrough, "the watermark is a message of the exported history")
+
+	dst := testenv.ChatID(t)
+	_, err = h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: dst, Document: b})
+	require.NoError(t, err)
+	var hist agentchat.HistoryResult
+	require.Eventually(t, func() bool {
+		hist, err = h.Client.History(ctxFor(t), dst, agentchat.HistoryInput{})
+		return err == nil && hist.Total == 6
+	}, 20*time.Second, 50*time.Millisecond, "the pending turn is answered in the restored chat")
+	assert.Equal(t, []string{"t1", "t1/1", "t1/2", "t2", "t2/1", "t2/2"}, messageIDs(hist.Messages))
+	assert.Contains(t, hist.Messages[4].Text(), "received 5 messages",
+		"instructions + t1, t1/1 from the chain + t1/2, t2 sent now: nothing twice")
+	req, ok := h.Model.LastResponseRequest("analyst")
+	require.True(t, ok)
+	assert.Equal(t, chain.PreviousResponseID, req.PreviousResponseID)
+	assert.Len(t, responseInputs(t, req), 2)
 }
 
 // rendezvous holds each caller until n distinct callers have arrived, or a timeout.
@@ -961,9 +1037,7 @@ func TestSummarizeKeepsASummaryInTheChannel(t *testing.T) {
 		return req
 	}
 	summary := func() agents.SummaryState {
-		st, err := h.Client.State(ctxFor(t), id)
-		require.NoError(t, err)
-		return decodeState[agents.SummaryState](t, channelOf(t, st, chat.ChannelChatHistory).ChannelState)
+		return decodeState[agents.SummaryState](t, channelState(t, h, id, chat.ChannelChatHistory))
 	}
 
 	send(t, h, id, "m1", "Hello, how are you?")

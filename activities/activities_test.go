@@ -217,7 +217,7 @@ agents: [{id: a, model: m}, {id: b, model: m, endpoint: local}]
 func TestJudgeVerdicts(t *testing.T) {
 	for text, want := range map[string]bool{
 		"yes": true, "Yes.": true, "[offline] judge: yes": true, "done": true, "TRUE, it is finished": true,
-		"no": false, "No, not yet - yes later": false, "maybe": false, "": false, "eyes open": false,
+		"no": false, "No, not yet - yes later": false, "maybe": false, "": false, "eyes open": false, "Not done yet.": false,
 	} {
 		assert.Equal(t, want, activities.SaysYes(text), "%q", text)
 	}

@@ -31,7 +31,7 @@ const (
 
 // verdict finds the judge's answer: its first yes/no word (a model may say more, or
 // quote itself).
-var verdict = regexp.MustCompile(`(?i)\b(yes|no|true|false|done)\b`)
+var verdict = regexp.MustCompile(`(?i)\b(yes|no|not|true|false|done)\b`)
 
 // saysYes reports whether the first yes/no word of text is yes, true or done.
 func saysYes(text string) bool {

@@ -46,15 +46,24 @@ func (s *chatState) registerTransfer(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: s.validateAddParticipants})
 }
 
-// snapshot answers the ExportSnapshot query: the chat at its last turn boundary.
+// snapshot answers the ExportSnapshot query: the chat at its last turn boundary. While
+// a turn runs, that is its start: the history before it, the strategies' and the
+// channels' states of that moment (a service thread's watermark must name a message of
+// the exported history, or the restored chat would send the service everything again).
 func (s *chatState) snapshot() Snapshot {
 	st := strategyState{sel: s.selState, term: s.termState}
 	length := len(s.history)
+	channels := s.documentChannels()
 	pending := make([]chat.Message, 0, len(s.queue)+1)
 	if a := s.active; a != nil {
 		st, length = s.boundary, a.mark
 		if s.historyIndex(a.msg.MessageID) >= a.mark {
 			pending = append(pending, a.msg) // a new turn; a resumed one is in the history already
+		}
+		for i, c := range channels {
+			if state, ok := st.channels[c.ChannelKey]; ok {
+				channels[i].ChannelState = state
+			}
 		}
 	}
 	for _, t := range s.queue {
@@ -65,7 +74,7 @@ func (s *chatState) snapshot() Snapshot {
 		parts = append(parts, chatstate.Participant{ID: p.ID, Name: p.Name, Type: string(p.Kind)})
 	}
 	return Snapshot{
-		ChatID: s.chatID, Participants: parts, Channels: s.documentChannels(),
+		ChatID: s.chatID, Participants: parts, Channels: channels,
 		Strategies: chatstate.Strategies{
 			Selection:   chatstate.Strategy{Type: orDefault(s.in.Selection.Type, agents.SelectionSequential), State: mustJSON(st.sel)},
 			Termination: chatstate.Strategy{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations), State: mustJSON(st.term)},

@@ -76,7 +76,10 @@ func TestRestoreEquivalent(t *testing.T) {
 
 	require.NoError(t, o.err)
 	assert.Equal(t, "helper#1 saw 5 messages, last user: What's my name?", o.result.Messages[0].Text())
-	assert.Equal(t, []workflows.ChannelInfo{{ChannelKey: plainKey, ChannelType: "chat_history", Active: true}}, st.Channels)
+	require.Len(t, st.Channels, 1)
+	assert.Equal(t, workflows.ChannelInfo{ChannelKey: plainKey, ChannelType: "chat_history", Active: true,
+		ChannelState: st.Channels[0].ChannelState}, st.Channels[0])
+	assert.JSONEq(t, `{"note":"kept"}`, string(st.Channels[0].ChannelState), "State shows the channel's state")
 	assert.JSONEq(t, `{"note":"kept"}`, string(snap.Channels[0].ChannelState))
 	assert.Equal(t, 3, st.TurnCount)
 	assert.NotEmpty(t, st.RestoredDigest)

@@ -146,8 +146,7 @@ func (s *chatState) state() StateResult {
 		r.Failure = s.failure.Error()
 	}
 	for _, c := range s.channels {
-		r.Channels = append(r.Channels, ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c),
-			ChannelState: c.state})
+		r.Channels = append(r.Channels, ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})
 	}
 	if s.restored != nil {
 		r.RestoredDigest, r.Repairs = s.restored.digest, s.restored.repairs

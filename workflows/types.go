@@ -162,15 +162,13 @@ type StateResult struct {
 	Runs int `json:"runs,omitempty"`
 }
 
-// ChannelInfo is one channel as State reports it: its key, type, whether a participant
-// uses it, and its state as the document holds it (chat-state-v1.md channelState: for
-// a responses_thread {"previousResponseId","syncedThrough"}, for an assistant_thread
-// {"threadId","syncedThrough"}, for a summarizing chat_history {"summary",
-// "summarizedThrough"}, else {}).
+// ChannelInfo is one channel as State reports it.
 type ChannelInfo struct {
-	ChannelKey   string          `json:"channelKey"`
-	ChannelType  string          `json:"channelType"`
-	Active       bool            `json:"active"`
+	ChannelKey  string `json:"channelKey"`
+	ChannelType string `json:"channelType"`
+	Active      bool   `json:"active"`
+	// ChannelState is the channel's state now: a service thread's id and watermark, a
+	// summarizing reducer's summary.
 	ChannelState json.RawMessage `json:"channelState,omitempty"`
 }
 
