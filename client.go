@@ -163,7 +163,9 @@ func (c *Client) startOperation(id string, in workflows.AgentChatInput) client.W
 		ID:                       id,
 		TaskQueue:                c.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		// A finished chat's id is not reused: a new chat under the id of one that moved
+		// elsewhere or completed would silently take its place.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	}, workflows.WorkflowType, in)
 }
 
@@ -229,7 +231,7 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.Ag
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return fmt.Errorf("agentchat: start chat %q: %w", id, ErrChatExists)
+			return fmt.Errorf("agentchat: start chat %q: %w (ids are not reused, even after a chat completed or moved)", id, ErrChatExists)
 		}
 		if ce := asChatError("start", id, err); ce != nil {
 			return ce

@@ -256,8 +256,11 @@ func TestMigrationFinishesAfterTheMigratingWorkerCrashes(t *testing.T) {
 	ns := testenv.Namespace(t, "agentchat-test-crash")
 	id := testenv.ChatID(t)
 	seedThread(t, a, id)
+	// The target's worker has polled, then stopped (as a crashed one would have): the
+	// migration starts the target and waits for it in "starting target".
+	b := testenv.New(t, testenv.Options{Namespace: ns, TaskQueue: a.TaskQueue})
+	b.StopWorker()
 
-	// No worker serves the target namespace yet, so the migration waits in "starting target".
 	first := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -280,7 +283,7 @@ func TestMigrationFinishesAfterTheMigratingWorkerCrashes(t *testing.T) {
 	require.Error(t, <-first, "the first caller gave up")
 
 	a.StartWorker(t)
-	b := testenv.New(t, testenv.Options{Namespace: ns, TaskQueue: a.TaskQueue})
+	b.StartWorker(t)
 	res, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: ns})
 	require.NoError(t, err)
 	assert.Equal(t, ns, res.Target.Namespace)
@@ -294,6 +297,26 @@ func TestMigrationFinishesAfterTheMigratingWorkerCrashes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"m1", "m1/1", "m2", "m2/1", "late", "late/1"}, messageIDs(hist.Messages))
 	assertOneLiveChat(t, id, a, b)
+}
+
+// A migration to a namespace that does not exist, or where no worker serves the task
+// queue, fails at once with what to do, and the chat goes on where it was.
+func TestMigrationToAnUnservedTargetFailsAtOnce(t *testing.T) {
+	a := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	seedThread(t, a, id)
+	for ns, want := range map[string]string{
+		"agentchat-test-missing":                        `namespace "agentchat-test-missing" does not exist`,
+		testenv.Namespace(t, "agentchat-test-unserved"): "no worker serves task queue",
+	} {
+		start := time.Now()
+		_, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: ns})
+		require.Error(t, err, ns)
+		assert.Contains(t, err.Error(), want)
+		assert.Less(t, time.Since(start), 20*time.Second, "no long wait for nothing")
+	}
+	res := send(t, a, id, "m3", "still here?")
+	assert.Contains(t, res.Messages[0].Text(), "received 6 messages")
 }
 
 // assertOneLiveChat checks that exactly one running workflow has the chat's id across

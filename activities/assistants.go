@@ -73,7 +73,7 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 	if err := checkServiceInput(def, in, &st); err != nil {
 		return agents.InvokeResult{}, err
 	}
-	call := &callInfo{agentID: def.ID}
+	call := &callInfo{agentID: def.ID, chatID: in.ChatID}
 	ctx = withCall(ctx, call)
 	c := a.models[def.Endpoint]
 	prog := startProgress(ctx)

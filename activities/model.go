@@ -75,7 +75,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message) (agents.InvokeResult, error) {
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
 		Tools: a.openAITools(def)}
-	call := &callInfo{agentID: def.ID}
+	call := &callInfo{agentID: def.ID, chatID: chatIDOf(ctx)}
 	ctx = withCall(ctx, call)
 	client := a.models[def.Endpoint]
 	var (
@@ -258,4 +258,12 @@ func heartbeatWhileWaiting(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// chatIDOf is the id of the chat whose activity this is (the calling workflow's id).
+func chatIDOf(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	return activity.GetInfo(ctx).WorkflowExecution.ID
 }

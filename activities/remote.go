@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -92,6 +94,9 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 	if err != nil {
 		return workflows.StartTargetResult{}, err
 	}
+	if err := targetReady(ctx, tc, in); err != nil {
+		return workflows.StartTargetResult{}, err
+	}
 	stop := heartbeatWhileWaiting(ctx)
 	defer stop()
 	op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
@@ -121,6 +126,33 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 	}
 	res.RunID = run.GetRunID()
 	return res, nil
+}
+
+// targetReady fails the migration at once, before anything is started, when the target
+// namespace does not exist or no worker serves the task queue there: a target started
+// then would wait for ever, and the chat with it.
+func targetReady(ctx context.Context, tc client.Client, in workflows.StartTargetInput) error {
+	if _, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, ""); err == nil {
+		return nil // a previous attempt started it: let it finish
+	}
+	resp, err := tc.DescribeTaskQueue(ctx, in.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	var nf *serviceerror.NamespaceNotFound
+	switch {
+	case errors.As(err, &nf):
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"namespace %q does not exist on the target cluster; create it (temporal operator namespace create --namespace %s) and run a worker there",
+			in.Target.Namespace, in.Target.Namespace), agents.ErrTypeInvalidInput, nil)
+	case err != nil:
+		return fmt.Errorf("describe task queue %q in namespace %q: %w", in.TaskQueue, in.Target.Namespace, err)
+	}
+	for _, p := range resp.GetPollers() {
+		if time.Since(p.GetLastAccessTime().AsTime()) < 2*time.Minute {
+			return nil
+		}
+	}
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		"no worker serves task queue %q in namespace %q; start one there (go run ./worker --namespace %s --task-queue %s) and migrate again",
+		in.TaskQueue, in.Target.Namespace, in.Target.Namespace, in.TaskQueue), agents.ErrTypeInvalidInput, nil)
 }
 
 // ForwardTurns signals turns to a migration's target (UserMessage signals; the target

@@ -60,7 +60,7 @@ func (a *Activities) SelectSpeaker(ctx context.Context, in agents.SelectInput) (
 	for _, c := range in.Candidates {
 		list = append(list, fmt.Sprintf("%s (%s)", c.ID, c.Name))
 	}
-	said, err := a.ask(ctx, in.Agent, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
+	said, err := a.ask(ctx, in.Agent, in.History.ChatID, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
 	if err != nil {
 		return agents.SelectResult{}, err
 	}
@@ -101,7 +101,7 @@ func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput)
 		done, err := f(ctx, history)
 		return agents.JudgeResult{Done: done}, err
 	}
-	said, err := a.ask(ctx, in.Agent, judgePrompt, history)
+	said, err := a.ask(ctx, in.Agent, in.History.ChatID, judgePrompt, history)
 	if err != nil {
 		return agents.JudgeResult{}, err
 	}
@@ -110,7 +110,7 @@ func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput)
 
 // ask makes one Chat Completions call as agent id, with prompt after its instructions,
 // and returns the reply text.
-func (a *Activities) ask(ctx context.Context, id, prompt string, history []chat.Message) (string, error) {
+func (a *Activities) ask(ctx context.Context, id, chatID, prompt string, history []chat.Message) (string, error) {
 	def, ok := a.registry.Get(id)
 	if !ok {
 		return "", temporal.NewNonRetryableApplicationError(
@@ -118,7 +118,7 @@ func (a *Activities) ask(ctx context.Context, id, prompt string, history []chat.
 	}
 	instructions := strings.TrimSpace(def.Instructions + "\n\n" + prompt)
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(instructions, history)}
-	call := &callInfo{agentID: def.ID}
+	call := &callInfo{agentID: def.ID, chatID: chatID}
 	ctx = withCall(ctx, call)
 	res, err := completeOnce(ctx, a.models[def.Endpoint], req)
 	if err != nil {
@@ -145,7 +145,7 @@ func (a *Activities) Summarize(ctx context.Context, in agents.SummarizeInput) (a
 	if in.Previous != "" {
 		history = append([]chat.Message{chat.TextMessage("summary", chat.RoleSystem, "", agents.SummaryPrefix+in.Previous)}, history...)
 	}
-	said, err := a.ask(ctx, in.Agent, summarizePrompt, history)
+	said, err := a.ask(ctx, in.Agent, in.History.ChatID, summarizePrompt, history)
 	if err != nil {
 		return agents.SummarizeResult{}, err
 	}

@@ -16,6 +16,7 @@ type callKey struct{}
 // it sets in the AgentHeader, and the Retry-After the provider answered with.
 type callInfo struct {
 	agentID    string
+	chatID     string
 	retryAfter time.Duration
 }
 
@@ -32,6 +33,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(callKey{}).(*callInfo)
 	if c != nil && c.agentID != "" {
 		req.Header.Set(agents.AgentHeader, c.agentID)
+	}
+	if c != nil && c.chatID != "" {
+		req.Header.Set(agents.ChatHeader, c.chatID)
 	}
 	resp, err := d.client.Do(req)
 	if c != nil && resp != nil {

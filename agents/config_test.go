@@ -29,7 +29,7 @@ func TestParseExampleConfig(t *testing.T) {
 		t.Errorf("default endpoint = %+v, want OpenAI's URL, key in OPENAI_API_KEY, streaming", def)
 	}
 
-	want := []struct{ id, name string }{{"helper", "Helper"}, {"writer", "Writer"}, {"reviewer", "Reviewer"}, {"clerk", "Clerk"}}
+	want := []struct{ id, name string }{{"helper", "Helper"}, {"writer", "Writer"}, {"reviewer", "Reviewer"}, {"clerk", "Clerk"}, {"moderator", "Moderator"}, {"editor", "Editor"}}
 	if len(cfg.Agents) != len(want) {
 		t.Fatalf("agents = %d, want %d", len(cfg.Agents), len(want))
 	}

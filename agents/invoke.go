@@ -92,6 +92,10 @@ type ResolveResult struct {
 // as that agent and to follow that agent's script.
 const AgentHeader = "X-Agentchat-Agent"
 
+// ChatHeader names the chat (its id) on every model request, beside AgentHeader; the
+// offline model follows an agent's script per chat.
+const ChatHeader = "X-Agentchat-Chat"
+
 // Candidate is a participant a selector may name.
 type Candidate struct {
 	ID   string `json:"id"`

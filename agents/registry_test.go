@@ -56,7 +56,7 @@ func TestRegistryResolve(t *testing.T) {
 
 func TestRegistryResolveUnknown(t *testing.T) {
 	r := exampleRegistry(t)
-	known := []string{"clerk", "helper", "reviewer", "writer"}
+	known := []string{"clerk", "editor", "helper", "moderator", "reviewer", "writer"}
 	tests := []struct {
 		in      []string
 		unknown []string
@@ -118,7 +118,7 @@ func TestRegistryResolveErrors(t *testing.T) {
 
 func TestRegistryLookups(t *testing.T) {
 	r := exampleRegistry(t)
-	if got, want := r.IDs(), []string{"clerk", "helper", "reviewer", "writer"}; !reflect.DeepEqual(got, want) {
+	if got, want := r.IDs(), []string{"clerk", "editor", "helper", "moderator", "reviewer", "writer"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("IDs() = %q, want %q", got, want)
 	}
 	d, ok := r.Get("writer")

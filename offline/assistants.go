@@ -337,7 +337,7 @@ func threadMessageText(m openai.Message) string {
 // assistant's, plus any additional_instructions).
 func (s *Server) createRun(w http.ResponseWriter, r *http.Request, id string) {
 	agent := agentOf(r)
-	reply, seq := s.ledger.next(agent)
+	reply, seq := s.ledger.next(agent, chatOf(r))
 	var req runRequest
 	if _, ok := decodeBody(w, r, &req); !ok {
 		return

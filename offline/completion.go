@@ -31,7 +31,7 @@ type answer struct {
 // meanwhile), then answers the scripted error, or the reply whole or as a stream.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	agent := agentOf(r)
-	reply, seq := s.ledger.next(agent)
+	reply, seq := s.ledger.next(agent, chatOf(r))
 	log := s.log.With("agent", agent, "request", seq)
 
 	req, status, err := decodeRequest(w, r)

@@ -63,7 +63,7 @@ type storedResponse struct {
 // previous_response_id.
 func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	agent := agentOf(r)
-	reply, seq := s.ledger.next(agent)
+	reply, seq := s.ledger.next(agent, chatOf(r))
 	log := s.log.With("agent", agent, "request", seq)
 
 	var req responsesRequest

@@ -10,7 +10,8 @@ import (
 // agentState is what the server remembers about one agent.
 type agentState struct {
 	script   []Reply                       // scripted replies, by request index
-	requests int                           // chat-completion requests so far (since the last SetScript)
+	requests int                           // model requests so far (since the last SetScript)
+	position map[string]int                // the next script index, by chat (ChatHeader)
 	last     *openai.ChatCompletionRequest // last successfully decoded request; nil before one
 }
 
@@ -41,16 +42,22 @@ func (l *ledger) state(agent string) *agentState {
 	return st
 }
 
-// next counts one request of agent and returns its scripted reply (the zero Reply, meaning
-// the default reply, past the end of the script) and the server-wide request number,
-// starting at 1.
-func (l *ledger) next(agent string) (reply Reply, seq int) {
+// next counts one request of agent in chat and returns its scripted reply (the zero
+// Reply, meaning the default reply, past the end of the script) and the server-wide
+// request number, starting at 1. Each chat (the ChatHeader; "" for requests without
+// it) follows the script from its start, so a worker's second chat gets the same
+// scripted conversation as its first.
+func (l *ledger) next(agent, chat string) (reply Reply, seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	st := l.state(agent)
-	if st.requests < len(st.script) {
-		reply = st.script[st.requests]
+	if st.position == nil {
+		st.position = map[string]int{}
 	}
+	if i := st.position[chat]; i < len(st.script) {
+		reply = st.script[i]
+	}
+	st.position[chat]++
 	st.requests++
 	l.total++
 	return reply, l.total
@@ -72,7 +79,7 @@ func (s *Server) SetScript(agent string, replies []Reply) {
 	defer s.ledger.mu.Unlock()
 	st := s.ledger.state(agent)
 	st.script = slices.Clone(replies)
-	st.requests = 0
+	st.requests, st.position = 0, nil
 }
 
 // Requests is how many chat-completion requests agent made since the server started or

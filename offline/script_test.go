@@ -1,7 +1,9 @@
 package offline_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
 )
 
@@ -124,4 +127,27 @@ func TestConcurrentAgentsAreCountedApart(t *testing.T) {
 		require.True(t, ok)
 		assert.True(t, strings.HasPrefix(last.Messages[0].Content, agent+" says "), last.Messages[0].Content)
 	}
+}
+
+// Each chat follows an agent's script from its start: a worker's second chat gets the
+// same scripted conversation as its first.
+func TestScriptsRunPerChat(t *testing.T) {
+	s := startServer(t, offline.Options{Scripts: map[string][]offline.Reply{"a": {{Text: "one"}, {Text: "two"}}}})
+	ask := func(chat string) string {
+		req, err := http.NewRequest(http.MethodPost, s.URL()+"/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+		require.NoError(t, err)
+		req.Header.Set(offline.AgentHeader, "a")
+		req.Header.Set(agents.ChatHeader, chat)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out openai.ChatCompletionResponse
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return out.Choices[0].Message.Content
+	}
+	assert.Equal(t, "[offline] a: one", ask("c1"))
+	assert.Equal(t, "[offline] a: one", ask("c2"))
+	assert.Equal(t, "[offline] a: two", ask("c1"))
+	assert.Equal(t, 3, s.Requests("a"))
 }

@@ -176,6 +176,9 @@ func allowMethod(w http.ResponseWriter, r *http.Request, method string) bool {
 }
 
 // agentOf is the agent id r names in AgentHeader, or DefaultAgent.
+func chatOf(r *http.Request) string { return strings.TrimSpace(r.Header.Get(agents.ChatHeader)) }
+
+// agentOf is the agent id r names in AgentHeader, or DefaultAgent.
 func agentOf(r *http.Request) string {
 	if agent := strings.TrimSpace(r.Header.Get(AgentHeader)); agent != "" {
 		return agent

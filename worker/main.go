@@ -43,7 +43,7 @@ func command() *cobra.Command {
 running model calls get up to 30s to finish).
 
 Agents come from --agents, else $AGENTCHAT_AGENTS, else the built-in example
-(agents helper, writer and reviewer). Real endpoints read their API key from the
+(agents helper, writer, reviewer, clerk, moderator and editor). Real endpoints read their API key from the
 variable the config names (OPENAI_API_KEY for the default endpoint); --offline
 answers every agent with the built-in deterministic model instead.
 

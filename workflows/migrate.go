@@ -117,7 +117,7 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 		// forever is what lets a re-run after any crash finish without a second live chat.
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			NonRetryableErrorTypes: []string{agents.ErrTypeUnknownCluster, agents.ErrTypeInvalidDocument,
-				agents.ErrTypeUnknownAgent, agents.ErrTypeNotEmpty}},
+				agents.ErrTypeUnknownAgent, agents.ErrTypeNotEmpty, agents.ErrTypeInvalidInput}},
 	})
 	var started StartTargetResult
 	err = workflow.ExecuteActivity(actx, StartTargetActivity, StartTargetInput{Target: m.target,
@@ -142,8 +142,8 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 // abortMigration ends a migration that could not start the target: the chat takes
 // turns again and the caller learns why.
 func (s *chatState) abortMigration(m *migration, err error) {
-	m.err = temporal.NewApplicationError(fmt.Sprintf("migration of chat %q to %s failed, the chat goes on here: %v",
-		s.chatID, describe(m.target), err), agents.ErrTypeMigrationFailed)
+	m.err = temporal.NewApplicationError(fmt.Sprintf("migration of chat %q to %s failed, the chat goes on here: %s",
+		s.chatID, describe(m.target), errorMessage(err)), agents.ErrTypeMigrationFailed)
 	m.done = true
 	s.migration = nil
 	if s.status == StatusMigrating {

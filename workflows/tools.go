@@ -84,6 +84,8 @@ func (s *chatState) runAgent(ctx workflow.Context, p agents.Participant, t *turn
 // activity. Invalid arguments, unknown tools, failures and rejections become error
 // results that the model reads; the turn goes on.
 func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant, calls []chat.Content) error {
+	now := workflow.Now(ctx).UTC()
+	defer func() { s.stampResults(now) }()
 	var (
 		pending []PendingApproval
 		futures = map[string]workflow.Future{}
@@ -129,6 +131,15 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		return errSuspended
 	}
 	return nil
+}
+
+// stampResults gives the tool messages added without a time the time their round began.
+func (s *chatState) stampResults(at time.Time) {
+	for i := len(s.history) - 1; i >= 0 && s.history[i].Role == chat.RoleTool; i-- {
+		if s.history[i].CreatedAt.IsZero() {
+			s.history[i].CreatedAt = at
+		}
+	}
 }
 
 // startTool schedules one tool call as its own activity, with the tool's timeout and
@@ -206,8 +217,12 @@ func (s *chatState) awaitingApproval() []PendingApproval {
 	return out
 }
 
-// validateApprove accepts a decision for a call the chat waits for.
+// validateApprove accepts a decision for a call the chat waits for, and a repeat of a
+// decision already taken (the answer is then the turn as it went on).
 func (s *chatState) validateApprove(in ApproveInput) error {
+	if s.answeredCall(in.CallID) >= 0 {
+		return nil
+	}
 	if s.suspension == nil {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), agents.ErrTypeInvalidInput)
 	}
@@ -233,6 +248,10 @@ func pendingIDs(ps []PendingApproval) string {
 // for, the turn resumes, and the update returns what it then produced (or where it
 // suspended again); otherwise it returns at once with the calls still awaited.
 func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnResult, error) {
+	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !slices.ContainsFunc(s.suspension.pending,
+		func(p PendingApproval) bool { return p.CallID == in.CallID })) {
+		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
+	}
 	if s.decisions == nil {
 		s.decisions = map[string]Decision{}
 	}
@@ -254,6 +273,38 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 		IsComplete: s.isComplete}
 	res.AwaitingApproval = s.awaitingApproval()
 	return res, nil
+}
+
+// answeredCall returns the index of the tool message that answers callID, or -1.
+func (s *chatState) answeredCall(callID string) int {
+	for i := len(s.history) - 1; i >= 0; i-- {
+		if s.history[i].Role != chat.RoleTool {
+			continue
+		}
+		for _, c := range s.history[i].Contents {
+			if c.CallID == callID {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// sinceResult returns the messages of a turn from index i to the turn's end.
+func (s *chatState) sinceResult(i int) TurnResult {
+	end := i
+	for end < len(s.history) && s.history[end].Role != chat.RoleUser {
+		end++
+	}
+	var turnID string
+	for j := i; j >= 0; j-- {
+		if s.history[j].Role == chat.RoleUser {
+			turnID = s.history[j].MessageID
+			break
+		}
+	}
+	return TurnResult{MessageID: turnID, Messages: append([]chat.Message{}, s.history[i:end]...),
+		IsComplete: s.isComplete && end == len(s.history), AwaitingApproval: s.awaitingApproval()}
 }
 
 // resumeSuspended continues a suspended turn once every awaited call is decided: the

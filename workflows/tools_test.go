@@ -252,3 +252,27 @@ func TestApprovalWaitsAcrossContinueAsNew(t *testing.T) {
 	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "m1/3", "later", "later/1"}, ids(hist), "the queued signal was answered after the approved turn")
 	assert.Empty(t, openCallsOf(hist))
 }
+
+// A provider that reuses a call id (or gives none) cannot break the chat: the history
+// holds unique callIds, each paired with its result.
+func TestRepeatedCallIDsAreMadeUnique(t *testing.T) {
+	e, _ := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`)}
+	e.model.contents["clerk#2"] = []chat.Content{call("c1", "lookup", `{"order":2}`), call("", "lookup", `{"order":3}`)}
+	e.model.replies["clerk#3"] = "found them"
+	o := e.send(time.Second, msg("m1", "look twice"))
+	var hist []chat.Message
+	e.at(2*time.Second, func() { hist = e.history() })
+	e.run(clerk(), 3*time.Second)
+
+	require.NoError(t, o.err)
+	seen := map[string]int{}
+	for _, m := range hist {
+		for _, c := range m.FunctionCalls() {
+			seen[c.CallID]++
+		}
+	}
+	assert.Equal(t, map[string]int{"c1": 1, "m1/3#1": 1, "m1/3#2": 1}, seen)
+	assert.Empty(t, openCallsOf(hist))
+	assert.Equal(t, `lookup of {"order":2}`, resultsOf(hist[4])["m1/3#1"].Result)
+}

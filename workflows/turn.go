@@ -246,6 +246,7 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) 
 	if ch := s.channelOf(p); ch != nil && len(res.ChannelState) > 0 {
 		ch.state = res.ChannelState // a service thread's new id and watermark
 	}
+	s.uniqueCallIDs(in.ReplyID, res.Contents)
 	return chat.Message{
 		MessageID:  in.ReplyID,
 		Role:       chat.RoleAssistant,
@@ -263,6 +264,29 @@ func (s *chatState) participant(id string) agents.Participant {
 		}
 	}
 	return agents.Participant{ID: id, Name: id}
+}
+
+// uniqueCallIDs makes the callIds of a reply unique in the chat: a provider may reuse
+// an id (or give none), and the chat-state document requires unique callIds. A
+// repeated or empty id becomes "<replyId>#<n>"; the model sees the id the history
+// holds, in the call and in its result alike.
+func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
+	used := map[string]bool{}
+	for _, m := range s.history {
+		for _, c := range m.FunctionCalls() {
+			used[c.CallID] = true
+		}
+	}
+	for i := range contents {
+		c := &contents[i]
+		if c.Type != chat.ContentFunctionCall {
+			continue
+		}
+		if c.CallID == "" || used[c.CallID] {
+			c.CallID = fmt.Sprintf("%s#%d", replyID, i+1)
+		}
+		used[c.CallID] = true
+	}
 }
 
 // nextID returns the id of the next message of turn t: "<turn messageId>/<n>", n

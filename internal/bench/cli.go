@@ -112,9 +112,8 @@ func (o cliOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer env.Close()
-	table, err := Run(ctx, env, Config{Short: o.short, Rows: rows, ProfileDir: o.profileDir, Progress: stderr})
+	table, err := Run(ctx, env, Config{Short: o.short, Rows: rows, ProfileDir: o.profileDir, Progress: stderr, Server: server})
 	if table != nil {
-		table.Note("server: %s", server)
 		if werr := o.write(table, stdout); werr != nil && err == nil {
 			err = werr
 		}

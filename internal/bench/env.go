@@ -47,14 +47,25 @@ type EnvOptions struct {
 	Address string
 	// Namespace; default "default".
 	Namespace string
-	// ServerPID is the dev server's process id when this process started it (its CPU
-	// time is then reported); zero when unknown.
+	// ServerPID is the dev server's process id, whose CPU time is then reported; zero
+	// means a dev server on this machine listening on Address's port, if any.
 	ServerPID int
 	// KeepWorkflows leaves the workflows of the run open at Close. By default Close
 	// terminates them, so a shared server is not left with thousands of chats.
 	KeepWorkflows bool
 	// Logger receives the Temporal SDK's warnings and errors; nil discards them.
 	Logger *slog.Logger
+
+	// What-if knobs, for trying an option before proposing it; the zero values are
+	// what the product uses.
+	//
+	// AgentConfig replaces the worker's agent registry (YAML); "" means AgentConfig.
+	// It must define helper, writer and reviewer.
+	AgentConfig string
+	// WorkerOptions are given to both workers.
+	WorkerOptions worker.Options
+	// ClientOptions, if set, adjusts the options of every Temporal connection.
+	ClientOptions func(*client.Options)
 }
 
 // Env is a benchmark's world: an offline model with zero latency, an agentchat worker
@@ -91,6 +102,9 @@ func NewEnv(ctx context.Context, opts EnvOptions) (e *Env, err error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.ServerPID == 0 {
+		opts.ServerPID = localServerPID(opts.Address)
+	}
 	suffix := uuid.NewString()[:8]
 	e = &Env{opts: opts, Namespace: opts.Namespace, ServerPID: opts.ServerPID,
 		ChatQueue: "bench-chat-" + suffix, FloorQueue: "bench-floor-" + suffix}
@@ -110,6 +124,9 @@ func NewEnv(ctx context.Context, opts EnvOptions) (e *Env, err error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	co := client.Options{HostPort: opts.Address, Namespace: opts.Namespace, Logger: tlog.NewStructuredLogger(logger)}
+	if opts.ClientOptions != nil {
+		opts.ClientOptions(&co)
+	}
 	if e.workerTC, err = client.DialContext(ctx, co); err != nil {
 		return nil, fmt.Errorf("bench: connect to Temporal at %s: %w", opts.Address, err)
 	}
@@ -131,7 +148,11 @@ func NewEnv(ctx context.Context, opts EnvOptions) (e *Env, err error) {
 // startWorkers starts the agentchat and floor workers and waits until the server has
 // seen both poll.
 func (e *Env) startWorkers(ctx context.Context, logger *slog.Logger) error {
-	cfg, err := agents.ParseConfig([]byte(AgentConfig))
+	yaml := e.opts.AgentConfig
+	if yaml == "" {
+		yaml = AgentConfig
+	}
+	cfg, err := agents.ParseConfig([]byte(yaml))
 	if err != nil {
 		return fmt.Errorf("bench: agent config: %w", err)
 	}
@@ -145,8 +166,8 @@ func (e *Env) startWorkers(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("bench: activities: %w", err)
 	}
-	e.chatWorker = agentchat.NewWorker(e.workerTC, e.ChatQueue, acts, worker.Options{})
-	e.floorWorker = worker.New(e.workerTC, e.FloorQueue, worker.Options{})
+	e.chatWorker = agentchat.NewWorker(e.workerTC, e.ChatQueue, acts, e.opts.WorkerOptions)
+	e.floorWorker = worker.New(e.workerTC, e.FloorQueue, e.opts.WorkerOptions)
 	RegisterFloor(e.floorWorker)
 	for _, w := range []worker.Worker{e.chatWorker, e.floorWorker} {
 		if err := w.Start(); err != nil {

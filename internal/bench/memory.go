@@ -85,8 +85,9 @@ func (r *runner) footprint(ctx context.Context, open func(context.Context, int) 
 	var fp footprint
 	fp.idle = heapInUse() - before
 
-	actx, stop := context.WithTimeout(ctx, sz.ActiveFor)
-	defer stop()
+	// Each active chat sends turns, one after another, until ActiveFor has passed; a
+	// turn under way then finishes.
+	until := time.Now().Add(sz.ActiveFor)
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
@@ -94,9 +95,8 @@ func (r *runner) footprint(ctx context.Context, open func(context.Context, int) 
 	)
 	for i := range sz.ActiveChats {
 		wg.Go(func() {
-			for j := 1; actx.Err() == nil; j++ {
-				// A turn cut short by the end of the period is not an error.
-				if err := turn(actx, ids[i], j); err != nil && actx.Err() == nil {
+			for j := 1; time.Now().Before(until); j++ {
+				if err := turn(ctx, ids[i], j); err != nil {
 					mu.Lock()
 					turnEr = err
 					mu.Unlock()

@@ -27,6 +27,8 @@ type Config struct {
 	ProfileDir string
 	// Progress receives a line as each measurement starts and ends; nil discards.
 	Progress io.Writer
+	// Server describes the Temporal server for the table's notes; "" says nothing.
+	Server string
 }
 
 // sizes are the iteration counts of a run.
@@ -83,6 +85,7 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Table, error) {
 		return nil, err
 	}
 	r := &runner{e: e, sz: sizesFor(cfg.Short), cfg: cfg, t: &Table{Short: cfg.Short}}
+	r.header()
 	measure := map[string]func(context.Context) error{
 		"turn": r.turn, "throughput": r.throughput, "start": r.start, "group": r.group,
 		"transfer": r.transfer, "memory": r.memory,
@@ -98,11 +101,10 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Table, error) {
 			r.progress("%s done in %s", g, time.Since(start).Round(100*time.Millisecond))
 		}
 	})
-	if err != nil {
-		return r.t, err
+	if load, ok := loadAverage(); ok {
+		r.t.Note("load average (1 min) at the end: %.2f", load)
 	}
-	r.notes()
-	return r.t, nil
+	return r.t, err
 }
 
 // selectGroups checks rows against Groups and returns them in Groups' order.
@@ -124,8 +126,8 @@ func selectGroups(rows []string) ([]string, error) {
 	return out, nil
 }
 
-// notes says what was measured where.
-func (r *runner) notes() {
+// header notes what is measured where, and how busy the machine was at the start.
+func (r *runner) header() {
 	mode := "full"
 	if r.cfg.Short {
 		mode = "short (checks that every row runs; timings are not judged)"
@@ -133,4 +135,10 @@ func (r *runner) notes() {
 	r.t.Note("mode: %s; %d CPUs, GOMAXPROCS %d, %s", mode, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
 	r.t.Note("floor: workflow %s, update %q running one no-op regular activity on its own task queue; "+
 		"both workers in this process with default worker.Options; offline model with zero latency", FloorWorkflowType, FloorActivityUpdate)
+	if r.cfg.Server != "" {
+		r.t.Note("server: %s", r.cfg.Server)
+	}
+	if load, ok := loadAverage(); ok {
+		r.t.Note("load average (1 min) at the start: %.2f (other processes on this machine distort every figure)", load)
+	}
 }

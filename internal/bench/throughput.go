@@ -64,7 +64,7 @@ func (r *runner) throughput(ctx context.Context) error {
 	r.t.Note("throughput: %d turns in %s (agentchat), %s (floor); this process holds both workers, the drivers and the offline model",
 		chat.turns, chat.elapsed.Round(time.Millisecond), floor.elapsed.Round(time.Millisecond))
 	if e.ServerPID == 0 {
-		r.t.Note("throughput: the server's CPU is measured only for a dev server this run started")
+		r.t.Note("throughput: the server's CPU is measured only for a dev server on this machine")
 	}
 	return nil
 }

@@ -47,11 +47,13 @@ func (r *runner) turn(ctx context.Context) error {
 		}
 	}
 	floors := map[string][]time.Duration{}
+	floorIDs := map[string]string{}
 	for _, update := range []string{FloorActivityUpdate, FloorLocalUpdate, FloorImmediateUpdate} {
 		fid, err := e.startFloor(ctx, "turn")
 		if err != nil {
 			return err
 		}
+		floorIDs[update] = fid
 		floors[update], err = timeEach(ctx, sz.Warmup, sz.Turns, func(ctx context.Context, i int) error {
 			return e.floorTurn(ctx, fid, update, FloorTurn{Text: userText(i, sz.TextBytes)})
 		})
@@ -60,16 +62,27 @@ func (r *runner) turn(ctx context.Context) error {
 		}
 	}
 	floor := floors[FloorActivityUpdate]
+	chatPhases, err := e.phases(ctx, id, sz.Warmup)
+	if err != nil {
+		return err
+	}
+	floorPhases, err := e.phases(ctx, floorIDs[FloorActivityUpdate], sz.Warmup)
+	if err != nil {
+		return err
+	}
 	r.t.Add(
 		Row{Group: "turn", Name: "Turn p50 (ms)", Value: median(all), Floor: median(floor), Target: AtMost(1.3)},
 		Row{Group: "turn", Name: "Turn p99 (ms)", Value: percentile(all, 99), Floor: percentile(floor, 99)},
 		Row{Group: "turn", Name: "Turn p50, history inline (ms)", Value: median(inline), Floor: median(floor)},
 		Row{Group: "turn", Name: "Turn p50, history by query (ms)", Value: median(byQuery), Floor: median(floor)},
+		Row{Group: "turn", Name: "Turn phase p50: update to activity scheduled (ms)", Value: median(chatPhases.accept), Floor: median(floorPhases.accept)},
+		Row{Group: "turn", Name: "Turn phase p50: activity (ms)", Value: median(chatPhases.activity), Floor: median(floorPhases.activity)},
+		Row{Group: "turn", Name: "Turn phase p50: activity done to update done (ms)", Value: median(chatPhases.reply), Floor: median(floorPhases.reply)},
 		Row{Group: "turn", Name: "Turn p50 vs local-activity floor (ms)", Value: median(all), Floor: median(floors[FloorLocalUpdate])},
 		Row{Group: "turn", Name: "Turn p50 vs update-only floor (ms)", Value: median(all), Floor: median(floors[FloorImmediateUpdate])},
 	)
 	r.t.Note("turn: %d turns on one helper chat after %d warm-up turns (%d with the history inline, %d read by query), user texts of %d bytes; "+
-		"each floor on a fresh workflow, same counts", sz.Turns, sz.Warmup, len(inline), len(byQuery), sz.TextBytes)
+		"each floor on a fresh workflow, same counts; phases from the event histories' timestamps (%d and %d turns)", sz.Turns, sz.Warmup, len(inline), len(byQuery), sz.TextBytes, len(chatPhases.activity), len(floorPhases.activity))
 	return nil
 }
 

@@ -85,6 +85,7 @@ func TestApproveResumesTheTurn(t *testing.T) {
 	assert.Equal(t, 2, h.Model.Requests("clerk"), "a refused decision resumes nothing")
 
 	r = ok(t, h, "approve", "--chat", id, "--call", "call_refund", "--by", "Bob")
+	r0 := r
 	assert.Equal(t, []string{
 		"tool ← [call call_refund] refunded $89.00 for order 1002",
 		"Clerk: [offline] clerk: The kettle of order 1002 is refunded.",
@@ -100,8 +101,9 @@ func TestApproveResumesTheTurn(t *testing.T) {
 	assert.NotContains(t, r.out, "pending approvals")
 	assert.Contains(t, r.out, "messages:      6 messages in 1 turn\n")
 
-	line = fails(t, h, "approve", "--chat", id, "--call", "call_refund")
-	assert.Contains(t, line, "waits for no approval", "a decided call is not awaited any more")
+	again := ok(t, h, "approve", "--chat", id, "--call", "call_refund")
+	assert.Equal(t, r0.out, again.out, "a retried approve answers what the turn did, and runs nothing again")
+	assert.Equal(t, 3, h.Model.Requests("clerk"))
 
 	r = ok(t, h, "send", "--chat", id, "Thanks")
 	assert.Contains(t, r.out, "Clerk: [offline] clerk received", "the chat takes turns again")

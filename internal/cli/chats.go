@@ -249,7 +249,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					printState(s.Out, st)
 					continue
 				case "/help":
-					fmt.Fprintln(s.Out, "commands: /state, /history, /quit; anything else is sent as a turn")
+					fmt.Fprintln(s.Out, "commands: /state, /history, /approve CALL, /reject CALL [reason], /help, /quit; anything else is sent as a turn")
 					continue
 				case "/history":
 					h, err := c.History(ctx, chatID, agentchat.HistoryInput{})
@@ -259,6 +259,17 @@ Commands: /state, /history, /quit (or end of input).`,
 					for _, m := range h.Messages {
 						printMessage(s.Out, m)
 					}
+					continue
+				}
+				if cmd, rest, _ := strings.Cut(line, " "); cmd == "/approve" || cmd == "/reject" {
+					callID, reason, _ := strings.Cut(strings.TrimSpace(rest), " ")
+					res, err := c.Approve(ctx, chatID, agentchat.ApproveInput{CallID: callID, Approved: cmd == "/approve",
+						Reason: strings.TrimSpace(reason), By: author})
+					if err != nil {
+						fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
+						continue
+					}
+					printTurn(s.Out, chatID, res, "(the chat is complete)")
 					continue
 				}
 				if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {

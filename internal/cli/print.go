@@ -114,7 +114,7 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	row("selection", "%s %s", st.Selection.Type, compact(st.Selection.State))
 	row("termination", "%s %s", st.Termination.Type, compact(st.Termination.State))
 	if st.LastMessage != nil {
-		row("last message", "%s: %s", author(*st.LastMessage), truncate(st.LastMessage.Text(), 120))
+		row("last message", "%s: %s", author(*st.LastMessage), truncate(summary(*st.LastMessage), 120))
 	}
 	if st.LastError != nil {
 		row("last error", "turn %s: %s", st.LastError.MessageID, st.LastError.Message)
@@ -153,4 +153,27 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// summary is a message's text, or for a message without text what it holds (tool
+// calls, results, a stored body).
+func summary(m chat.Message) string {
+	if t := m.Text(); t != "" {
+		return t
+	}
+	var parts []string
+	for _, c := range m.Contents {
+		switch c.Type {
+		case chat.ContentFunctionCall:
+			parts = append(parts, fmt.Sprintf("→ %s(%s)", c.Name, c.Arguments))
+		case chat.ContentFunctionResult:
+			parts = append(parts, "← result of "+c.CallID)
+		default:
+			parts = append(parts, "["+c.Type+"]")
+		}
+	}
+	if len(parts) == 0 {
+		return "[body in the message store]"
+	}
+	return strings.Join(parts, " ")
 }

@@ -109,6 +109,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer wb.Stop()
 	p.kv("worker", "in-process, namespace %q, task queue %q (the migration's target)", SecondNamespace, TaskQueue)
+	if err := waitForWorker(ctx, cb); err != nil {
+		return err
+	}
 
 	d := &run{c: c, cb: cb, p: p, suffix: uuid.NewString()[:8], exportDir: filepath.Join(opts.DataDir, "exports")}
 	steps := []func(context.Context) error{d.thread, d.temporary, d.groupChat, d.saveAndRestore, d.migrate, d.state}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -95,10 +96,29 @@ func ensureNamespace(ctx context.Context, address, ns string) error {
 	if err != nil && !errors.As(err, &exists) {
 		return fmt.Errorf("register namespace %q: %w", ns, err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if _, err := nc.Describe(ctx, ns); err == nil {
+	// A new namespace is known everywhere only once the server's namespace cache
+	// refreshes (seconds): wait until its task queues answer.
+	tc, err := client.Dial(client.Options{HostPort: address, Namespace: ns,
+		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if _, err := tc.DescribeTaskQueue(ctx, TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW); err == nil {
 			return nil
 		}
 	}
 	return fmt.Errorf("namespace %q was registered but is not ready", ns)
+}
+
+// waitForWorker waits until the server has seen a worker poll c's task queue.
+func waitForWorker(ctx context.Context, c *agentchat.Client) error {
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		if err = c.CheckWorker(ctx, TaskQueue); err == nil {
+			return nil
+		}
+	}
+	return err
 }

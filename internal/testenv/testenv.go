@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -132,6 +133,15 @@ func registerNamespace(t testing.TB, address, ns string) {
 		require.NoError(t, err, "register namespace %q", ns)
 	}
 	require.Eventually(t, func() bool { _, err := nc.Describe(ctx, ns); return err == nil }, 20*time.Second, 100*time.Millisecond)
+	// The frontend knows a new namespace only once its namespace cache refreshes.
+	tc, err := client.Dial(client.Options{HostPort: address, Namespace: ns,
+		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	require.NoError(t, err)
+	defer tc.Close()
+	require.Eventually(t, func() bool {
+		_, err := tc.DescribeTaskQueue(ctx, "agentchat-namespace-probe", enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		return err == nil
+	}, 30*time.Second, 200*time.Millisecond, "namespace %q never became usable", ns)
 }
 
 var (

@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// wantRows are the names of every row a run prints, by group.
+var wantRows = []string{
+	"Turn p50 (ms)", "Turn p99 (ms)", "Turn p50, history inline (ms)", "Turn p50, history by query (ms)",
+	"Turn phase p50: update to activity scheduled (ms)", "Turn phase p50: activity (ms)",
+	"Turn phase p50: activity done to update done (ms)", "Turn p50 vs local-activity floor (ms)", "Turn p50 vs update-only floor (ms)",
+	"Throughput, 4 chats x 3 turns (turns/s)", "Throughput, CPU of this process per turn (ms)",
+	"Throughput, CPU of the server per turn (ms)",
+	"Start + first reply p50 (ms)", "Start + first reply p99 (ms)",
+	"Group turn, 3 agents, p50 (ms)", "Group turn, per agent reply p50 (ms)",
+	"Export, 500 messages (ms)", "Import, 500 messages (ms)", "Document size, 500 messages (MB)",
+	"Heap, 20 idle chats (MB)", "Heap per idle chat (KB)", "Heap, 20 chats, 5 active (MB)", "Heap added per active chat (KB)",
+}
+
+// The short run on the shared test server: every row is there with numbers (heap
+// deltas may be negative, since a collection can free more than a few chats hold),
+// the targets are printed and none is judged.
+func TestShortRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // about 15 s
+	defer cancel()
+	env, err := NewEnv(ctx, EnvOptions{Address: testenv.Address(t)})
+	require.NoError(t, err)
+	defer env.Close()
+	var progress strings.Builder
+	table, err := Run(ctx, env, Config{Short: true, Progress: &progress, ProfileDir: t.TempDir()})
+	require.NoError(t, err)
+
+	var names []string
+	for _, r := range table.Rows {
+		names = append(names, r.Name)
+		assert.False(t, math.IsNaN(r.Value) || math.IsInf(r.Value, 0), "%s: agentchat figure %v", r.Name, r.Value)
+		assert.False(t, math.IsNaN(r.Floor) || math.IsInf(r.Floor, 0), "%s: floor figure %v", r.Name, r.Floor)
+		if !strings.HasPrefix(r.Name, "Heap") && !strings.Contains(r.Name, "CPU of the server") {
+			assert.Positive(t, r.Value, r.Name)
+			assert.Positive(t, r.Floor, r.Name)
+		}
+		assert.Contains(t, []string{"-", "(short)"}, r.Result(true), r.Name)
+	}
+	assert.Equal(t, wantRows, names)
+	assert.Empty(t, table.Missed(), "a short run judges no target")
+
+	var out strings.Builder
+	require.NoError(t, table.WriteText(&out))
+	for _, name := range wantRows {
+		assert.Contains(t, out.String(), name)
+	}
+	assert.Contains(t, out.String(), "<= 1.3")
+	assert.Contains(t, out.String(), "profiles (agentchat)")
+	assert.Contains(t, progress.String(), "bench: memory done")
+}
+
+func TestSelectGroups(t *testing.T) {
+	got, err := selectGroups([]string{"memory", "turn"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"turn", "memory"}, got, "in the order Run measures them")
+	all, err := selectGroups(nil)
+	require.NoError(t, err)
+	assert.True(t, slices.Equal(Groups, all))
+	_, err = selectGroups([]string{"turns"})
+	assert.ErrorContains(t, err, `unknown row group "turns"`)
+}
