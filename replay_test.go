@@ -53,6 +53,9 @@ var replayScenarios = []struct {
 	{"migrate", []string{"migrate-source", "migrate-target"}, captureMigrate},
 	{"continue-as-new", []string{"continue-as-new-1", "continue-as-new-2"}, captureContinueAsNew},
 	{"add-participants", []string{"add-participants"}, captureAddParticipants},
+	{"tools-approval", []string{"tools-approval"}, captureToolsApproval},
+	{"llm-strategies", []string{"llm-strategies"}, captureLLMStrategies},
+	{"summarize", []string{"summarize"}, captureSummarize},
 }
 
 // TestReplayCapture runs each scenario on the dev server and saves its runs' histories;
@@ -353,5 +356,65 @@ func captureAddParticipants(t *testing.T, name string) {
 	require.Len(t, st.Participants, 2)
 	res := send(t, h, id, "m2", "Both of you, please")
 	require.Len(t, res.Messages, 2)
+	saveRun(t, h, id, "", name, atRest)
+}
+
+// replayAgents adds a tool-using clerk, a selector, a judge and a summarizing agent.
+const replayAgents = `
+tools:
+  lookup_order: {}
+  refund: {approval: true}
+agents:
+  - {id: helper, name: Helper, model: offline}
+  - {id: writer, name: Writer, model: offline}
+  - {id: reviewer, name: Reviewer, model: offline}
+  - {id: clerk, name: Clerk, model: offline, tools: [lookup_order, refund]}
+  - {id: moderator, name: Moderator, model: offline}
+  - {id: editor, name: Editor, model: offline}
+  - {id: summer, name: Summer, model: offline, reducer: {type: summarize, maxMessages: 4, keep: 2}}
+`
+
+// captureToolsApproval: parallel tool calls, then a call that waits for approval, approved.
+func captureToolsApproval(t *testing.T, name string) {
+	h := replayHarness(t, name, testenv.Options{Config: replayAgents, Model: offline.Options{Scripts: map[string][]offline.Reply{
+		"clerk": {
+			{ToolCalls: []offline.ToolCall{{ID: "c1", Name: "lookup_order", Arguments: `{"order":"1001"}`}, {ID: "c2", Name: "lookup_order", Arguments: `{"order":"1002"}`}}},
+			{ToolCalls: []offline.ToolCall{{ID: "c3", Name: "refund", Arguments: `{"order":"1002"}`}}},
+			{Text: "Refunded."},
+		}}}})
+	id := replayChat(t, h, name)
+	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"clerk"}})
+	res := send(t, h, id, "m1", "Refund my kettle")
+	require.Len(t, res.AwaitingApproval, 1)
+	done, err := h.Client.Approve(ctxFor(t), id, agentchat.ApproveInput{CallID: "c3", Approved: true})
+	require.NoError(t, err)
+	require.Equal(t, "[offline] clerk: Refunded.", done.Messages[len(done.Messages)-1].Text())
+	saveRun(t, h, id, "", name, atRest)
+}
+
+// captureLLMStrategies: an llm selector and an llm judge that ends the chat.
+func captureLLMStrategies(t *testing.T, name string) {
+	h := replayHarness(t, name, testenv.Options{Config: replayAgents, Model: offline.Options{Scripts: map[string][]offline.Reply{
+		"moderator": {{Text: "reviewer"}, {Text: "writer"}},
+		"editor":    {{Text: "no"}, {Text: "yes"}},
+	}}})
+	id := replayChat(t, h, name)
+	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"writer", "reviewer"},
+		Selection:   agentchat.SelectionStrategy{Type: agents.SelectionLLM, Agent: "moderator"},
+		Termination: agentchat.TerminationStrategy{Type: agents.TerminationLLM, Agent: "editor", MaxIterations: 4}})
+	res := send(t, h, id, "m1", "A slogan, please")
+	require.True(t, res.IsComplete)
+	waitStatus(t, h, id, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)
+	saveRun(t, h, id, "", name, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)
+}
+
+// captureSummarize: a summarizing reducer writes its summary.
+func captureSummarize(t *testing.T, name string) {
+	h := replayHarness(t, name, testenv.Options{Config: replayAgents})
+	id := replayChat(t, h, name)
+	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"summer"}})
+	for i := 1; i <= 4; i++ {
+		send(t, h, id, fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d", i))
+	}
 	saveRun(t, h, id, "", name, atRest)
 }
