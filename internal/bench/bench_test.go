@@ -26,12 +26,14 @@ var wantRows = []string{
 	"Start + first reply p50 (ms)", "Start + first reply p99 (ms)",
 	"Group turn, 3 agents, p50 (ms)", "Group turn, per agent reply p50 (ms)",
 	"Export, 500 messages (ms)", "Import, 500 messages (ms)", "Document size, 500 messages (MB)",
-	"Heap, 20 idle chats (MB)", "Heap per idle chat (KB)", "Heap, 20 chats, 5 active (MB)", "Heap added per active chat (KB)",
+	"Heap, 20 idle chats (MB)", "Heap per idle chat (KB)",
+	"Goroutine stacks per idle chat (KB)", "Heap, 20 chats, 5 active (MB)", "Heap added per active chat (KB)",
 }
 
-// The short run on the shared test server: every row is there with numbers (heap
-// deltas may be negative, since a collection can free more than a few chats hold),
-// the targets are printed and none is judged.
+// The short run on the shared test server: every row is there with numbers (memory
+// deltas may be negative, since a collection can free more than a few chats hold; the
+// server's CPU only when the server is a dev server on this machine), the targets are
+// printed and none is judged.
 func TestShortRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // about 15 s
 	defer cancel()
@@ -45,9 +47,12 @@ func TestShortRun(t *testing.T) {
 	var names []string
 	for _, r := range table.Rows {
 		names = append(names, r.Name)
+		if strings.Contains(r.Name, "CPU of the server") && env.ServerPID == 0 {
+			continue // a server elsewhere: its CPU is not measured
+		}
 		assert.False(t, math.IsNaN(r.Value) || math.IsInf(r.Value, 0), "%s: agentchat figure %v", r.Name, r.Value)
 		assert.False(t, math.IsNaN(r.Floor) || math.IsInf(r.Floor, 0), "%s: floor figure %v", r.Name, r.Floor)
-		if !strings.HasPrefix(r.Name, "Heap") && !strings.Contains(r.Name, "CPU of the server") {
+		if r.Group != "memory" {
 			assert.Positive(t, r.Value, r.Name)
 			assert.Positive(t, r.Floor, r.Name)
 		}
@@ -62,7 +67,7 @@ func TestShortRun(t *testing.T) {
 		assert.Contains(t, out.String(), name)
 	}
 	assert.Contains(t, out.String(), "<= 1.3")
-	assert.Contains(t, out.String(), "profiles (agentchat)")
+	assert.Contains(t, out.String(), "profiles (throughput, agentchat)")
 	assert.Contains(t, progress.String(), "bench: memory done")
 }
 

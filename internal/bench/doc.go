@@ -21,7 +21,8 @@
 // (agentchat.NewWorker with the offline model at zero latency), the floor's worker and
 // the drivers. Driver goroutines carry the pprof label role=driver and the offline
 // model role=model, so a CPU profile of the throughput run (-profile DIR) can be cut to
-// the worker: go tool pprof -top -tagignore role=driver -tagignore role=model FILE.
+// the worker: go tool pprof -top -tagignore role=driver,model FILE. The export and
+// import rounds are profiled too (transfer-cpu-agentchat.pprof).
 //
 // Run it with go run ./bench (about 5 minutes on two cores), or go run ./bench --short
 // for the few-iteration check CI runs.

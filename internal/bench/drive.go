@@ -45,7 +45,7 @@ func (e *Env) startChat(ctx context.Context, kind string, agentIDs ...string) (s
 func (e *Env) send(ctx context.Context, chatID string, msg agentchat.SendMessageInput, want int) (agentchat.TurnResult, error) {
 	res, err := e.Chats.Send(ctx, chatID, msg)
 	if err == nil && len(res.Messages) != want {
-		err = fmt.Errorf("bench: chat %s answered with %d messages, want %d", chatID, len(res.Messages), want)
+		err = fmt.Errorf("chat %s answered with %d messages, want %d", chatID, len(res.Messages), want)
 	}
 	return res, err
 }
@@ -61,10 +61,10 @@ func (e *Env) startChatWithTurn(ctx context.Context, kind, text string) (string,
 	msg := agentchat.SendMessageInput{MessageID: uuid.NewString(), Text: text}
 	var res agentchat.TurnResult
 	if err := e.updateWithStart(ctx, op, workflows.SendMessageUpdate, msg, &res); err != nil {
-		return "", fmt.Errorf("bench: start chat %s with a turn: %w", id, err)
+		return "", fmt.Errorf("start chat %s with a turn: %w", id, err)
 	}
 	if len(res.Messages) != 1 {
-		return "", fmt.Errorf("bench: chat %s answered its first turn with %d messages, want 1", id, len(res.Messages))
+		return "", fmt.Errorf("chat %s answered its first turn with %d messages, want 1", id, len(res.Messages))
 	}
 	return id, nil
 }
@@ -75,7 +75,7 @@ func (e *Env) startFloor(ctx context.Context, kind string) (string, error) {
 	e.track(id)
 	_, err := e.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: e.FloorQueue}, FloorWorkflowType)
 	if err != nil {
-		return "", fmt.Errorf("bench: start floor workflow: %w", err)
+		return "", fmt.Errorf("start floor workflow: %w", err)
 	}
 	return id, nil
 }
@@ -85,11 +85,11 @@ func (e *Env) floorTurn(ctx context.Context, id, update string, in FloorTurn) er
 	h, err := e.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: update,
 		Args: []any{in}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
-		return fmt.Errorf("bench: floor %s update %s: %w", id, update, err)
+		return fmt.Errorf("floor %s update %s: %w", id, update, err)
 	}
 	var out FloorReply
 	if err := h.Get(ctx, &out); err != nil {
-		return fmt.Errorf("bench: floor %s update %s: %w", id, update, err)
+		return fmt.Errorf("floor %s update %s: %w", id, update, err)
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func (e *Env) startFloorWithTurn(ctx context.Context, kind, text string) (string
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}, FloorWorkflowType)
 	var out FloorReply
 	if err := e.updateWithStart(ctx, op, FloorActivityUpdate, FloorTurn{Text: text}, &out); err != nil {
-		return "", fmt.Errorf("bench: start floor %s with a turn: %w", id, err)
+		return "", fmt.Errorf("start floor %s with a turn: %w", id, err)
 	}
 	return id, nil
 }

@@ -13,17 +13,23 @@ import (
 // memorySamples is how many heap samples are taken while chats are active.
 const memorySamples = 5
 
-// heapInUse returns HeapInuse in bytes after a full collection.
-func heapInUse() float64 {
+// memSample is what the process holds after a full collection, in bytes: the heap
+// in use, and the goroutine stacks (each cached workflow keeps its coroutines).
+type memSample struct {
+	heap, stacks float64
+}
+
+func sampleMemory() memSample {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return float64(m.HeapInuse)
+	return memSample{heap: float64(m.HeapInuse), stacks: float64(m.StackInuse)}
 }
 
-// footprint is what opening and then driving chats added to the heap, in bytes.
+// footprint is what opening and then driving chats added, in bytes: heap and stacks
+// once idle, heap while some were active.
 type footprint struct {
-	idle, active float64
+	idle, idleStacks, active float64
 }
 
 // memory measures the heap this process holds for IdleChats open chats (each started
@@ -57,12 +63,13 @@ func (r *runner) memory(ctx context.Context) error {
 	r.t.Add(
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " idle chats (MB)", Value: chat.idle / mb, Floor: floor.idle / mb},
 		Row{Group: "memory", Name: "Heap per idle chat (KB)", Value: chat.idle / idle / kb, Floor: floor.idle / idle / kb},
+		Row{Group: "memory", Name: "Goroutine stacks per idle chat (KB)", Value: chat.idleStacks / idle / kb, Floor: floor.idleStacks / idle / kb},
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " chats, " + itoa(sz.ActiveChats) + " active (MB)",
 			Value: chat.active / mb, Floor: floor.active / mb},
 		Row{Group: "memory", Name: "Heap added per active chat (KB)",
 			Value: (chat.active - chat.idle) / active / kb, Floor: (floor.active - floor.idle) / active / kb},
 	)
-	r.t.Note("memory: HeapInuse after runtime.GC of this process (both workers, drivers, model) over its value before the chats were opened; "+
+	r.t.Note("memory: HeapInuse (and StackInuse) after runtime.GC of this process (both workers, drivers, model) over its value before the chats were opened; "+
 		"active = mean of %d samples while %d chats send turns for %s", memorySamples, sz.ActiveChats, sz.ActiveFor)
 	return nil
 }
@@ -73,7 +80,7 @@ func (r *runner) memory(ctx context.Context) error {
 func (r *runner) footprint(ctx context.Context, open func(context.Context, int) (string, error),
 	turn func(context.Context, string, int) error) (footprint, error) {
 	sz := r.sz
-	before := heapInUse()
+	before := sampleMemory()
 	ids := make([]string, sz.IdleChats)
 	if err := parallel(ctx, sz.IdleChats, sz.Width, func(ctx context.Context, i int) (err error) {
 		ids[i], err = open(ctx, i)
@@ -82,8 +89,8 @@ func (r *runner) footprint(ctx context.Context, open func(context.Context, int) 
 		return footprint{}, err
 	}
 	time.Sleep(time.Second) // let the last workflow tasks and activities finish
-	var fp footprint
-	fp.idle = heapInUse() - before
+	idle := sampleMemory()
+	fp := footprint{idle: idle.heap - before.heap, idleStacks: idle.stacks - before.stacks}
 
 	// Each active chat sends turns, one after another, until ActiveFor has passed; a
 	// turn under way then finishes.
@@ -109,7 +116,7 @@ func (r *runner) footprint(ctx context.Context, open func(context.Context, int) 
 	every := sz.ActiveFor / (memorySamples + 1)
 	for range memorySamples {
 		time.Sleep(every)
-		sum += heapInUse() - before
+		sum += sampleMemory().heap - before.heap
 	}
 	wg.Wait()
 	fp.active = sum / memorySamples

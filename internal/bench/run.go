@@ -23,7 +23,7 @@ type Config struct {
 	Rows []string
 	// ProfileDir, if set, receives CPU and heap profiles of this process during the
 	// throughput run (throughput-cpu-agentchat.pprof, throughput-heap-agentchat.pprof
-	// and the floor's).
+	// and the floor's) and the export and import rounds (transfer-*.pprof).
 	ProfileDir string
 	// Progress receives a line as each measurement starts and ends; nil discards.
 	Progress io.Writer

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"time"
 
 	"github.com/agentchat/agentchat"
@@ -73,7 +74,7 @@ func (r *runner) throughput(ctx context.Context) error {
 // each chat's turns in sequence, with a CPU profile when asked for.
 func (r *runner) drive(ctx context.Context, who string, turn func(ctx context.Context, i, j int) error) (load, error) {
 	sz := r.sz
-	stop, err := r.startProfile(who)
+	stop, err := r.startProfile("throughput", who)
 	if err != nil {
 		return load{}, err
 	}
@@ -101,9 +102,10 @@ func (r *runner) drive(ctx context.Context, who string, turn func(ctx context.Co
 	return l, err
 }
 
-// startProfile starts a CPU profile of this process into ProfileDir (if set) and returns
-// the function that stops it and writes a heap profile beside it.
-func (r *runner) startProfile(who string) (stop func() error, err error) {
+// startProfile starts a CPU profile of this process into ProfileDir (if set), named by
+// the measurement and whose run it is, and returns the function that stops it and
+// writes a heap profile beside it.
+func (r *runner) startProfile(what, who string) (stop func() error, err error) {
 	dir := r.cfg.ProfileDir
 	if dir == "" {
 		return func() error { return nil }, nil
@@ -111,7 +113,7 @@ func (r *runner) startProfile(who string) (stop func() error, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cpuPath := filepath.Join(dir, "throughput-cpu-"+who+".pprof")
+	cpuPath := filepath.Join(dir, what+"-cpu-"+who+".pprof")
 	f, err := os.Create(cpuPath)
 	if err != nil {
 		return nil, err
@@ -120,26 +122,33 @@ func (r *runner) startProfile(who string) (stop func() error, err error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("CPU profile: %w", err)
 	}
-	return func() error {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return err
-		}
-		heapPath := filepath.Join(dir, "throughput-heap-"+who+".pprof")
-		h, err := os.Create(heapPath)
-		if err != nil {
-			return err
-		}
-		runtime.GC() // the heap profile shows live objects as of the last GC
-		if err := pprof.Lookup("heap").WriteTo(h, 0); err != nil {
-			_ = h.Close()
-			return err
-		}
-		if err := h.Close(); err != nil {
-			return err
-		}
-		r.t.Note("profiles (%s): %s, %s; the worker alone: go tool pprof -top -tagignore role=driver -tagignore role=model %s",
-			who, cpuPath, heapPath, cpuPath)
-		return nil
+	var once sync.Once
+	return func() (err error) {
+		once.Do(func() { err = r.stopProfile(f, cpuPath, dir, what, who) })
+		return err
 	}, nil
+}
+
+// stopProfile stops the CPU profile written to f and writes a heap profile beside it.
+func (r *runner) stopProfile(f *os.File, cpuPath, dir, what, who string) error {
+	pprof.StopCPUProfile()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	heapPath := filepath.Join(dir, what+"-heap-"+who+".pprof")
+	h, err := os.Create(heapPath)
+	if err != nil {
+		return err
+	}
+	runtime.GC() // the heap profile shows live objects as of the last GC
+	if err := pprof.Lookup("heap").WriteTo(h, 0); err != nil {
+		_ = h.Close()
+		return err
+	}
+	if err := h.Close(); err != nil {
+		return err
+	}
+	r.t.Note("profiles (%s, %s): %s, %s; the worker alone: go tool pprof -top -tagignore role=driver,model %s",
+		what, who, cpuPath, heapPath, cpuPath)
+	return nil
 }

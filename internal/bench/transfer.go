@@ -98,6 +98,11 @@ func (r *runner) transfer(ctx context.Context) error {
 	}
 	var exports, imports []time.Duration
 	var doc []byte
+	stop, err := r.startProfile("transfer", "agentchat")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stop() }()
 	for i := range sz.TransferRounds {
 		start := time.Now()
 		if doc, _, err = e.Chats.Export(ctx, src); err != nil {
@@ -109,6 +114,9 @@ func (r *runner) transfer(ctx context.Context) error {
 			return err
 		}
 		imports = append(imports, d)
+	}
+	if err := stop(); err != nil {
+		return err
 	}
 	mb := func(n int) float64 { return float64(n) / (1 << 20) }
 	name := fmt.Sprintf("%d messages", sz.Messages)
