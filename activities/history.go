@@ -23,7 +23,7 @@ func (a *Activities) historyFor(ctx context.Context, in agents.InvokeInput) ([]c
 	if in.HistoryLength == 0 {
 		return a.fillStubs(ctx, in.ChatID, in.Store, in.History)
 	}
-	msgs, err := a.readRun(ctx, in.ChatID, in.RunID, in.HistoryLength, in.Committed)
+	msgs, err := a.readRun(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -45,8 +45,16 @@ func (a *Activities) historyFor(ctx context.Context, in agents.InvokeInput) ([]c
 }
 
 // readRun reads messages [0, length) of a chat run, reusing the cached committed prefix.
-func (a *Activities) readRun(ctx context.Context, chatID, runID string, length, committed int) ([]chat.Message, error) {
+// With the cached prefix as long as in.DeltaFrom, the delta completes it and no query
+// is made (the usual case: the same worker made the chat's previous call).
+func (a *Activities) readRun(ctx context.Context, in agents.InvokeInput) ([]chat.Message, error) {
+	chatID, runID, length, committed := in.ChatID, in.RunID, in.HistoryLength, in.Committed
 	cached := a.runs.get(chatID, runID)
+	if in.Delta != nil && len(cached) >= in.DeltaFrom && in.DeltaFrom+len(in.Delta) == length {
+		msgs := append(append(make([]chat.Message, 0, length), cached[:in.DeltaFrom]...), in.Delta...)
+		a.runs.put(chatID, runID, msgs[:min(committed, len(msgs))])
+		return msgs, nil
+	}
 	if len(cached) > committed {
 		cached = cached[:committed]
 	}

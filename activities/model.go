@@ -119,8 +119,13 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 // connection (and spend tokens) until the start-to-close timeout.
 func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (agents.InvokeResult, error) {
 	req.Stream = true
-	ctx, idle := idleCancel(ctx, activity.GetInfo(ctx).HeartbeatTimeout)
+	hb := activity.GetInfo(ctx).HeartbeatTimeout
+	ctx, idle := idleCancel(ctx, hb)
 	defer idle.Stop()
+	// Heartbeat on chunks, but no more than every third of the heartbeat timeout and
+	// not before the first third has passed: a short answer costs no heartbeat round
+	// trip, a long one still tells the server it is alive well within the timeout.
+	beat := newBeat(hb / 3)
 	stream, err := c.CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		return agents.InvokeResult{}, err
@@ -141,8 +146,10 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 			return agents.InvokeResult{}, err
 		}
 		n++
-		idle.Reset(activity.GetInfo(ctx).HeartbeatTimeout)
-		activity.RecordHeartbeat(ctx, n)
+		idle.Reset(hb)
+		if beat.due() {
+			activity.RecordHeartbeat(ctx, n)
+		}
 		model = chunk.Model
 		if len(chunk.Choices) == 0 {
 			continue
@@ -199,6 +206,23 @@ func replyContents(text string, calls []openai.ToolCall) []chat.Content {
 			Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	return out
+}
+
+// beat paces heartbeats: due reports true at most once per period, the first time one
+// period after the start.
+type beat struct {
+	period time.Duration
+	next   time.Time
+}
+
+func newBeat(period time.Duration) *beat { return &beat{period: period, next: time.Now().Add(period)} }
+
+func (b *beat) due() bool {
+	if b.period <= 0 || time.Now().Before(b.next) {
+		return false
+	}
+	b.next = time.Now().Add(b.period)
+	return true
 }
 
 // idleTimer cancels a context when it is not reset in time.

@@ -27,9 +27,14 @@ type InvokeInput struct {
 	HistoryLength int `json:"historyLength,omitempty"`
 	// Committed messages (the first Committed) belong to finished turns and never
 	// change in this run; the activity may cache them.
-	Committed int     `json:"committed,omitempty"`
-	Reducer   Reducer `json:"reducer,omitzero"`
-	Store     string  `json:"store,omitempty"`
+	Committed int `json:"committed,omitempty"`
+	// Delta is messages [DeltaFrom, HistoryLength): what the chat added since its
+	// previous model call in this run. A worker that has the run's first DeltaFrom
+	// messages cached needs no query; any other reads the run.
+	DeltaFrom int            `json:"deltaFrom,omitempty"`
+	Delta     []chat.Message `json:"delta,omitempty"`
+	Reducer   Reducer        `json:"reducer,omitzero"`
+	Store     string         `json:"store,omitempty"`
 	// ReplyID is the messageId the reply will have; a reply too large for a payload is
 	// stored under it. Service-thread kinds also make it the channel's new watermark.
 	ReplyID string `json:"replyId,omitempty"`

@@ -2,7 +2,7 @@
 // and prints a table: turn latency, throughput, start cost, group chats, export and
 // import, and worker memory (package internal/bench says what each row is).
 //
-//	go run ./bench                      # full run, a dev server of its own (about 5 minutes)
+//	go run ./bench                      # full run on a dev server of its own (3 to 4 minutes on 2 cores)
 //	go run ./bench --short              # a few iterations of every row, for CI
 //	go run ./bench --profile prof --out bench.md --rows turn,throughput
 //	go run ./bench --address localhost:7233 --strict

@@ -54,7 +54,10 @@ type chatState struct {
 	// given so far, by callId.
 	suspension *suspension
 	decisions  map[string]Decision
-	signals    workflow.ReceiveChannel
+	// sentCommitted is the committed length of the history at the previous model call
+	// of this run (what that call's worker has cached); not carried to the next run.
+	sentCommitted int
+	signals       workflow.ReceiveChannel
 
 	queue  []*turn
 	active *turn

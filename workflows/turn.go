@@ -389,6 +389,12 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 		return in
 	}
 	in.HistoryLength, in.Committed, in.Reducer = len(s.history), s.historyIndex(t.msg.MessageID), p.Reducer
+	if s.sentCommitted > 0 && s.sentCommitted <= in.Committed {
+		// What the chat added since its previous model call: a worker that made that
+		// call has the rest cached.
+		in.DeltaFrom, in.Delta = s.sentCommitted, append([]chat.Message{}, s.history[s.sentCommitted:]...)
+	}
+	s.sentCommitted = in.Committed
 	return in
 }
 

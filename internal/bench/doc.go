@@ -6,8 +6,10 @@
 // figure of the floor, with their ratio and the target for that ratio
 // (table.go):
 //
-//   - turn: p50 and p99 of a SendMessage round trip on a one-agent chat, plus reference
-//     rows against a floor with a local activity and one that returns at once;
+//   - turn: p50 and p99 of a SendMessage round trip on a one-agent chat; the p50 of the
+//     turns whose model call got the history inline and of those that read it by
+//     query; the phases of a turn from the event history's timestamps (phases.go);
+//     reference rows against a floor with a local activity and one that returns at once;
 //   - throughput: 100 chats driven concurrently, 20 turns each, in turns per second,
 //     with the CPU this process and the dev server spent per turn;
 //   - start: starting a chat with its first turn (Update-With-Start);
@@ -24,6 +26,6 @@
 // the worker: go tool pprof -top -tagignore role=driver,model FILE. The export and
 // import rounds are profiled too (transfer-cpu-agentchat.pprof).
 //
-// Run it with go run ./bench (about 5 minutes on two cores), or go run ./bench --short
+// Run it with go run ./bench (3 to 4 minutes on two cores), or go run ./bench --short
 // for the few-iteration check CI runs.
 package bench

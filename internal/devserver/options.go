@@ -52,6 +52,11 @@ var DefaultDynamicConfig = map[string]string{
 	// 10 MB history warning), stated so tests see the production values.
 	"limit.blobSize.error":   "2097152",
 	"limit.historySize.warn": "10485760",
+	// The dev server's single history shard reads its transfer queue at most 20 times
+	// a second by default, so the workflow task after each activity waited up to 50 ms:
+	// half of a turn's latency (measured by go run ./bench). A cluster's shards read
+	// far more often.
+	"history.transferProcessorMaxPollRPS": "1000",
 }
 
 // Options configure Start. The zero value starts an in-memory server on
