@@ -1085,3 +1085,53 @@ func TestSummarizeKeepsASummaryInTheChannel(t *testing.T) {
 	assert.Equal(t, chat.ChannelKey(chat.ChannelChatHistory, "reducer=summarize:4:2"), doc.Channels[0].ChannelKey)
 	assert.Equal(t, second, decodeState[agents.SummaryState](t, doc.Channels[0].ChannelState))
 }
+
+// An approval waits across export and import, and across a migration: the document
+// ends with the open call, and the chat it is restored into waits for the same
+// approval, then finishes the turn there.
+func TestApprovalWaitsAcrossExportImportAndMigration(t *testing.T) {
+	config := `
+tools:
+  refund: {approval: true}
+agents:
+  - {id: clerk, name: Clerk, model: offline, tools: [refund], call: {initialInterval: 50ms, maxAttempts: 4}}
+`
+	script := offline.Options{Scripts: map[string][]offline.Reply{"clerk": refundScript}}
+	a := testenv.New(t, testenv.Options{Config: config, Model: script})
+	ns := testenv.Namespace(t, "agentchat-test-approval")
+	b := testenv.New(t, testenv.Options{Config: config, Model: script, Namespace: ns, TaskQueue: a.TaskQueue})
+	id := testenv.ChatID(t)
+	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"clerk"}})
+	require.NoError(t, err)
+	res := send(t, a, id, "m1", "Please refund order 1001")
+	require.Len(t, res.AwaitingApproval, 1)
+
+	// Export and import: the copy waits for the same call.
+	doc, _, err := a.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	parsed, report, err := chatstate.Decode(doc)
+	require.NoError(t, err)
+	assert.Empty(t, report.Repairs, "an open call at the end is kept, not repaired")
+	assert.Equal(t, "r1", parsed.History[len(parsed.History)-1].FunctionCalls()[0].CallID)
+	copyID := id + "-copy"
+	st, err := a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Document: doc})
+	require.NoError(t, err)
+	require.Len(t, st.PendingApprovals, 1)
+	assert.Equal(t, "r1", st.PendingApprovals[0].CallID)
+	done, err := a.Client.Approve(ctxFor(t), copyID, agentchat.ApproveInput{CallID: "r1", Approved: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, done.Messages)
+	assert.Equal(t, "refunded $42.50 for order 1001", done.Messages[0].Contents[0].Result, "the approved refund ran in the copy")
+
+	// Migration: the chat moves while it waits, and is approved in its new place.
+	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: ns})
+	require.NoError(t, err)
+	st, err = b.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	require.Len(t, st.PendingApprovals, 1)
+	done, err = b.Client.Approve(ctxFor(t), id, agentchat.ApproveInput{CallID: "r1", Approved: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, done.Messages)
+	assert.Equal(t, "refunded $42.50 for order 1001", done.Messages[0].Contents[0].Result, "the approved refund ran in the new place")
+	assertOneLiveChat(t, id, a, b)
+}
