@@ -24,7 +24,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,70 +33,22 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/internal/bench"
 	"github.com/agentchat/agentchat/internal/testenv"
 )
 
 // bigChatMessages is the size of the chats of this file.
 const bigChatMessages = 10_000
 
-var benchWords = strings.Fields(`the order shipped yesterday and should arrive on Tuesday please check
-	whether the customer's "priority" flag is set — café naïve résumé 猫 <b>bold</b> & more,
-	summary: totals 42 items at 3.50 each; refund policy allows returns within thirty days
-	tracking number warehouse delay apologise escalate invoice address update confirm`)
-
-// benchText returns a deterministic prose text of about n bytes, sometimes with a newline.
-func benchText(r *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		if b.Len() > 0 {
-			if r.IntN(15) == 0 {
-				b.WriteByte('\n')
-			} else {
-				b.WriteByte(' ')
-			}
-		}
-		b.WriteString(benchWords[r.IntN(len(benchWords))])
-	}
-	return b.String()
-}
-
-// bigChatHistory returns n messages of a helper thread: user (Alice) and assistant
-// (helper) in turn, texts of 100–1000 bytes, one second apart. Same n, same messages.
-func bigChatHistory(n int) []chat.Message {
-	r := rand.New(rand.NewPCG(42, 10_000))
-	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	ms := make([]chat.Message, 0, n)
-	for i := 0; len(ms) < n; i++ {
-		id := fmt.Sprintf("turn-%05d", i)
-		u := chat.TextMessage(id, chat.RoleUser, "Alice", benchText(r, 100+r.IntN(900)))
-		u.CreatedAt = start.Add(time.Duration(len(ms)) * time.Second)
-		ms = append(ms, u)
-		if len(ms) == n {
-			break
-		}
-		a := chat.TextMessage(id+"/1", chat.RoleAssistant, "Helper", benchText(r, 100+r.IntN(900)))
-		a.AgentID, a.CreatedAt = "helper", start.Add(time.Duration(len(ms))*time.Second)
-		ms = append(ms, a)
-	}
-	return ms
-}
+// bigChatHistory returns n deterministic messages of a helper thread (internal/bench).
+func bigChatHistory(n int) []chat.Message { return bench.History(n) }
 
 // bigChatDocument is the document of a helper thread with n messages, as an export of
 // a chat with the default strategies writes it.
 func bigChatDocument(n int) chatstate.Document {
-	return chatstate.Document{
-		SchemaVersion: chatstate.SchemaVersion, ChatID: "big-chat",
-		ExportedAt:   time.Date(2026, 1, 6, 0, 0, 0, 0, time.UTC),
-		Source:       chatstate.Source{Namespace: "default", WorkflowID: "big-chat", RunID: "run-1", Cluster: "local"},
-		History:      bigChatHistory(n),
-		Participants: []chatstate.Participant{{ID: "helper", Name: "Helper", Type: "chat_completion"}},
-		Channels: []chatstate.Channel{{ChannelKey: chat.ChannelKey("chat_history", "reducer=none"),
-			ChannelType: "chat_history", ChannelState: json.RawMessage(`{}`)}},
-		Strategies: chatstate.Strategies{
-			Selection:   chatstate.Strategy{Type: "sequential", State: json.RawMessage(`{"nextIndex":0}`)},
-			Termination: chatstate.Strategy{Type: "maxIterations", State: json.RawMessage(`{"iterations":0}`)},
-		},
-	}
+	d := bench.Document(bench.History(n))
+	d.ChatID, d.Source.WorkflowID = "big-chat", "big-chat"
+	return d
 }
 
 // importBytes writes doc to a file (a 10k document is over the inline limit, so it
@@ -196,7 +147,7 @@ func TestExportOfLargeMessages(t *testing.T) {
 		if i < 20 {
 			n = 50
 		}
-		orig.History[i].Contents = []chat.Content{chat.Text(benchText(r, n))}
+		orig.History[i].Contents = []chat.Content{chat.Text(bench.Prose(r, n))}
 	}
 	enc, digest, err := chatstate.Encode(orig)
 	require.NoError(t, err)

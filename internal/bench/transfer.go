@@ -23,8 +23,8 @@ var transferWords = strings.Fields(`the order shipped yesterday and should arriv
 	summary: totals 42 items at 3.50 each; refund policy allows returns within thirty days
 	tracking number warehouse delay apologise escalate invoice address update confirm`)
 
-// prose returns a deterministic text of about n bytes, sometimes with a newline.
-func prose(r *rand.Rand, n int) string {
+// Prose returns a deterministic text of about n bytes, sometimes with a newline.
+func Prose(r *rand.Rand, n int) string {
 	var b strings.Builder
 	for b.Len() < n {
 		if b.Len() > 0 {
@@ -47,13 +47,13 @@ func History(n int) []chat.Message {
 	ms := make([]chat.Message, 0, n)
 	for i := 0; len(ms) < n; i++ {
 		id := fmt.Sprintf("turn-%05d", i)
-		u := chat.TextMessage(id, chat.RoleUser, "Alice", prose(r, 100+r.IntN(900)))
+		u := chat.TextMessage(id, chat.RoleUser, "Alice", Prose(r, 100+r.IntN(900)))
 		u.CreatedAt = start.Add(time.Duration(len(ms)) * time.Second)
 		ms = append(ms, u)
 		if len(ms) == n {
 			break
 		}
-		a := chat.TextMessage(id+"/1", chat.RoleAssistant, "Helper", prose(r, 100+r.IntN(900)))
+		a := chat.TextMessage(id+"/1", chat.RoleAssistant, "Helper", Prose(r, 100+r.IntN(900)))
 		a.AgentID, a.CreatedAt = "helper", start.Add(time.Duration(len(ms))*time.Second)
 		ms = append(ms, a)
 	}
