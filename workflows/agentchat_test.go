@@ -315,3 +315,56 @@ func TestHistoryPages(t *testing.T) {
 	assert.Equal(t, 2, page.Offset)
 	assert.Equal(t, []string{"b", "b/1", "c"}, ids(page.Messages))
 }
+
+// TestModelCallsCarryOnlyWhatIsNew pins how the history reaches the model calls of a
+// run: the first whole (a short history, as a delta from the start), then only the
+// messages added since the previous call, which that call's worker has cached.
+func TestModelCallsCarryOnlyWhatIsNew(t *testing.T) {
+	e := newEnv(t)
+	e.send(time.Second, msg("m1", "Hello"))
+	e.send(2*time.Second, msg("m2", "My name is Alice"))
+	c := e.send(3*time.Second, msg("m3", "What's my name?"))
+	e.run(thread(), 4*time.Second)
+	require.True(t, c.done)
+	require.NoError(t, c.err)
+
+	in := e.model.inputs
+	require.Len(t, in, 3)
+	for i, want := range []struct {
+		from, length, committed int
+		delta                   []string
+	}{
+		{0, 1, 0, []string{"m1"}},
+		{0, 3, 2, []string{"m1", "m1/1", "m2"}}, // the first call's turn was not yet committed
+		{2, 5, 4, []string{"m2", "m2/1", "m3"}},
+	} {
+		assert.Empty(t, in[i].History, "call %d", i)
+		assert.Equal(t, want.from, in[i].DeltaFrom, "call %d", i)
+		assert.Equal(t, want.length, in[i].HistoryLength, "call %d", i)
+		assert.Equal(t, want.committed, in[i].Committed, "call %d", i)
+		assert.Equal(t, want.delta, ids(in[i].Delta), "call %d", i)
+	}
+	assert.Equal(t, "helper#3 saw 5 messages, last user: What's my name?", c.result.Messages[0].Text())
+}
+
+// TestLongHistoryIsReadByReferenceThenByDelta shows a history over 16 KB is not sent
+// whole: the first call of the run reads it from the run, later ones get the delta.
+func TestLongHistoryIsReadByReferenceThenByDelta(t *testing.T) {
+	e := newEnv(t)
+	e.send(time.Second, msg("m1", strings.Repeat("long ", 4<<10)))
+	e.send(2*time.Second, msg("m2", "And now?"))
+	c := e.send(3*time.Second, msg("m3", "And then?"))
+	e.run(thread(), 4*time.Second)
+	require.True(t, c.done)
+	require.NoError(t, c.err)
+
+	in := e.model.inputs
+	require.Len(t, in, 3)
+	for i := range 2 {
+		assert.Empty(t, in[i].History, "call %d", i)
+		assert.Empty(t, in[i].Delta, "call %d: by reference", i)
+		assert.Equal(t, 1+2*i, in[i].HistoryLength, "call %d", i)
+	}
+	assert.Equal(t, 2, in[2].DeltaFrom)
+	assert.Equal(t, []string{"m2", "m2/1", "m3"}, ids(in[2].Delta))
+}

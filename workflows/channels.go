@@ -116,7 +116,7 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t
 	prev := agents.ParseSummaryState(ch.state)
 	in := agents.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: agents.InvokeInput{
 		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}}
-	if part := s.history[from:to]; size(part) <= inlineHistoryBytes && !historyHasStubs(part) {
+	if part := s.history[from:to]; inlineable(part) {
 		in.History.History = part
 	} else {
 		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.historyIndex(t.msg.MessageID))

@@ -23,23 +23,51 @@ import (
 )
 
 // fakeModel stands in for the InvokeAgent activity: it answers
-// "<agent>#<n> saw <k> messages, last user: <text>" and records every input. A scripted
-// reply or error for (agent, call number) overrides that.
+// "<agent>#<n> saw <k> messages, last user: <text>" and records every input, with
+// History set to the history the call sees (rebuilt from the delta and what it cached at
+// its previous call, as the activity does). A scripted reply or error for (agent, call
+// number) overrides that.
 type fakeModel struct {
 	mu       sync.Mutex
 	calls    []agents.InvokeInput
+	inputs   []agents.InvokeInput      // as sent
+	runs     map[string][]chat.Message // committed history by chat and run, as cached
 	replies  map[string]string         // "agent#n" → text
 	contents map[string][]chat.Content // "agent#n" → contents (tool calls)
 	errs     map[string]error          // "agent#n" → error
 }
 
 func newFakeModel() *fakeModel {
-	return &fakeModel{replies: map[string]string{}, errs: map[string]error{}, contents: map[string][]chat.Content{}}
+	return &fakeModel{replies: map[string]string{}, errs: map[string]error{}, contents: map[string][]chat.Content{},
+		runs: map[string][]chat.Message{}}
+}
+
+// seen is the history a call sees: its inline history, or the run's messages rebuilt
+// from this fake's cache and the delta, then reduced (or, for a service thread, cut at
+// HistoryFrom). The fake cannot query the run: with the cache short of DeltaFrom it
+// returns nil, which the tests' assertions on what the model saw then catch.
+func (f *fakeModel) seen(in agents.InvokeInput) []chat.Message {
+	if in.HistoryLength == 0 {
+		return in.History
+	}
+	key := in.ChatID + "/" + in.RunID
+	cached := f.runs[key]
+	if len(cached) < in.DeltaFrom || in.DeltaFrom+len(in.Delta) != in.HistoryLength {
+		return nil
+	}
+	msgs := append(slices.Clone(cached[:in.DeltaFrom]), in.Delta...)
+	f.runs[key] = msgs[:min(in.Committed, len(msgs))]
+	if in.HistoryFrom > 0 {
+		return msgs[min(in.HistoryFrom, len(msgs)):]
+	}
+	return in.Reducer.ReduceWith(msgs, in.ChannelState)
 }
 
 func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.inputs = append(f.inputs, in)
+	in.History = f.seen(in)
 	f.calls = append(f.calls, in)
 	n := 0
 	for _, c := range f.calls {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -352,9 +353,9 @@ func sameContents(a, b []chat.Content) bool {
 	return true
 }
 
-// inlineHistoryBytes is the largest (reduced) history sent inline to a model call;
-// longer ones are read by the activity from the run, so a turn adds to the event
-// history only its own messages.
+// inlineHistoryBytes is the largest history a model call's input carries whole; longer
+// ones travel as the delta since the run's previous call, or are read by the activity
+// from the run, so a turn adds to the event history only its own messages.
 const inlineHistoryBytes = 16 << 10
 
 // invokeInput describes the history agent p sees for this call.
@@ -362,40 +363,50 @@ const inlineHistoryBytes = 16 << 10
 // A chat_history agent sees the history through its reducer (and its channel's summary).
 // A service-thread agent (responses, assistant) is sent only what its service has not
 // seen: the messages after its channel's watermark.
+//
+// The history travels, in order of preference: as the messages added since this run's
+// previous model call (the worker that made that call has the rest cached; with eager
+// activity execution, the usual case); whole, as a delta from the start, when it is
+// short (the worker then caches it); as the agent's reduced view, when only that is
+// short; or not at all, the activity reading it from the run by its History query.
 func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *turn) agents.InvokeInput {
 	in := agents.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
 		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}
-	var view []chat.Message
 	if ch := s.channelOf(p); ch != nil {
 		in.ChannelState = ch.state
 	}
 	if p.Kind.ServiceThread() {
-		wm, _ := agents.SyncedThrough(in.ChannelState)
-		if wm != "" {
+		if wm, _ := agents.SyncedThrough(in.ChannelState); wm != "" {
 			if i := s.historyIndex(wm); i < len(s.history) {
 				in.HistoryFrom = i + 1
 			}
 		}
-		view = s.history[in.HistoryFrom:]
-	} else {
-		view = p.Reducer.ReduceWith(s.history, in.ChannelState)
 	}
-	size := 0
-	for _, m := range view {
-		size += m.Size()
+	committed := s.historyIndex(t.msg.MessageID)
+	switch {
+	case s.sentCommitted > 0 && s.sentCommitted <= committed:
+		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.history[s.sentCommitted:])
+	case inlineable(s.history):
+		in.Delta = slices.Clone(s.history)
+	default:
+		view := s.history[in.HistoryFrom:]
+		if !p.Kind.ServiceThread() {
+			view = p.Reducer.ReduceWith(s.history, in.ChannelState)
+		}
+		if inlineable(view) {
+			in.History = view
+			return in
+		}
 	}
-	if size <= inlineHistoryBytes && !historyHasStubs(view) {
-		in.History = view
-		return in
-	}
-	in.HistoryLength, in.Committed, in.Reducer = len(s.history), s.historyIndex(t.msg.MessageID), p.Reducer
-	if s.sentCommitted > 0 && s.sentCommitted <= in.Committed {
-		// What the chat added since its previous model call: a worker that made that
-		// call has the rest cached.
-		in.DeltaFrom, in.Delta = s.sentCommitted, append([]chat.Message{}, s.history[s.sentCommitted:]...)
-	}
-	s.sentCommitted = in.Committed
+	in.HistoryLength, in.Committed, in.Reducer = len(s.history), committed, p.Reducer
+	s.sentCommitted = committed
 	return in
+}
+
+// inlineable reports whether msgs may travel whole in an activity's input: at most
+// inlineHistoryBytes, with every body present.
+func inlineable(msgs []chat.Message) bool {
+	return size(msgs) <= inlineHistoryBytes && !historyHasStubs(msgs)
 }
 
 // channelOf returns participant p's channel.
