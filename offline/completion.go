@@ -68,21 +68,75 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 // decodeRequest reads r's body as a chat completion request. On failure it returns the
 // HTTP status to answer (400 or 413) and an error whose text is the message to send.
 func decodeRequest(w http.ResponseWriter, r *http.Request) (openai.ChatCompletionRequest, int, error) {
-	var req openai.ChatCompletionRequest
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&req)
+	var wire wireRequest
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&wire)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return req, http.StatusRequestEntityTooLarge,
+		return openai.ChatCompletionRequest{}, http.StatusRequestEntityTooLarge,
 			fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
 	case err != nil:
-		return req, http.StatusBadRequest,
+		return openai.ChatCompletionRequest{}, http.StatusBadRequest,
 			fmt.Errorf("could not parse the JSON body of the request: %w", err)
-	case len(req.Messages) == 0:
-		return req, http.StatusBadRequest,
+	case len(wire.Messages) == 0:
+		return openai.ChatCompletionRequest{}, http.StatusBadRequest,
 			errors.New("[] is too short - 'messages': at least one message is required")
 	}
+	req := wire.ChatCompletionRequest
+	req.Messages = make([]openai.ChatCompletionMessage, len(wire.Messages))
+	for i, m := range wire.Messages {
+		if req.Messages[i], err = m.message(); err != nil {
+			return openai.ChatCompletionRequest{}, http.StatusBadRequest,
+				fmt.Errorf("could not parse the JSON body of the request: messages[%d]: %w", i, err)
+		}
+	}
 	return req, http.StatusOK, nil
+}
+
+// wireRequest is a chat completion request as the server decodes it: go-openai's
+// request, with the messages read in the same pass (go-openai's own
+// ChatCompletionMessage.UnmarshalJSON decodes each message again, twice when its content
+// is an array, which made decoding most of a long chat's model call).
+type wireRequest struct {
+	openai.ChatCompletionRequest
+	Messages []wireMessage `json:"messages"`
+}
+
+// wireMessage is one message of a request; Content is a string, an array of parts, or
+// null, as OpenAI's API takes it.
+type wireMessage struct {
+	Role             string               `json:"role"`
+	Content          any                  `json:"content"`
+	Refusal          string               `json:"refusal"`
+	Name             string               `json:"name"`
+	ReasoningContent string               `json:"reasoning_content"`
+	FunctionCall     *openai.FunctionCall `json:"function_call"`
+	ToolCalls        []openai.ToolCall    `json:"tool_calls"`
+	ToolCallID       string               `json:"tool_call_id"`
+}
+
+// message is m in go-openai's form; content that is neither a string, an array of
+// parts nor null is an error.
+func (m wireMessage) message() (openai.ChatCompletionMessage, error) {
+	out := openai.ChatCompletionMessage{Role: m.Role, Refusal: m.Refusal, Name: m.Name,
+		ReasoningContent: m.ReasoningContent, FunctionCall: m.FunctionCall, ToolCalls: m.ToolCalls,
+		ToolCallID: m.ToolCallID}
+	switch c := m.Content.(type) {
+	case nil:
+	case string:
+		out.Content = c
+	case []any: // rare: re-read the parts into go-openai's type
+		raw, err := json.Marshal(c)
+		if err == nil {
+			err = json.Unmarshal(raw, &out.MultiContent)
+		}
+		if err != nil {
+			return out, fmt.Errorf("content: %w", err)
+		}
+	default:
+		return out, fmt.Errorf("content must be a string or an array of parts, not %T", c)
+	}
+	return out, nil
 }
 
 // buildAnswer is the answer to req, the seq-th request of the server, from agent with the

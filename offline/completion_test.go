@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -184,4 +185,34 @@ func TestEmptyMessagesIsABadRequest(t *testing.T) {
 	_, ok := s.LastRequest("a")
 	assert.False(t, ok, "a rejected request is not recorded")
 	assert.Equal(t, 1, s.Requests("a"), "but it is counted")
+}
+
+// TestRequestMessagesDecodeAsGoOpenAISendsThem checks the server reads every field of
+// the messages go-openai sends, text and multi-part content alike.
+func TestRequestMessagesDecodeAsGoOpenAISendsThem(t *testing.T) {
+	s := startServer(t, offline.Options{})
+	req := openai.ChatCompletionRequest{Model: offline.ModelID, Messages: []openai.ChatCompletionMessage{
+		{Role: openai.ChatMessageRoleSystem, Content: "be brief"},
+		{Role: openai.ChatMessageRoleUser, Name: "al", MultiContent: []openai.ChatMessagePart{
+			{Type: openai.ChatMessagePartTypeText, Text: "what is this"},
+			{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: "https://x/y.png"}},
+		}},
+		{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{ID: "c1", Type: openai.ToolTypeFunction,
+			Function: openai.FunctionCall{Name: "look", Arguments: `{"q":1}`}}}},
+		{Role: openai.ChatMessageRoleTool, ToolCallID: "c1", Content: "a cat"},
+	}}
+	complete(t, newClient(s, "a"), req)
+	got, ok := s.LastRequest("a")
+	require.True(t, ok)
+	assert.Equal(t, req.Messages, got.Messages)
+}
+
+func TestContentOfTheWrongTypeIsABadRequest(t *testing.T) {
+	for _, content := range []string{`42`, `{"text":"x"}`, `[1,2]`} {
+		rec := httptest.NewRecorder()
+		body := `{"model":"m","messages":[{"role":"user","content":"ok"},{"role":"user","content":` + content + `}]}`
+		offline.New(offline.Options{}).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body)))
+		assert.Equal(t, http.StatusBadRequest, rec.Code, content)
+		assert.Contains(t, rec.Body.String(), "messages[1]", content)
+	}
 }

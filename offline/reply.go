@@ -1,7 +1,7 @@
 package offline
 
 import (
-	"strings"
+	"unicode"
 
 	"github.com/agentchat/agentchat/agents"
 )
@@ -66,5 +66,14 @@ const textPrefix = "[offline] "
 
 // countWords approximates a token count as the number of whitespace-separated words in s.
 func countWords(s string) int {
-	return len(strings.Fields(s))
+	n, inWord := 0, false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			inWord = false
+		case !inWord:
+			inWord, n = true, n+1
+		}
+	}
+	return n
 }

@@ -2,7 +2,6 @@ package offline
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"unicode"
@@ -62,19 +61,22 @@ var jsonNull = json.RawMessage("null")
 
 // stream answers ans as Server-Sent Events: a role chunk, the content in word chunks,
 // each tool call (header, then argument fragments), a chunk with the finish reason, a
-// usage chunk if includeUsage, then "data: [DONE]". Each event is flushed; events after
-// the first wait Options.ChunkDelay. It stops quietly when the request is cancelled or a
-// write fails (the client is gone).
+// usage chunk if includeUsage, then "data: [DONE]". With a ChunkDelay, each event is
+// flushed and the next one waits ChunkDelay; without, the events are written back to
+// back and flushed once, as a model that has its whole answer at once would send them.
+// It stops quietly when the request is cancelled or a write fails (the client is gone).
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, ans answer, includeUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	paced := s.opts.ChunkDelay > 0
 
 	events := streamChunks(ans, includeUsage)
+	var buf []byte
 	for i, c := range events {
-		if i > 0 && !sleep(r.Context(), s.opts.ChunkDelay) {
+		if i > 0 && paced && !sleep(r.Context(), s.opts.ChunkDelay) {
 			s.log.Debug("offline: stream cancelled", "id", ans.id, "sent", i)
 			return
 		}
@@ -83,21 +85,30 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ans answer, incl
 			s.log.Error("offline: encode chunk", "error", err)
 			return
 		}
-		if !writeEvent(w, rc, data) {
+		buf = appendEvent(buf[:0], data)
+		if !writeEvent(w, rc, buf, paced) {
 			return
 		}
 	}
 	if sleep(r.Context(), s.opts.ChunkDelay) {
-		writeEvent(w, rc, []byte("[DONE]"))
+		writeEvent(w, rc, appendEvent(buf[:0], []byte("[DONE]")), true)
 	}
 }
 
-// writeEvent writes "data: <data>\n\n" and flushes it; it reports whether that worked.
-func writeEvent(w http.ResponseWriter, rc *http.ResponseController, data []byte) bool {
-	if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+// appendEvent appends the Server-Sent Event "data: <data>\n\n" to buf.
+func appendEvent(buf, data []byte) []byte {
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	return append(buf, "\n\n"...)
+}
+
+// writeEvent writes one encoded event, flushing it when flush is set; it reports whether
+// that worked.
+func writeEvent(w http.ResponseWriter, rc *http.ResponseController, event []byte, flush bool) bool {
+	if _, err := w.Write(event); err != nil {
 		return false
 	}
-	return rc.Flush() == nil
+	return !flush || rc.Flush() == nil
 }
 
 // streamChunks is every chunk of the stream for ans, in order.
