@@ -63,14 +63,13 @@ A call the chat does not wait for (unknown, or already decided) fails with one l
 			return nil
 		},
 	}
+	chatFlag(cmd, &chatID)
 	fl := cmd.Flags()
-	fl.StringVar(&chatID, "chat", "", "chat id (required)")
 	fl.StringVar(&in.CallID, "call", "", "id of the tool call to decide, as send or state print it (required)")
 	fl.BoolVar(&reject, "reject", false, "reject the call: it does not run, and the model reads the rejection")
 	fl.StringVar(&in.Reason, "reason", "", "why; the model reads it with a rejection")
 	fl.StringVar(&in.By, "by", "", "who decided, for the record")
-	fl.BoolVar(&asJSON, "json", false, "print the turn result as JSON")
-	_ = cmd.MarkFlagRequired("chat")
+	jsonFlag(cmd, &asJSON, "print the turn result as JSON")
 	_ = cmd.MarkFlagRequired("call")
 	return cmd
 }

@@ -65,7 +65,7 @@ takes turns: send, chat.
 	}
 	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (the workflow id); default chat-<uuid>")
 	cmd.Flags().StringSliceVar(&ids, "agents", nil, "participant agent ids, in speaking order (required)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the chat's state as JSON")
+	jsonFlag(cmd, &asJSON, "print the chat's state as JSON")
 	cmd.Flags().IntVar(&maxBytes, "max-message-bytes", 0, "largest user message the chat accepts (default 256 KiB)")
 	strat.add(cmd)
 	_ = cmd.MarkFlagRequired("agents")
@@ -175,7 +175,7 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 	fl.StringVar(&msgID, "id", "", "messageId of the turn (default: a new UUID); the idempotency key")
 	fl.StringVar(&author, "author", "", "author name of the user message")
 	fl.BoolVar(&noWait, "no-wait", false, "send as a signal and return at once")
-	fl.BoolVar(&asJSON, "json", false, "print the turn result as JSON")
+	jsonFlag(cmd, &asJSON, "print the turn result as JSON")
 	strat.add(cmd)
 	return cmd
 }
@@ -292,10 +292,9 @@ Commands: /state, /history, /quit (or end of input).`,
 			}
 		},
 	}
-	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
+	chatFlag(cmd, &chatID)
 	cmd.Flags().StringSliceVar(&ids, "agents", nil, "start the chat with these agents if it does not exist")
 	cmd.Flags().StringVar(&author, "author", "", "author name of your messages")
-	_ = cmd.MarkFlagRequired("chat")
 	return cmd
 }
 
@@ -344,9 +343,8 @@ func stateCmd(g *globals, s Streams) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the query's payload)")
-	_ = cmd.MarkFlagRequired("chat")
+	chatFlag(cmd, &chatID)
+	jsonFlag(cmd, &asJSON, "print JSON (the query's payload)")
 	return cmd
 }
 
@@ -384,11 +382,10 @@ func historyCmd(g *globals, s Streams) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (the query's payload)")
+	chatFlag(cmd, &chatID)
+	jsonFlag(cmd, &asJSON, "print JSON (the query's payload)")
 	cmd.Flags().IntVar(&offset, "offset", 0, "skip this many messages")
 	cmd.Flags().IntVar(&limit, "limit", 0, "print at most this many (0: all)")
-	_ = cmd.MarkFlagRequired("chat")
 	return cmd
 }
 

@@ -87,6 +87,17 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 	return root, g
 }
 
+// chatFlag adds the required --chat flag to cmd: the id of an existing chat.
+func chatFlag(cmd *cobra.Command, chatID *string) {
+	cmd.Flags().StringVar(chatID, "chat", "", "chat id (required)")
+	_ = cmd.MarkFlagRequired("chat")
+}
+
+// jsonFlag adds --json (default false) to cmd; usage says what it prints.
+func jsonFlag(cmd *cobra.Command, asJSON *bool, usage string) {
+	cmd.Flags().BoolVar(asJSON, "json", false, usage)
+}
+
 // connect dials Temporal with the global flags.
 func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
 	return agentchat.Dial(ctx, g.dial)

@@ -48,9 +48,8 @@ pending turn and answered again where the document is imported.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (required)")
+	chatFlag(cmd, &chatID)
 	cmd.Flags().StringVar(&out, "out", "", `file to write ("-" for stdout) (required)`)
-	_ = cmd.MarkFlagRequired("chat")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -107,7 +106,7 @@ starter start --help.`,
 	cmd.Flags().StringVar(&chatID, "chat", "", "id of the new chat (default chat-<uuid>)")
 	cmd.Flags().StringVar(&in, "in", "", "document file (required)")
 	cmd.Flags().StringSliceVar(&ids, "agents", nil, "participants of the new chat (default: the document's)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new chat's state as JSON")
+	jsonFlag(cmd, &asJSON, "print the new chat's state as JSON")
 	strat.add(cmd)
 	_ = cmd.MarkFlagRequired("in")
 	return cmd
@@ -153,7 +152,7 @@ its participants and channels: the agents a restoring chat should name.`,
 		},
 	}
 	cmd.Flags().StringVar(&in, "in", "", "document file (required)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	jsonFlag(cmd, &asJSON, "print JSON")
 	_ = cmd.MarkFlagRequired("in")
 	return cmd
 }
@@ -210,13 +209,12 @@ serve the target namespace on the same task queue.`,
 			return nil
 		},
 	}
+	chatFlag(cmd, &chatID)
 	f := cmd.Flags()
-	f.StringVar(&chatID, "chat", "", "chat id (required)")
 	f.StringVar(&opts.ToNamespace, "to-namespace", "", "target namespace (default: the same)")
 	f.StringVar(&opts.ToCluster, "to-cluster", "", "target cluster, by the name the worker gives it")
 	f.StringVar(&opts.ToAddress, "to-address", "", "target cluster, by its frontend host:port (configured on the worker)")
 	f.StringVar(&opts.ToChatID, "to-chat", "", "chat id in the target (default: the same)")
-	f.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	_ = cmd.MarkFlagRequired("chat")
+	jsonFlag(cmd, &asJSON, "print the result as JSON")
 	return cmd
 }
