@@ -73,10 +73,6 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// transferPollRPS is the server setting that limits how often a history shard reads
-// its transfer queue (default 20 a second); the dev server has one shard.
-const transferPollRPS = "history.transferProcessorMaxPollRPS"
-
 // errMissed is returned by run with --strict when a target was missed.
 var errMissed = errors.New("bench: targets missed")
 
@@ -110,11 +106,6 @@ func (o cliOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 			server += fmt.Sprintf(" with %v", map[string]string(o.dynamicConfig))
 		}
 		server += ")"
-		if _, ok := o.dynamicConfig[transferPollRPS]; !ok {
-			server += "; its one history shard reads its transfer queue at most 20 times a second (" + transferPollRPS +
-				"), so a workflow task that follows an activity may wait up to 50 ms: see the turn phases, and try --dynamic-config " +
-				transferPollRPS + "=1000"
-		}
 	}
 	env, err := NewEnv(ctx, envOpts)
 	if err != nil {

@@ -120,16 +120,21 @@ func (e *Env) updateWithStart(ctx context.Context, op client.WithStartWorkflowOp
 	return h.Get(ctx, out)
 }
 
-// timeEach runs f(0..warmup+n-1) in sequence and returns the durations of the last n.
-func timeEach(ctx context.Context, warmup, n int, f func(ctx context.Context, i int) error) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, n)
+// timeRounds runs warmup+n rounds; round i calls each of fs with i, in order, and times
+// it. It returns, for each f, the durations of its last n calls. Interleaving what is
+// compared puts it under the same conditions: a load that comes and goes on the machine
+// slows both alike instead of whichever ran at the time.
+func timeRounds(ctx context.Context, warmup, n int, fs ...func(ctx context.Context, i int) error) ([][]time.Duration, error) {
+	out := make([][]time.Duration, len(fs))
 	for i := range warmup + n {
-		start := time.Now()
-		if err := f(ctx, i); err != nil {
-			return nil, err
-		}
-		if i >= warmup {
-			out = append(out, time.Since(start))
+		for j, f := range fs {
+			start := time.Now()
+			if err := f(ctx, i); err != nil {
+				return nil, err
+			}
+			if i >= warmup {
+				out[j] = append(out[j], time.Since(start))
+			}
 		}
 	}
 	return out, nil

@@ -16,6 +16,9 @@ type turnPhases struct {
 	// activity: from the activity being scheduled to its completion (for agentchat, the
 	// model call with its history read and heartbeat).
 	activity []time.Duration
+	// dispatch and run split activity: scheduled to started (the task reaching a
+	// worker), and started to completed (the activity function and its result's trip).
+	dispatch, run []time.Duration
 	// reply: from the activity's completion to the update's completion (a workflow task
 	// on the worker, then the server).
 	reply []time.Duration
@@ -28,6 +31,7 @@ func (e *Env) phases(ctx context.Context, workflowID string, skip int) (turnPhas
 	var (
 		p                                turnPhases
 		wftScheduled, actScheduled, done time.Time
+		actStarted                       time.Time
 		inTurn                           bool
 		n                                int
 	)
@@ -44,10 +48,14 @@ func (e *Env) phases(ctx context.Context, workflowID string, skip int) (turnPhas
 				wftScheduled = at
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-			inTurn, actScheduled, done = true, time.Time{}, time.Time{}
+			inTurn, actScheduled, actStarted, done = true, time.Time{}, time.Time{}, time.Time{}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			if inTurn && actScheduled.IsZero() {
 				actScheduled = at
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+			if inTurn && actStarted.IsZero() {
+				actStarted = at
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
 			if inTurn && done.IsZero() {
@@ -57,6 +65,10 @@ func (e *Env) phases(ctx context.Context, workflowID string, skip int) (turnPhas
 			if inTurn && !actScheduled.IsZero() && !done.IsZero() && n >= skip {
 				p.accept = append(p.accept, actScheduled.Sub(wftScheduled))
 				p.activity = append(p.activity, done.Sub(actScheduled))
+				if !actStarted.IsZero() {
+					p.dispatch = append(p.dispatch, actStarted.Sub(actScheduled))
+					p.run = append(p.run, done.Sub(actStarted))
+				}
 				p.reply = append(p.reply, at.Sub(done))
 			}
 			inTurn = false
