@@ -2,9 +2,12 @@ package offline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -23,6 +26,33 @@ func startServer(t *testing.T, opts offline.Options) *offline.Server {
 	require.True(t, strings.HasPrefix(s.URL(), "http://127.0.0.1:"), s.URL())
 	require.True(t, strings.HasSuffix(s.URL(), "/v1"), s.URL())
 	return s
+}
+
+// fuzzPost fuzzes POST path on an offline server with arbitrary bodies, seeded with
+// seeds. A 200 must pass checkOK; a status in errorStatuses must carry an OpenAI
+// error body with a message; any other status, or a panic, fails.
+func fuzzPost(f *testing.F, path string, seeds []string, checkOK func(*testing.T, *httptest.ResponseRecorder), errorStatuses ...int) {
+	for _, body := range seeds {
+		f.Add(body)
+	}
+	s := offline.New(offline.Options{})
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+		switch {
+		case rec.Code == http.StatusOK:
+			checkOK(t, rec)
+		case slices.Contains(errorStatuses, rec.Code):
+			var e struct {
+				Error *openai.APIError `json:"error"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == nil || e.Error.Message == "" {
+				t.Fatalf("%d without an OpenAI error body: %s", rec.Code, rec.Body)
+			}
+		default:
+			t.Fatalf("status %d for %q", rec.Code, body)
+		}
+	})
 }
 
 // agentTransport sets offline.AgentHeader on every request, as agentchat's model activity does.
