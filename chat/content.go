@@ -104,24 +104,25 @@ var errNoType = errors.New(`content has no "type"`)
 
 // UnmarshalJSON reads a content. Known types are decoded into fields; any other type
 // keeps its bytes in Raw. A content without a string "type" is an error.
+//
+// One decoding pass serves both: an unknown type may use field names of the known
+// types with other JSON types ("text": {...}), which only makes the pass report a type
+// error on that field, and such a content is kept as it is.
 func (c *Content) UnmarshalJSON(b []byte) error {
-	// Read the type alone first: an unknown type may use field names of the known types
-	// with other JSON types ("text": {...}), and must still be kept as it is.
-	var head struct {
-		Type string `json:"type"`
+	var j contentJSON
+	err := json.Unmarshal(b, &j)
+	var typeErr *json.UnmarshalTypeError
+	if err != nil && (!errors.As(err, &typeErr) || typeErr.Field == "" || typeErr.Field == "type") {
+		return fmt.Errorf("chat: content: %w", err) // not JSON, not an object, or "type" not a string
 	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return fmt.Errorf("chat: content: %w", err)
-	}
-	if head.Type == "" {
+	if j.Type == "" {
 		return fmt.Errorf("chat: %w", errNoType)
 	}
-	if !(Content{Type: head.Type}).Known() {
-		*c = Content{Type: head.Type, Raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...)}
+	if !(Content{Type: j.Type}).Known() {
+		*c = Content{Type: j.Type, Raw: append(json.RawMessage(nil), bytes.TrimSpace(b)...)}
 		return nil
 	}
-	var j contentJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err != nil {
 		return fmt.Errorf("chat: content: %w", err)
 	}
 	*c = Content{Type: j.Type}
