@@ -128,10 +128,21 @@ func decodeCanonical(b []byte) (Document, bool) {
 	if !bytes.HasPrefix(b, []byte(`{"channels":[`)) { // how every canonical document starts
 		return Document{}, false
 	}
-	var doc Document
-	if err := json.Unmarshal(b, &doc); err != nil {
+	// The history, nearly all of the bytes, is read by readHistory rather than by
+	// encoding/json; the comparison below catches anything it reads differently.
+	history, rest, err := readHistory(b)
+	if err != nil {
 		return Document{}, false
 	}
+	var fast struct {
+		Document
+		PendingTurns canonicalMessages `json:"pendingTurns"`
+	}
+	if err := json.Unmarshal(rest, &fast); err != nil {
+		return Document{}, false
+	}
+	doc := fast.Document
+	doc.History, doc.PendingTurns = history, fast.PendingTurns
 	enc, _, err := encode(doc)
 	if err != nil || !bytes.Equal(enc, b) {
 		return Document{}, false

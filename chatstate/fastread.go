@@ -1,0 +1,389 @@
+package chatstate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// errNotCanonical stops the fast reader at anything that is not laid out as Encode
+// writes it; the caller then reads the bytes with encoding/json.
+var errNotCanonical = errors.New("chatstate: not in the canonical layout")
+
+// canonicalMessages is a message list read by readMessages: in a document's fast path
+// (decodeCanonical) it replaces encoding/json for the pending turns.
+type canonicalMessages []chat.Message
+
+// UnmarshalJSON reads b with readMessages; errNotCanonical when b is not in the layout.
+func (ms *canonicalMessages) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	out, err := readMessages(b)
+	if err != nil {
+		return err
+	}
+	*ms = out
+	return nil
+}
+
+// readMessages reads a JSON array of messages laid out as the encoder writes them
+// (members in RFC 8785 order: agentId?, authorName?, contents, createdAt?, messageId,
+// role) and returns what encoding/json would return for the same bytes. Text,
+// functionCall and functionResult contents are read here; any other content, and any
+// string with an escape, by encoding/json. Anything else is errNotCanonical.
+//
+// It does not check that b is canonical in every respect (a number's form, say): its
+// callers encode what it returns and compare that with b, so a document it misreads is
+// read again by encoding/json.
+func readMessages(b []byte) ([]chat.Message, error) {
+	r := reader{b: b}
+	ms, err := r.messages()
+	if err != nil {
+		return nil, err
+	}
+	return ms, r.end()
+}
+
+// messages consumes an array of messages; see readMessages.
+func (r *reader) messages() ([]chat.Message, error) {
+	if !r.lit("[") {
+		return nil, errNotCanonical
+	}
+	out := []chat.Message{}
+	if r.lit("]") {
+		return out, nil
+	}
+	for {
+		m, err := r.message()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+		if r.lit("]") {
+			return out, nil
+		}
+		if !r.lit(",") {
+			return nil, errNotCanonical
+		}
+	}
+}
+
+// readHistory finds the history of a canonical document b (the fifth member, after
+// channels, chatId, digest and exportedAt) and reads it. It returns the history and
+// b with the history's array replaced by [], for encoding/json to read the rest.
+func readHistory(b []byte) ([]chat.Message, []byte, error) {
+	r := reader{b: b}
+	if !r.lit(`{"channels":`) || r.skip() != nil {
+		return nil, nil, errNotCanonical
+	}
+	for _, name := range []string{"chatId", "digest", "exportedAt"} {
+		if !r.lit(`,"` + name + `":`) {
+			return nil, nil, errNotCanonical
+		}
+		if _, _, err := r.token(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !r.lit(`,"history":`) {
+		return nil, nil, errNotCanonical
+	}
+	start := r.i
+	history, err := r.messages()
+	if err != nil {
+		return nil, nil, err
+	}
+	rest := make([]byte, 0, start+2+len(b)-r.i)
+	rest = append(append(append(rest, b[:start]...), "[]"...), b[r.i:]...)
+	return history, rest, nil
+}
+
+// skip consumes one JSON value without reading it: strings are skipped whole and
+// brackets matched, nothing else is checked.
+func (r *reader) skip() error {
+	depth := 0
+	for r.i < len(r.b) {
+		switch r.b[r.i] {
+		case '"':
+			if _, _, err := r.token(); err != nil {
+				return err
+			}
+			if depth == 0 {
+				return nil
+			}
+			continue
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth <= 0 {
+				r.i++
+				if depth < 0 {
+					return errNotCanonical
+				}
+				return nil
+			}
+		}
+		r.i++
+	}
+	return errNotCanonical
+}
+
+// readMessage reads one message laid out as the encoder writes it; see readMessages.
+func readMessage(b []byte) (chat.Message, error) {
+	r := reader{b: b}
+	m, err := r.message()
+	if err != nil {
+		return chat.Message{}, err
+	}
+	return m, r.end()
+}
+
+// reader reads b from i on.
+type reader struct {
+	b []byte
+	i int
+}
+
+// lit consumes s if b continues with it.
+func (r *reader) lit(s string) bool {
+	if len(r.b)-r.i >= len(s) && string(r.b[r.i:r.i+len(s)]) == s {
+		r.i += len(s)
+		return true
+	}
+	return false
+}
+
+func (r *reader) end() error {
+	if r.i != len(r.b) {
+		return errNotCanonical
+	}
+	return nil
+}
+
+// token consumes a JSON string and returns it with its quotes, and whether it has an
+// escape. Control characters and an unterminated string are errNotCanonical.
+func (r *reader) token() (tok []byte, escaped bool, err error) {
+	if r.i >= len(r.b) || r.b[r.i] != '"' {
+		return nil, false, errNotCanonical
+	}
+	for j := r.i + 1; j < len(r.b); j++ {
+		switch c := r.b[j]; {
+		case c == '\\':
+			escaped = true
+			j++
+		case c == '"':
+			tok, r.i = r.b[r.i:j+1], j+1
+			return tok, escaped, nil
+		case c < 0x20:
+			return nil, false, errNotCanonical
+		}
+	}
+	return nil, false, errNotCanonical
+}
+
+// str consumes a JSON string and returns its value.
+func (r *reader) str() (string, error) {
+	tok, escaped, err := r.token()
+	if err != nil {
+		return "", err
+	}
+	body := tok[1 : len(tok)-1]
+	if !utf8.Valid(body) { // encoding/json would put U+FFFD in its place
+		return "", errNotCanonical
+	}
+	if !escaped {
+		return string(body), nil
+	}
+	if s, ok := unescape(body); ok {
+		return s, nil
+	}
+	var s string
+	if err := json.Unmarshal(tok, &s); err != nil {
+		return "", errNotCanonical
+	}
+	return s, nil
+}
+
+// unescape decodes the escapes of a JSON string's body: the two-character ones and
+// \u00XX, which are all RFC 8785 writes. ok is false for any other \u escape, which
+// the caller leaves to encoding/json.
+func unescape(body []byte) (string, bool) {
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i >= len(body) {
+			return "", false
+		}
+		switch body[i] {
+		case '"', '\\', '/':
+			out = append(out, body[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			if i+4 >= len(body) || body[i+1] != '0' || body[i+2] != '0' {
+				return "", false
+			}
+			hi, lo := unhex(body[i+3]), unhex(body[i+4])
+			if hi < 0 || lo < 0 || hi > 7 {
+				return "", false
+			}
+			out = utf8.AppendRune(out, rune(hi<<4|lo))
+			i += 4
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+// unhex is the value of a hex digit, or -1.
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// member consumes `"name":` and the string after it.
+func (r *reader) member(name string) (string, error) {
+	if !r.lit(`"`) || !r.lit(name) || !r.lit(`":`) {
+		return "", errNotCanonical
+	}
+	return r.str()
+}
+
+// optional consumes `"name":"…",` if b continues with that member.
+func (r *reader) optional(name string) (string, error) {
+	if !r.lit(`"` + name + `":`) {
+		return "", nil
+	}
+	v, err := r.str()
+	if err == nil && !r.lit(",") {
+		err = errNotCanonical
+	}
+	return v, err
+}
+
+func (r *reader) message() (chat.Message, error) {
+	var m chat.Message
+	var err error
+	if !r.lit("{") {
+		return m, errNotCanonical
+	}
+	if m.AgentID, err = r.optional("agentId"); err != nil {
+		return m, err
+	}
+	if m.AuthorName, err = r.optional("authorName"); err != nil {
+		return m, err
+	}
+	if !r.lit(`"contents":[`) {
+		return m, errNotCanonical
+	}
+	m.Contents = []chat.Content{}
+	for !r.lit("]") {
+		if len(m.Contents) > 0 && !r.lit(",") {
+			return m, errNotCanonical
+		}
+		c, err := r.content()
+		if err != nil {
+			return m, err
+		}
+		m.Contents = append(m.Contents, c)
+	}
+	if !r.lit(",") {
+		return m, errNotCanonical
+	}
+	if r.lit(`"createdAt":`) {
+		tok, _, err := r.token()
+		if err != nil || m.CreatedAt.UnmarshalJSON(tok) != nil || !r.lit(",") {
+			return m, errNotCanonical
+		}
+	}
+	if m.MessageID, err = r.member("messageId"); err != nil || !r.lit(",") {
+		return m, errNotCanonical
+	}
+	role, err := r.member("role")
+	if err != nil || !r.lit("}") {
+		return m, errNotCanonical
+	}
+	m.Role = chat.Role(role)
+	return m, nil
+}
+
+// content reads a text, functionCall or functionResult content laid out as the
+// encoder writes it, and any other content with chat.Content's own UnmarshalJSON.
+func (r *reader) content() (chat.Content, error) {
+	start := r.i
+	if c, ok := r.knownContent(); ok {
+		return c, nil
+	}
+	r.i = start
+	dec := json.NewDecoder(bytes.NewReader(r.b[start:]))
+	var c chat.Content
+	if err := dec.Decode(&c); err != nil {
+		return c, errNotCanonical
+	}
+	r.i = start + int(dec.InputOffset())
+	return c, nil
+}
+
+func (r *reader) knownContent() (chat.Content, bool) {
+	var c chat.Content
+	var err error
+	if !r.lit("{") {
+		return c, false
+	}
+	switch {
+	case r.lit(`"text":`):
+		c.Type = chat.ContentText
+		if c.Text, err = r.str(); err != nil || !r.lit(`,"type":"text"}`) {
+			return c, false
+		}
+	case r.lit(`"arguments":`):
+		c.Type = chat.ContentFunctionCall
+		if c.Arguments, err = r.str(); err != nil || !r.lit(",") {
+			return c, false
+		}
+		if c.CallID, err = r.member("callId"); err != nil || !r.lit(",") {
+			return c, false
+		}
+		if c.Name, err = r.member("name"); err != nil || !r.lit(`,"type":"functionCall"}`) {
+			return c, false
+		}
+	case r.lit(`"callId":`):
+		c.Type = chat.ContentFunctionResult
+		if c.CallID, err = r.str(); err != nil || !r.lit(",") {
+			return c, false
+		}
+		if c.Error, err = r.optional("error"); err != nil {
+			return c, false
+		}
+		if c.Result, err = r.member("result"); err != nil || !r.lit(`,"type":"functionResult"}`) {
+			return c, false
+		}
+	default:
+		return c, false
+	}
+	return c, true
+}

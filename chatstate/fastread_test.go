@@ -1,0 +1,94 @@
+package chatstate
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// fastReadDocs are documents whose messages take every branch of the fast reader:
+// each content type, unknown contents, escapes, non-ASCII text, pending turns.
+func fastReadDocs() map[string]Document {
+	docs := goldenDocs()
+	docs["10k"] = benchDocument(10_000)
+	d := goldenDocs()["v1-group-chat.json"]
+	d.History = append(d.History,
+		msg("e-1", chat.RoleUser, "Al \"the\" \\ pal", "", 7, chat.Text("tab\there\nnew line\r\u0001\u001f \u2028 é 🐈 </script> &amp;")),
+		msg("e-2", chat.RoleAssistant, "", "a", 8, chat.Text("x"), call("c9", "f", `{}`)),
+		chat.Message{MessageID: "e-3", Role: chat.RoleTool, Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: "c9", Error: "boom\n"}}},
+		msg("e-4", chat.RoleUser, "", "", 9, unknown(`{"type":"note","text":"looks like text"}`), unknown(`{"arguments":1,"type":"x"}`)),
+	)
+	docs["escapes"] = d
+	return docs
+}
+
+// TestFastReadMatchesEncodingJSON: the fast path reads every document as encoding/json
+// reads the same bytes.
+func TestFastReadMatchesEncodingJSON(t *testing.T) {
+	for name, d := range fastReadDocs() {
+		t.Run(name, func(t *testing.T) {
+			b, _, err := Encode(d)
+			require.NoError(t, err)
+			got, ok := decodeCanonical(b)
+			require.True(t, ok, "the fast path takes a document Encode wrote")
+			var want Document
+			require.NoError(t, json.Unmarshal(b, &want))
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// TestFastReadRefusesWhatItCannotRead: bytes off the canonical layout are left to
+// encoding/json, never misread.
+func TestFastReadRefusesWhatItCannotRead(t *testing.T) {
+	for _, in := range []string{
+		`[{"contents":[],"messageId":"m","role":"user"}`,               // unterminated
+		`[{"messageId":"m","contents":[],"role":"user"}]`,              // members out of order
+		`[{"contents":[],"messageId":"m","role":"user"} ]`,             // space
+		`[{"contents":[],"messageId":"m\u00e9","role":"user"}]`,        // an escape RFC 8785 does not write
+		"[{\"contents\":[],\"messageId\":\"\xff\",\"role\":\"user\"}]", // not UTF-8
+		`[{"contents":[{"text":5,"type":"text"}],"messageId":"m","role":"user"}]`,
+	} {
+		_, err := readMessages([]byte(in))
+		if err == nil {
+			// Read: then it must be what encoding/json reads.
+			var want, got []chat.Message
+			require.NoError(t, json.Unmarshal([]byte(in), &want), in)
+			got, _ = readMessages([]byte(in))
+			assert.Equal(t, want, got, in)
+			continue
+		}
+		assert.ErrorIs(t, err, errNotCanonical, in)
+	}
+}
+
+// FuzzReadMessages: whatever readMessages reads, encoding/json reads the same way.
+func FuzzReadMessages(f *testing.F) {
+	for _, d := range fastReadDocs() {
+		if len(d.History) > 3 {
+			d.History = d.History[:3]
+		}
+		var e encoder
+		if err := e.messages("history", d.History); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(e.b[len(`"history":`):])
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := readMessages(b)
+		if err != nil {
+			return
+		}
+		var want []chat.Message
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("read %q, which encoding/json refuses: %v", b, err)
+		}
+		if !assert.ObjectsAreEqual(want, got) {
+			t.Fatalf("read %q as\n%#v\nencoding/json reads\n%#v", b, got, want)
+		}
+	})
+}
