@@ -92,3 +92,24 @@ func FuzzReadMessages(f *testing.F) {
 		}
 	})
 }
+
+// TestMessagesRoundTripThroughEncodeMessage: every message of the test documents comes
+// back from DecodeMessage as encoding/json reads it, and other JSON is read too.
+func TestMessagesRoundTripThroughEncodeMessage(t *testing.T) {
+	for name, d := range fastReadDocs() {
+		for _, m := range append(d.History, d.PendingTurns...) {
+			b, err := EncodeMessage(m)
+			require.NoError(t, err, name)
+			var want chat.Message
+			require.NoError(t, json.Unmarshal(b, &want), name)
+			got, err := DecodeMessage(b)
+			require.NoError(t, err, name)
+			assert.Equal(t, want, got, name)
+		}
+	}
+	got, err := DecodeMessage([]byte(` {"role":"user", "messageId":"m","contents":[{"type":"text","text":"hi"}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, chat.TextMessage("m", chat.RoleUser, "", "hi"), got)
+	_, err = DecodeMessage([]byte(`{"contents":[{"text":"hi"}]}`))
+	assert.Error(t, err, "a content without a type")
+}

@@ -1,7 +1,6 @@
 package msgstore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -178,7 +177,7 @@ func putChunk(ctx context.Context, tx pgx.Tx, chatID string, part []row) error {
 		return err
 	}
 	for _, r := range part {
-		if !done[r.id] && !bytes.Equal(existing[r.id], r.body) {
+		if !done[r.id] && !sameBody(existing[r.id], r.body) {
 			return conflictError(NamePostgres, chatID, r.id)
 		}
 	}

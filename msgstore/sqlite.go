@@ -1,7 +1,6 @@
 package msgstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -171,7 +170,7 @@ func (s *SQLite) put(ctx context.Context, chatID string, rows []row) (err error)
 		old, ok := existing[r.id]
 		if !ok {
 			fresh = append(fresh, r)
-		} else if !bytes.Equal(old, r.body) {
+		} else if !sameBody(old, r.body) {
 			return conflictError(NameSQLite, chatID, r.id)
 		}
 	}

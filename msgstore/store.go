@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 )
 
 // Store keeps chat messages by (chatID, messageID). Safe for concurrent use.
@@ -83,9 +85,14 @@ func sqlitePath(rest string) (string, error) {
 	return rest, nil
 }
 
-// encode returns the canonical stored body of m: its JSON as encoding/json writes it,
-// without HTML escaping (so unknown contents keep their bytes) and without a newline.
+// encode returns the stored body of m, always the same for the same message, without
+// a newline: canonical JSON (chatstate.EncodeMessage, which chatstate.DecodeMessage
+// reads fastest), or, when m has a content of a type chat does not know, its JSON as
+// encoding/json writes it without HTML escaping, so that content keeps its bytes.
 func encode(m chat.Message) ([]byte, error) {
+	if !slices.ContainsFunc(m.Contents, func(c chat.Content) bool { return !c.Known() }) {
+		return chatstate.EncodeMessage(m)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -93,6 +100,25 @@ func encode(m chat.Message) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// sameBody reports whether two stored bodies hold the same message: the same bytes, or,
+// for a body written by an older version in another JSON layout, the same message once
+// both are read and written canonically.
+func sameBody(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	canonical := func(body []byte) []byte {
+		m, err := chatstate.DecodeMessage(body)
+		if err != nil {
+			return nil
+		}
+		enc, _ := chatstate.EncodeMessage(m)
+		return enc
+	}
+	ca, cb := canonical(a), canonical(b)
+	return ca != nil && bytes.Equal(ca, cb)
 }
 
 // row is one message ready to be written.
@@ -118,7 +144,7 @@ func encodeAll(store, chatID string, msgs []chat.Message) ([]row, error) {
 			return nil, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", store, chatID, m.MessageID, ErrInvalid, err)
 		}
 		if j, dup := seen[m.MessageID]; dup {
-			if !bytes.Equal(rows[j].body, body) {
+			if !sameBody(rows[j].body, body) {
 				return nil, conflictError(store, chatID, m.MessageID)
 			}
 			continue
@@ -167,8 +193,8 @@ func ordered(store, chatID string, ids []string, found map[string][]byte) ([]cha
 		if !ok {
 			return nil, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", store, chatID, id, ErrNotFound)
 		}
-		var m chat.Message
-		if err := json.Unmarshal(body, &m); err != nil {
+		m, err := chatstate.DecodeMessage(body)
+		if err != nil {
 			return nil, fmt.Errorf("msgstore: %s get chat %q: message %q: stored body: %w", store, chatID, id, err)
 		}
 		out = append(out, m)

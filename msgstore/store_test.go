@@ -2,6 +2,7 @@ package msgstore
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,4 +68,23 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	stopSharedPostgres()
 	os.Exit(code)
+}
+
+// TestBodiesOfAnEarlierLayoutAreTheSameMessage: a body an earlier version wrote with
+// encoding/json is not a conflict for the same message written canonically now, and
+// still is one for a different message.
+func TestBodiesOfAnEarlierLayoutAreTheSameMessage(t *testing.T) {
+	for _, m := range sampleMessages() {
+		earlier, err := json.Marshal(m)
+		require.NoError(t, err)
+		now, err := encode(m)
+		require.NoError(t, err)
+		assert.True(t, sameBody(earlier, now), "%s", now)
+		other := m
+		other.MessageID += "x"
+		changed, err := encode(other)
+		require.NoError(t, err)
+		assert.False(t, sameBody(earlier, changed), "%s", changed)
+	}
+	assert.False(t, sameBody([]byte(`{`), []byte(`{`+"\n")), "unreadable bodies are never the same")
 }
