@@ -1,7 +1,6 @@
 package chatstate
 
 import (
-	"bytes"
 	"encoding/json"
 
 	"github.com/agentchat/agentchat/chat"
@@ -19,13 +18,12 @@ func EncodeMessage(m chat.Message) ([]byte, error) {
 }
 
 // DecodeMessage reads one message's JSON into what encoding/json would read from it.
-// Bytes as EncodeMessage writes them take a faster reader, whose result is checked by
-// encoding it again; any other JSON is read by encoding/json, whose error it returns.
+// Bytes laid out as EncodeMessage writes them take a faster reader (FuzzReadMessages
+// holds it to encoding/json's reading); any other JSON is read by encoding/json, whose
+// error it returns.
 func DecodeMessage(b []byte) (chat.Message, error) {
 	if m, err := readMessage(b); err == nil {
-		if enc, err := EncodeMessage(m); err == nil && bytes.Equal(enc, b) {
-			return m, nil
-		}
+		return m, nil
 	}
 	var m chat.Message
 	err := json.Unmarshal(b, &m)

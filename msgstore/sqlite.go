@@ -157,36 +157,40 @@ func (s *SQLite) put(ctx context.Context, chatID string, rows []row) (err error)
 			_ = tx.Rollback()
 		}
 	}()
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.id
-	}
-	existing, err := sqliteBodies(ctx, tx, chatID, ids)
-	if err != nil {
-		return err
-	}
-	var fresh []row
-	for _, r := range rows {
-		old, ok := existing[r.id]
-		if !ok {
-			fresh = append(fresh, r)
-		} else if !sameBody(old, r.body) {
-			return conflictError(NameSQLite, chatID, r.id)
-		}
-	}
-	if len(fresh) == 0 {
-		return tx.Commit()
-	}
+	// Insert what is new; a message already stored must have the same body, which is
+	// checked for those rows only (usually none) after the inserts.
 	stmt, err := tx.PrepareContext(ctx,
-		"INSERT INTO chat_messages (chat_id, message_id, body, created_at) VALUES (?, ?, ?, ?)")
+		"INSERT OR IGNORE INTO chat_messages (chat_id, message_id, body, created_at) VALUES (?, ?, ?, ?)")
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
 	now := time.Now().UnixMilli()
-	for _, r := range fresh {
-		if _, err := stmt.ExecContext(ctx, chatID, r.id, r.body, now); err != nil {
+	var stored []row
+	for _, r := range rows {
+		res, err := stmt.ExecContext(ctx, chatID, r.id, r.body, now)
+		if err != nil {
 			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			stored = append(stored, r)
+		}
+	}
+	if len(stored) > 0 {
+		ids := make([]string, len(stored))
+		for i, r := range stored {
+			ids[i] = r.id
+		}
+		existing, err := sqliteBodies(ctx, tx, chatID, ids)
+		if err != nil {
+			return err
+		}
+		for _, r := range stored {
+			if !sameBody(existing[r.id], r.body) {
+				return conflictError(NameSQLite, chatID, r.id)
+			}
 		}
 	}
 	return tx.Commit()
