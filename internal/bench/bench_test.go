@@ -18,8 +18,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // wantRows are the names of every row a run prints, by group.
 var wantRows = []string{
-	"Turn p50 (ms)", "Turn p99 (ms)", "Turn p50, history inline (ms)", "Turn p50, history by query (ms)",
+	"Turn p50 (ms)", "Turn p99 (ms)", "Turn p50, history up to 16 KB (ms)", "Turn p50, history over 16 KB (ms)",
 	"Turn phase p50: update to activity scheduled (ms)", "Turn phase p50: activity (ms)",
+	"Turn phase p50: activity scheduled to started (ms)", "Turn phase p50: activity started to completed (ms)",
 	"Turn phase p50: activity done to update done (ms)", "Turn p50 vs local-activity floor (ms)", "Turn p50 vs update-only floor (ms)",
 	"Throughput, 4 chats x 3 turns (turns/s)", "Throughput, CPU of this process per turn (ms)",
 	"Throughput, CPU of the server per turn (ms)",
