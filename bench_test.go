@@ -35,6 +35,7 @@ import (
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/bench"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // bigChatMessages is the size of the chats of this file.
@@ -92,6 +93,13 @@ func TestExportImport10kRoundTrip(t *testing.T) {
 	assert.Equal(t, bigChatMessages, st.MessageCount)
 	assert.Equal(t, bigChatMessages/2, st.TurnCount)
 	assert.Equal(t, digest, st.RestoredDigest)
+	// The bodies went to the message store: the snapshot says so, and the client, which
+	// has no store, exports through the worker without reading the history first.
+	v, err := h.Temporal.QueryWorkflow(ctx, src, "", workflows.SnapshotQuery)
+	require.NoError(t, err)
+	var snap workflows.Snapshot
+	require.NoError(t, v.Get(&snap))
+	assert.True(t, snap.Stubbed)
 
 	b1, d1, err := h.Client.Export(ctx, src)
 	require.NoError(t, err)
@@ -104,11 +112,13 @@ func TestExportImport10kRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	step("export that")
 	// Every page of the import is an activity result in the restored chat's event
-	// history: its size is about the document's (Temporal warns at 10 MB, fails at 50 MB).
+	// history; the pages carry stubs for all but the latest 32 messages, so it stays far
+	// below the document's size (Temporal warns at 10 MB, fails at 50 MB).
 	desc, err := h.Temporal.DescribeWorkflowExecution(ctx, dst, "")
 	require.NoError(t, err)
 	t.Logf("event history of the restored chat: %d events, %d bytes",
 		desc.GetWorkflowExecutionInfo().GetHistoryLength(), desc.GetWorkflowExecutionInfo().GetHistorySizeBytes())
+	assert.Less(t, desc.GetWorkflowExecutionInfo().GetHistorySizeBytes(), int64(len(enc)/4), "stubs, not bodies, in the event history")
 
 	doc1, _, err := chatstate.Decode(b1)
 	require.NoError(t, err)

@@ -95,7 +95,14 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 	if err := query(ctx, tc, chatID, runID, workflows.SnapshotQuery, &snap); err != nil {
 		return chatstate.Document{}, err
 	}
-	history, err := readHistory(ctx, tc, chatID, runID, 0, snap.HistoryLength)
+	if fill == nil && snap.Stubbed {
+		return chatstate.Document{}, fmt.Errorf("export %q: %w; export through the worker or give the client the store", chatID, ErrStoredMessages)
+	}
+	var stubsAt func([]chat.Message) int // with no fill, stop at the first stub (a chat that predates Stubbed)
+	if fill == nil {
+		stubsAt = func(page []chat.Message) int { return slices.IndexFunc(page, isStub) }
+	}
+	history, err := readHistoryUntil(ctx, tc, chatID, runID, 0, snap.HistoryLength, stubsAt)
 	if err != nil {
 		return chatstate.Document{}, err
 	}
@@ -104,7 +111,7 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 			return chatstate.Document{}, err
 		}
 	}
-	if i := slices.IndexFunc(history, func(m chat.Message) bool { return m.Contents == nil }); i >= 0 {
+	if i := slices.IndexFunc(history, isStub); i >= 0 {
 		return chatstate.Document{}, fmt.Errorf("export %q: %w (from message %d on); export through the worker or give the client the store",
 			chatID, ErrStoredMessages, i)
 	}
@@ -119,6 +126,13 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 // readHistory reads messages [from, to) of a chat run through its History query, in
 // pages of at most pageBytes.
 func readHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
+	return readHistoryUntil(ctx, tc, chatID, runID, from, to, nil)
+}
+
+// readHistoryUntil is readHistory that stops after the page in which stop, if set,
+// finds a message (returns its index in the page, or -1): what was read so far is
+// returned, shorter than asked.
+func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID string, from, to int, stop func([]chat.Message) int) ([]chat.Message, error) {
 	msgs := make([]chat.Message, 0, to-from)
 	for from+len(msgs) < to {
 		var page workflows.HistoryResult
@@ -132,6 +146,9 @@ func readHistory(ctx context.Context, tc client.Client, chatID, runID string, fr
 		msgs = append(msgs, page.Messages...)
 		if activity.IsActivity(ctx) {
 			activity.RecordHeartbeat(ctx, from+len(msgs))
+		}
+		if stop != nil && stop(page.Messages) >= 0 {
+			break
 		}
 	}
 	return msgs, nil

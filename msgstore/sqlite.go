@@ -28,6 +28,10 @@ const SQLiteBusyTimeout = 5 * time.Second
 // variable limit (32766 in modernc.org/sqlite, 999 in old builds).
 const sqliteChunk = 500
 
+// sqliteInsertRows is how many rows one INSERT of Put writes (4 parameters each, far
+// below SQLite's 32,766).
+const sqliteInsertRows = 200
+
 const sqliteSchemaV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
 	chat_id    TEXT    NOT NULL,
 	message_id TEXT    NOT NULL,
@@ -157,26 +161,42 @@ func (s *SQLite) put(ctx context.Context, chatID string, rows []row) (err error)
 			_ = tx.Rollback()
 		}
 	}()
-	// Insert what is new; a message already stored must have the same body, which is
-	// checked for those rows only (usually none) after the inserts.
-	stmt, err := tx.PrepareContext(ctx,
-		"INSERT OR IGNORE INTO chat_messages (chat_id, message_id, body, created_at) VALUES (?, ?, ?, ?)")
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
+	// Insert what is new, many rows a statement; a message already stored must have the
+	// same body, which is checked for those rows only (usually none) after the inserts.
 	now := time.Now().UnixMilli()
 	var stored []row
-	for _, r := range rows {
-		res, err := stmt.ExecContext(ctx, chatID, r.id, r.body, now)
+	err = chunks(rows, sqliteInsertRows, func(part []row) error {
+		args := make([]any, 0, 4*len(part))
+		for _, r := range part {
+			args = append(args, chatID, r.id, r.body, now)
+		}
+		q := "INSERT OR IGNORE INTO chat_messages (chat_id, message_id, body, created_at) VALUES (?, ?, ?, ?)" +
+			strings.Repeat(", (?, ?, ?, ?)", len(part)-1) + " RETURNING message_id"
+		res, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			stored = append(stored, r)
+		defer res.Close()
+		inserted := make(map[string]bool, len(part))
+		for res.Next() {
+			var id string
+			if err := res.Scan(&id); err != nil {
+				return err
+			}
+			inserted[id] = true
 		}
+		if err := res.Err(); err != nil {
+			return err
+		}
+		for _, r := range part {
+			if !inserted[r.id] {
+				stored = append(stored, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(stored) > 0 {
 		ids := make([]string, len(stored))

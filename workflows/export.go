@@ -80,7 +80,7 @@ func (s *chatState) snapshot() Snapshot {
 			Termination: chatstate.Strategy{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations), State: mustJSON(st.term)},
 			IsComplete:  s.isComplete,
 		},
-		PendingTurns: pending, HistoryLength: length,
+		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.history[:length]),
 	}
 }
 

@@ -91,6 +91,9 @@ type Snapshot struct {
 	Strategies    chatstate.Strategies    `json:"strategies"`
 	PendingTurns  []chat.Message          `json:"pendingTurns"`
 	HistoryLength int                     `json:"historyLength"`
+	// Stubbed reports that some of those messages are stubs, their bodies in the chat's
+	// message store: an exporter that cannot read the store goes through the worker.
+	Stubbed bool `json:"stubbed,omitempty"`
 }
 
 // ChatLocation names a chat anywhere: cluster (a name the worker knows; "" = the
