@@ -59,7 +59,7 @@ func sizesFor(short bool) sizes {
 			IdleChats: 20, ActiveChats: 5, ActiveFor: time.Second, Width: 10}
 	}
 	return sizes{Warmup: 10, Turns: 200, TextBytes: 120, Chats: 100, ChatTurns: 20, Starts: 100,
-		GroupWarmup: 3, GroupTurns: 50, Messages: 10_000, TransferRounds: 2,
+		GroupWarmup: 3, GroupTurns: 50, Messages: 10_000, TransferRounds: 5,
 		IdleChats: 1000, ActiveChats: 100, ActiveFor: 5 * time.Second, Width: 50}
 }
 
