@@ -320,14 +320,7 @@ func TestHistoryPages(t *testing.T) {
 // run: the first whole (a short history, as a delta from the start), then only the
 // messages added since the previous call, which that call's worker has cached.
 func TestModelCallsCarryOnlyWhatIsNew(t *testing.T) {
-	e := newEnv(t)
-	e.send(time.Second, msg("m1", "Hello"))
-	e.send(2*time.Second, msg("m2", "My name is Alice"))
-	c := e.send(3*time.Second, msg("m3", "What's my name?"))
-	e.run(thread(), 4*time.Second)
-	require.True(t, c.done)
-	require.NoError(t, c.err)
-
+	e, c := threadTurns(t, "Hello", "My name is Alice", "What's my name?")
 	in := e.model.inputs
 	require.Len(t, in, 3)
 	for i, want := range []struct {
@@ -350,14 +343,7 @@ func TestModelCallsCarryOnlyWhatIsNew(t *testing.T) {
 // TestLongHistoryIsReadByReferenceThenByDelta shows a history over 16 KB is not sent
 // whole: the first call of the run reads it from the run, later ones get the delta.
 func TestLongHistoryIsReadByReferenceThenByDelta(t *testing.T) {
-	e := newEnv(t)
-	e.send(time.Second, msg("m1", strings.Repeat("long ", 4<<10)))
-	e.send(2*time.Second, msg("m2", "And now?"))
-	c := e.send(3*time.Second, msg("m3", "And then?"))
-	e.run(thread(), 4*time.Second)
-	require.True(t, c.done)
-	require.NoError(t, c.err)
-
+	e, _ := threadTurns(t, strings.Repeat("long ", 4<<10), "And now?", "And then?")
 	in := e.model.inputs
 	require.Len(t, in, 3)
 	for i := range 2 {
@@ -367,4 +353,18 @@ func TestLongHistoryIsReadByReferenceThenByDelta(t *testing.T) {
 	}
 	assert.Equal(t, 2, in[2].DeltaFrom)
 	assert.Equal(t, []string{"m2", "m2/1", "m3"}, ids(in[2].Delta))
+}
+
+// threadTurns sends texts as turns m1, m2, … of a helper thread, a second apart, and
+// returns the environment and the last turn's outcome, which must have succeeded.
+func threadTurns(t *testing.T, texts ...string) (*env, *outcome) {
+	e := newEnv(t)
+	var last *outcome
+	for i, text := range texts {
+		last = e.send(time.Duration(i+1)*time.Second, msg("m"+strconv.Itoa(i+1), text))
+	}
+	e.run(thread(), time.Duration(len(texts)+1)*time.Second)
+	require.True(t, last.done)
+	require.NoError(t, last.err)
+	return e, last
 }
