@@ -10,7 +10,7 @@ func demoCmd(g *globals, s Streams) *cobra.Command {
 	opts := demo.Options{Out: s.Out}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the demo: a thread, a temporary thread and a group chat on a real Temporal server",
+		Short: "Run the demo on a real Temporal server: a thread, a temporary thread, a group chat, save and resume, migration",
 		Long: `Run the demo chat end to end on embedded defaults.
 
 If no Temporal server answers at --address ($TEMPORAL_ADDRESS, default
