@@ -368,3 +368,17 @@ func threadTurns(t *testing.T, texts ...string) (*env, *outcome) {
 	require.NoError(t, last.err)
 	return e, last
 }
+
+// TestLargeDeltaIsReadByReference: a delta over 256 KiB (two large user messages) is not
+// put in the input; the activity reads the run instead, and the next delta is small.
+func TestLargeDeltaIsReadByReference(t *testing.T) {
+	big := strings.Repeat("x", 200<<10)
+	e, _ := threadTurns(t, "hi", big, big+"y", "small")
+	in := e.model.inputs
+	require.Len(t, in, 4)
+	require.Equal(t, 2, in[1].HistoryLength-1, "the second call (by reference) made the worker cache m1 and its reply")
+	assert.Empty(t, in[2].Delta, "m2, its reply and m3: over 256 KiB")
+	assert.Equal(t, 5, in[2].HistoryLength)
+	assert.Equal(t, 4, in[3].DeltaFrom, "the call by reference still counts as sent")
+	assert.Equal(t, []string{"m3", "m3/1", "m4"}, ids(in[3].Delta))
+}

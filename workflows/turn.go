@@ -355,8 +355,12 @@ func sameContents(a, b []chat.Content) bool {
 
 // inlineHistoryBytes is the largest history a model call's input carries whole; longer
 // ones travel as the delta since the run's previous call, or are read by the activity
-// from the run, so a turn adds to the event history only its own messages.
+// from the run, so a model call's input holds only what is new since the previous one.
 const inlineHistoryBytes = 16 << 10
+
+// maxDeltaBytes is the largest delta a model call's input carries, well under the 2 MB
+// payload limit whatever else the input holds; a larger one is read by the activity.
+const maxDeltaBytes = 256 << 10
 
 // invokeInput describes the history agent p sees for this call.
 //
@@ -384,7 +388,7 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 	}
 	committed := s.historyIndex(t.msg.MessageID)
 	switch {
-	case s.sentCommitted > 0 && s.sentCommitted <= committed:
+	case s.sentCommitted > 0 && s.sentCommitted <= committed && size(s.history[s.sentCommitted:]) <= maxDeltaBytes:
 		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.history[s.sentCommitted:])
 	case inlineable(s.history):
 		in.Delta = slices.Clone(s.history)
