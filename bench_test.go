@@ -41,9 +41,6 @@ import (
 // bigChatMessages is the size of the chats of this file.
 const bigChatMessages = 10_000
 
-// bigChatHistory returns n deterministic messages of a helper thread (internal/bench).
-func bigChatHistory(n int) []chat.Message { return bench.History(n) }
-
 // bigChatDocument is the document of a helper thread with n messages, as an export of
 // a chat with the default strategies writes it.
 func bigChatDocument(n int) chatstate.Document {

@@ -46,12 +46,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	return 0
 }
 
-// NewRoot builds the command tree.
-func NewRoot(s Streams) *cobra.Command {
-	root, _ := newRoot(s)
-	return root
-}
-
+// newRoot builds the command tree and the globals its flags fill.
 func newRoot(s Streams) (*cobra.Command, *globals) {
 	g := &globals{}
 	root := &cobra.Command{

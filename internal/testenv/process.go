@@ -221,9 +221,6 @@ func (p *WorkerProcess) Kill() {
 	<-p.exited
 }
 
-// Exited is closed when the process has ended.
-func (p *WorkerProcess) Exited() <-chan struct{} { return p.exited }
-
 // Logs returns what the process has written so far.
 func (p *WorkerProcess) Logs() string {
 	b, err := os.ReadFile(p.LogFile)
