@@ -21,6 +21,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/internal/serve"
 )
@@ -92,7 +93,10 @@ func Run(ctx context.Context, opts Options) error {
 		strings.Join(w.Registry.IDs(), ", "), w.AgentsSource)
 
 	// A second worker serves the namespace the thread migrates to.
-	if err := ensureNamespace(ctx, srv.Address, SecondNamespace); err != nil {
+	nsCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	err = devserver.EnsureNamespace(nsCtx, srv.Address, SecondNamespace, 72*time.Hour)
+	cancel()
+	if err != nil {
 		return err
 	}
 	dialB := opts.Dial

@@ -4,17 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
-
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
@@ -77,39 +69,6 @@ func (d *run) recap(ctx context.Context, c *agentchat.Client, id string) error {
 	}
 	d.p.messages(res.Messages)
 	return nil
-}
-
-// ensureNamespace registers namespace ns on the server at address if it is missing.
-func ensureNamespace(ctx context.Context, address, ns string) error {
-	nc, err := client.NewNamespaceClient(client.Options{HostPort: address,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	if _, err := nc.Describe(ctx, ns); err == nil {
-		return nil
-	}
-	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
-		WorkflowExecutionRetentionPeriod: durationpb.New(72 * time.Hour)})
-	var exists *serviceerror.NamespaceAlreadyExists
-	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("register namespace %q: %w", ns, err)
-	}
-	// A new namespace is known everywhere only once the server's namespace cache
-	// refreshes (seconds): wait until its task queues answer.
-	tc, err := client.Dial(client.Options{HostPort: address, Namespace: ns,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if _, err := tc.DescribeTaskQueue(ctx, TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW); err == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("namespace %q was registered but is not ready", ns)
 }
 
 // waitForWorker waits until the server has seen a worker poll c's task queue.

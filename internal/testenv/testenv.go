@@ -8,7 +8,6 @@ package testenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,13 +20,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
@@ -114,34 +109,12 @@ func Namespace(t testing.TB, ns string) string {
 }
 
 // registerNamespace registers ns on the server at address if it is missing, and waits
-// until it can be described.
+// until it is usable.
 func registerNamespace(t testing.TB, address, ns string) {
 	t.Helper()
-	nc, err := client.NewNamespaceClient(client.Options{HostPort: address,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	require.NoError(t, err)
-	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := nc.Describe(ctx, ns); err == nil {
-		return
-	}
-	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: ns,
-		WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
-	var exists *serviceerror.NamespaceAlreadyExists
-	if !errors.As(err, &exists) {
-		require.NoError(t, err, "register namespace %q", ns)
-	}
-	require.Eventually(t, func() bool { _, err := nc.Describe(ctx, ns); return err == nil }, 20*time.Second, 100*time.Millisecond)
-	// The frontend knows a new namespace only once its namespace cache refreshes.
-	tc, err := client.Dial(client.Options{HostPort: address, Namespace: ns,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	require.NoError(t, err)
-	defer tc.Close()
-	require.Eventually(t, func() bool {
-		_, err := tc.DescribeTaskQueue(ctx, "agentchat-namespace-probe", enumspb.TASK_QUEUE_TYPE_WORKFLOW)
-		return err == nil
-	}, 30*time.Second, 200*time.Millisecond, "namespace %q never became usable", ns)
+	require.NoError(t, devserver.EnsureNamespace(ctx, address, ns, 24*time.Hour))
 }
 
 var (
