@@ -39,7 +39,8 @@ type Options struct {
 	// Dial says where Temporal is; empty fields follow Temporal's environment
 	// configuration. TaskQueue is ignored: the demo uses its own.
 	Dial agentchat.DialOptions
-	// DataDir holds the dev server's files if the demo starts one; "" means DataDir().
+	// DataDir holds the dev server's files if the demo starts one, the exported
+	// documents and the message store; "" means DataDir().
 	DataDir string
 	// Offline forces the offline model even when OPENAI_API_KEY is set.
 	Offline bool
@@ -78,8 +79,15 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer c.Close()
+	// The workers keep exports and message bodies in the demo's data folder, not in
+	// the working directory's.
+	messages, err := filepath.Abs(filepath.Join(opts.DataDir, "messages.db"))
+	if err != nil {
+		return err
+	}
+	exportDir := filepath.Join(opts.DataDir, "exports")
 	w, err := serve.Start(c.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline, Namespace: c.Namespace(),
-		TaskQueue: TaskQueue, Logger: quiet})
+		TaskQueue: TaskQueue, Logger: quiet, StoreDir: exportDir, MessageStores: []string{"sqlite://" + messages}})
 	if err != nil {
 		return err
 	}
@@ -107,7 +115,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer cb.Close()
 	wb, err := serve.Start(cb.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline, Namespace: SecondNamespace,
-		TaskQueue: TaskQueue, Logger: quiet})
+		TaskQueue: TaskQueue, Logger: quiet, StoreDir: exportDir, MessageStores: []string{"sqlite://" + messages}})
 	if err != nil {
 		return err
 	}
@@ -117,7 +125,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 
-	d := &run{c: c, cb: cb, p: p, suffix: uuid.NewString()[:8], exportDir: filepath.Join(opts.DataDir, "exports")}
+	d := &run{c: c, cb: cb, p: p, suffix: uuid.NewString()[:8], exportDir: exportDir}
 	steps := []func(context.Context) error{d.thread, d.temporary, d.groupChat, d.saveAndRestore, d.migrate, d.state}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {

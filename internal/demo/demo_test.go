@@ -3,6 +3,7 @@ package demo_test
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ func TestDemoPlaysEveryPart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	err := demo.Run(ctx, demo.Options{Out: &out, Offline: true, DataDir: t.TempDir(),
+	dataDir := t.TempDir()
+	err := demo.Run(ctx, demo.Options{Out: &out, Offline: true, DataDir: dataDir,
 		Dial: agentchat.DialOptions{Address: testenv.Address(t)}})
 	require.NoError(t, err, out.String())
 	text := out.String()
@@ -45,5 +47,8 @@ func TestDemoPlaysEveryPart(t *testing.T) {
 	assert.Contains(t, text, `"messageCount": 8`)
 	links := regexp.MustCompile(`http://ui\.example/namespaces/(default|agentchat-demo-b)/workflows/demo-(thread|run|group|restored)-[0-9a-f]{8}/[0-9a-f-]{36}/history`).FindAllString(text, -1)
 	assert.Len(t, links, 5, text)
+	// The workers keep their files in the data folder, not in the working directory.
+	assert.FileExists(t, filepath.Join(dataDir, "messages.db"))
+	assert.NoDirExists(t, ".agentchat")
 	assert.NotContains(t, text, "keeps running", "the demo did not start a server, so it has none to leave running")
 }
