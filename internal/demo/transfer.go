@@ -71,12 +71,13 @@ func (d *run) recap(ctx context.Context, c *agentchat.Client, id string) error {
 	return nil
 }
 
-// waitForWorker waits until the server has seen a worker poll c's task queue.
+// waitForWorker waits until the server has seen a worker poll c's task queue, for up
+// to 30 s or until ctx ends (CheckWorker then fails at once: the loop must not spin).
 func waitForWorker(ctx context.Context, c *agentchat.Client) error {
 	var err error
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if err = c.CheckWorker(ctx, TaskQueue); err == nil {
-			return nil
+		if err = c.CheckWorker(ctx, TaskQueue); err == nil || ctx.Err() != nil {
+			return err
 		}
 	}
 	return err
