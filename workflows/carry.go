@@ -112,9 +112,7 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 		}
 	}
 	s.drainSignals(ctx)
-	if err := s.spill(ctx); err != nil {
-		return err
-	}
+	s.spill(ctx)
 	next := s.in
 	next.Restore = nil
 	next.Carry = s.carry()
@@ -158,22 +156,14 @@ func (s *chatState) carry() *Carried {
 	return c
 }
 
-// inlineBytes is the size of the message bodies the workflow holds.
-func (s *chatState) inlineBytes() int {
-	n := 0
-	for _, m := range s.history {
-		n += m.Size()
-	}
-	return n
-}
-
 // spill moves the bodies of all but the latest messages to the message store when the
 // chat names one, or when what the workflow holds would make the carry too large.
 // What stays in the history are stubs: id, role, author, agent and time.
-func (s *chatState) spill(ctx workflow.Context) error {
-	inline := s.inlineBytes()
+// A store that does not answer leaves the bodies in the workflow.
+func (s *chatState) spill(ctx workflow.Context) {
+	inline := size(s.history)
 	if s.in.Store == "" && inline <= carryInlineBytes {
-		return nil
+		return
 	}
 	// While the carry would fit anyway, an unreachable store only postpones the move
 	// to the next hand-over; past carryHardBytes it is retried until the store answers.
@@ -184,9 +174,9 @@ func (s *chatState) spill(ctx workflow.Context) error {
 	end := len(s.history) - keepInline
 	var batch []chat.Message
 	var idx []int
-	flush := func() error {
+	flush := func() {
 		if len(batch) == 0 {
-			return nil
+			return
 		}
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeTimeout,
 			RetryPolicy: policy})
@@ -195,30 +185,27 @@ func (s *chatState) spill(ctx workflow.Context) error {
 			agents.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
-			return nil
+			return
 		}
 		s.store = res.Store
 		for _, i := range idx {
 			s.history[i].Contents = nil
 		}
 		batch, idx = nil, nil
-		return nil
 	}
-	size := 0
+	batchBytes := 0
 	for i := 0; i < end; i++ {
 		m := s.history[i]
 		if m.Contents == nil {
 			continue
 		}
 		batch, idx = append(batch, m), append(idx, i)
-		if size += m.Size(); size >= carryInlineBytes {
-			if err := flush(); err != nil {
-				return err
-			}
-			size = 0
+		if batchBytes += m.Size(); batchBytes >= carryInlineBytes {
+			flush()
+			batchBytes = 0
 		}
 	}
-	return flush()
+	flush()
 }
 
 // historyHasStubs reports whether any message in msgs is a stub.
