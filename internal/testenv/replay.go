@@ -63,25 +63,40 @@ func SaveHistory(t testing.TB, tc client.Client, workflowID, runID, path string)
 // scrubIdentities sets every string field named "identity" in m, at any depth, and
 // the name of every sticky task queue to CaptureIdentity.
 func scrubIdentities(m protoreflect.Message) {
-	if tq, ok := m.Interface().(*taskqueuepb.TaskQueue); ok && tq.GetKind() == enumspb.TASK_QUEUE_KIND_STICKY {
-		tq.Name = CaptureIdentity + ":sticky"
+	WalkMessages(m, func(m protoreflect.Message) bool {
+		if tq, ok := m.Interface().(*taskqueuepb.TaskQueue); ok && tq.GetKind() == enumspb.TASK_QUEUE_KIND_STICKY {
+			tq.Name = CaptureIdentity + ":sticky"
+			return false
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
+			if fd.Name() == "identity" && fd.Kind() == protoreflect.StringKind && !fd.IsList() {
+				m.Set(fd, protoreflect.ValueOfString(CaptureIdentity))
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// WalkMessages calls f on m and then, while f returns true for a message, on every
+// message it holds (in singular fields, lists and map values), depth first.
+func WalkMessages(m protoreflect.Message, f func(protoreflect.Message) bool) {
+	if !f(m) {
 		return
 	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
-		case fd.Name() == "identity" && fd.Kind() == protoreflect.StringKind && !fd.IsList():
-			m.Set(fd, protoreflect.ValueOfString(CaptureIdentity))
 		case fd.IsList() && fd.Message() != nil:
 			for i := 0; i < v.List().Len(); i++ {
-				scrubIdentities(v.List().Get(i).Message())
+				WalkMessages(v.List().Get(i).Message(), f)
 			}
 		case fd.IsMap() && fd.MapValue().Message() != nil:
 			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-				scrubIdentities(mv.Message())
+				WalkMessages(mv.Message(), f)
 				return true
 			})
 		case fd.Message() != nil && !fd.IsList() && !fd.IsMap():
-			scrubIdentities(v.Message())
+			WalkMessages(v.Message(), f)
 		}
 		return true
 	})
