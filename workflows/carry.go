@@ -46,7 +46,8 @@ type Carried struct {
 	Decisions    map[string]Decision     `json:"decisions,omitempty"`
 }
 
-// CarriedRestore is the restore record a chat keeps across runs.
+// CarriedRestore records the document a chat was restored from; the chat keeps it
+// across runs.
 type CarriedRestore struct {
 	Digest  string           `json:"digest"`
 	Source  chatstate.Source `json:"source"`
@@ -63,7 +64,8 @@ func (s *chatState) resume(ctx workflow.Context, c *Carried) {
 	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	s.lastError, s.store, s.runs = c.LastError, c.Store, c.Runs
 	if c.Restored != nil {
-		s.restored = &restoredFrom{digest: c.Restored.Digest, source: c.Restored.Source, repairs: c.Restored.Repairs}
+		r := *c.Restored
+		s.restored = &r
 	}
 	s.rebuildTurns()
 	s.turnCount, s.attempted = c.TurnCount, c.Attempted
@@ -150,8 +152,9 @@ func (s *chatState) carry() *Carried {
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
-	if r := s.restored; r != nil {
-		c.Restored = &CarriedRestore{Digest: r.digest, Source: r.source, Repairs: r.repairs}
+	if s.restored != nil {
+		r := *s.restored
+		c.Restored = &r
 	}
 	return c
 }

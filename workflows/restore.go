@@ -13,13 +13,6 @@ import (
 	"github.com/agentchat/agentchat/chatstate"
 )
 
-// restoredFrom records the document a chat was restored from.
-type restoredFrom struct {
-	digest  string
-	source  chatstate.Source
-	repairs []string
-}
-
 // validateImport refuses an import into a chat that already has history, turns or a
 // restored document (DESIGN.md restore table, "invalid"): the chat is left as it was.
 func (s *chatState) validateImport(in ImportInput) error {
@@ -102,7 +95,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	s.rebuildTurns()
 	s.detectSuspension(ctx)
 	s.boundary = strategyState{sel: s.selState, term: s.termState}
-	s.restored = &restoredFrom{digest: doc.Digest, source: doc.Source, repairs: repairs}
+	s.restored = &CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}

@@ -42,7 +42,7 @@ type chatState struct {
 	boundary strategyState
 	// importing is set while a document is being loaded; no turn runs meanwhile.
 	importing bool
-	restored  *restoredFrom
+	restored  *CarriedRestore
 	migration *migration
 	// draining is set while the run hands over to a new one: new updates are refused
 	// (retryably) and the turns already accepted are answered.
@@ -152,7 +152,7 @@ func (s *chatState) state() StateResult {
 		r.Channels = append(r.Channels, ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})
 	}
 	if s.restored != nil {
-		r.RestoredDigest, r.Repairs = s.restored.digest, s.restored.repairs
+		r.RestoredDigest, r.Repairs = s.restored.Digest, s.restored.Repairs
 	}
 	r.Store, r.Runs = s.store, s.runs
 	r.PendingApprovals = s.awaitingApproval()
