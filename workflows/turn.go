@@ -272,6 +272,9 @@ func (s *chatState) participant(id string) agents.Participant {
 // repeated or empty id becomes "<replyId>#<n>"; the model sees the id the history
 // holds, in the call and in its result alike.
 func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
+	if !slices.ContainsFunc(contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
+		return // no calls: the history need not be scanned
+	}
 	used := map[string]bool{}
 	for _, m := range s.history {
 		for _, c := range m.FunctionCalls() {
