@@ -99,7 +99,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		case !validArguments(c.Arguments):
 			results[c.CallID] = errorResult(c, "the arguments are not a JSON object: "+c.Arguments)
 		case spec.Approval && !s.decided(c.CallID):
-			pending = append(pending, PendingApproval{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, AgentID: p.ID, TurnID: t.msg.MessageID})
+			pending = append(pending, pendingApproval(c, p, t))
 		case spec.Approval && !s.decisions[c.CallID].Approved:
 			d := s.decisions[c.CallID]
 			results[c.CallID] = errorResult(c, "rejected by a person"+reasonSuffix(d.Reason))
@@ -131,6 +131,11 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		return errSuspended
 	}
 	return nil
+}
+
+// pendingApproval describes call c of agent p in turn t as waiting for a person.
+func pendingApproval(c chat.Content, p agents.Participant, t *turn) PendingApproval {
+	return PendingApproval{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, AgentID: p.ID, TurnID: t.msg.MessageID}
 }
 
 // stampResults gives the tool messages added without a time the time their round began.
@@ -226,7 +231,7 @@ func (s *chatState) validateApprove(in ApproveInput) error {
 	if s.suspension == nil {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), agents.ErrTypeInvalidInput)
 	}
-	if !slices.ContainsFunc(s.suspension.pending, func(p PendingApproval) bool { return p.CallID == in.CallID }) {
+	if !s.suspension.waitsFor(in.CallID) {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval of call %q (it waits for %s)",
 			s.chatID, in.CallID, pendingIDs(s.awaitingApproval())), agents.ErrTypeInvalidInput)
 	}
@@ -234,6 +239,12 @@ func (s *chatState) validateApprove(in ApproveInput) error {
 		return temporal.NewApplicationError(fmt.Sprintf("call %q is already decided", in.CallID), agents.ErrTypeInvalidInput)
 	}
 	return nil
+}
+
+// waitsFor reports whether callID is one of the calls the suspension was waiting for
+// (decided or not).
+func (sus *suspension) waitsFor(callID string) bool {
+	return slices.ContainsFunc(sus.pending, func(p PendingApproval) bool { return p.CallID == callID })
 }
 
 func pendingIDs(ps []PendingApproval) string {
@@ -248,8 +259,7 @@ func pendingIDs(ps []PendingApproval) string {
 // for, the turn resumes, and the update returns what it then produced (or where it
 // suspended again); otherwise it returns at once with the calls still awaited.
 func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnResult, error) {
-	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !slices.ContainsFunc(s.suspension.pending,
-		func(p PendingApproval) bool { return p.CallID == in.CallID })) {
+	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
 	}
 	if s.decisions == nil {
@@ -406,7 +416,7 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 	sus := &suspension{turn: t, agent: p}
 	for _, c := range calls {
 		if spec, ok := p.Tool(c.Name); ok && spec.Approval {
-			sus.pending = append(sus.pending, PendingApproval{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, AgentID: p.ID, TurnID: t.msg.MessageID})
+			sus.pending = append(sus.pending, pendingApproval(c, p, t))
 		}
 	}
 	s.suspension = sus
