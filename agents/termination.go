@@ -126,18 +126,11 @@ func (t TerminationStrategy) Applies(agentID string) bool {
 }
 
 // ShouldTerminate reports whether msg, the last agent message, completes the chat,
-// for the strategies that need no model or function ("regex", and "any"/"all" of
-// them); Validate must have accepted t. The workflow asks the worker for the others.
+// for the one strategy that needs neither a model nor a function, "regex"; Validate
+// must have accepted t. Every other type reports false: the workflow asks the worker
+// for "llm" and "function" and combines the parts of "any" and "all" itself.
 func (t TerminationStrategy) ShouldTerminate(msg chat.Message) bool {
-	switch t.Type {
-	case TerminationRegex:
-		return t.Applies(msg.AgentID) && regexp.MustCompile(t.Pattern).MatchString(msg.Text())
-	case TerminationAny:
-		return slices.ContainsFunc(t.Strategies, func(p TerminationStrategy) bool { return p.ShouldTerminate(msg) })
-	case TerminationAll:
-		return !slices.ContainsFunc(t.Strategies, func(p TerminationStrategy) bool { return !p.ShouldTerminate(msg) })
-	}
-	return false
+	return t.Type == TerminationRegex && t.Applies(msg.AgentID) && regexp.MustCompile(t.Pattern).MatchString(msg.Text())
 }
 
 // JudgeAgents returns the judge agent ids a strategy tree names.
