@@ -42,7 +42,7 @@ var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 func validateTools(tools map[string]Tool, defs []Definition) error {
 	for name, t := range tools {
 		if !toolNamePattern.MatchString(name) {
-			return fmt.Errorf("%w: tool %q: a name must match ^[a-zA-Z0-9_-]{1,64}$ (OpenAI function names)", ErrInvalidConfig, name)
+			return fmt.Errorf("%w: tool %q: a name must match %s (OpenAI function names)", ErrInvalidConfig, name, toolNamePattern)
 		}
 		if len(t.Parameters) > 0 {
 			var obj map[string]any
