@@ -191,9 +191,15 @@ type outcome struct {
 
 // send schedules a SendMessage update at the given delay and returns where its outcome lands.
 func (e *env) send(at time.Duration, in workflows.SendMessageInput) *outcome {
+	return e.update(at, workflows.SendMessageUpdate, "u-"+in.MessageID+at.String(), in)
+}
+
+// update schedules an update that answers a TurnResult (SendMessage, Approve) at the
+// given delay and returns where its outcome lands.
+func (e *env) update(at time.Duration, name, id string, in any) *outcome {
 	o := &outcome{}
 	e.env.RegisterDelayedCallback(func() {
-		e.env.UpdateWorkflow(workflows.SendMessageUpdate, "u-"+in.MessageID+at.String(), &testsuite.TestUpdateCallback{
+		e.env.UpdateWorkflow(name, id, &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { o.rejected, o.done = err, true },
 			OnComplete: func(v any, err error) {

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
@@ -150,32 +149,9 @@ func openCallsOf(h []chat.Message) []string {
 	return open
 }
 
-type approveOutcome struct {
-	res TurnResultOrErr
-}
-
-type TurnResultOrErr struct {
-	result   workflows.TurnResult
-	err      error
-	rejected error
-	done     bool
-}
-
-func (e *env) approve(at time.Duration, in workflows.ApproveInput) *TurnResultOrErr {
-	o := &TurnResultOrErr{}
-	e.at(at, func() {
-		e.env.UpdateWorkflow(workflows.ApproveUpdate, "approve-"+in.CallID, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { o.rejected, o.done = err, true },
-			OnComplete: func(v any, err error) {
-				o.done, o.err = true, err
-				if err == nil {
-					o.result = v.(workflows.TurnResult)
-				}
-			},
-		}, in)
-	})
-	return o
+// approve schedules an Approve update at the given delay and returns where its outcome lands.
+func (e *env) approve(at time.Duration, in workflows.ApproveInput) *outcome {
+	return e.update(at, workflows.ApproveUpdate, "approve-"+in.CallID, in)
 }
 
 func TestApprovalSuspendsTheTurnUntilAPersonDecides(t *testing.T) {
