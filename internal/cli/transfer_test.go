@@ -65,14 +65,6 @@ func tamper(t *testing.T, path, old, new string) string {
 	return out
 }
 
-func historyIDs(ms []chat.Message) []string {
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i] = m.MessageID
-	}
-	return ids
-}
-
 func TestExportWritesTheDocument(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	id, path, digest := exportFile(t, h)
@@ -86,7 +78,7 @@ func TestExportWritesTheDocument(t *testing.T) {
 	assert.Equal(t, id, doc.ChatID)
 	assert.Equal(t, "default", doc.Source.Namespace)
 	require.Len(t, doc.History, 4)
-	assert.Equal(t, []string{"m1", "m1/1", "m2", "m2/1"}, historyIDs(doc.History))
+	assert.Equal(t, []string{"m1", "m1/1", "m2", "m2/1"}, messageIDs(doc.History))
 	assert.Equal(t, firstUser, doc.History[0].Text())
 	assert.Equal(t, "Alice", doc.History[2].AuthorName)
 	assert.Equal(t, secondUser, doc.History[2].Text())
@@ -199,7 +191,7 @@ func TestImportRestoresIntoANewChat(t *testing.T) {
 	hist, err := h.Client.History(t.Context(), dst, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Equal(t, 6, hist.Total)
-	assert.Equal(t, []string{"m1", "m1/1", "m2", "m2/1"}, historyIDs(hist.Messages[:4]))
+	assert.Equal(t, []string{"m1", "m1/1", "m2", "m2/1"}, messageIDs(hist.Messages[:4]))
 	srcHist, err := h.Client.History(t.Context(), src, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	assert.Equal(t, 4, srcHist.Total, "the source is untouched")
