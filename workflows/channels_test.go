@@ -38,11 +38,20 @@ func TestServiceThreadGetsOnlyUnseenMessages(t *testing.T) {
 	assert.Equal(t, []string{"m1", "m1/1"}, ids(responder[0].History), "a new thread gets everything")
 	assert.Equal(t, []string{"m2", "m2/1"}, ids(responder[1].History), "then only what it has not seen: never twice, never skipped")
 	assert.JSONEq(t, `{"previousResponseId":"resp_1","syncedThrough":"m1/2"}`, string(responder[1].ChannelState))
+	assert.JSONEq(t, `{"previousResponseId":"resp_2","syncedThrough":"m2/2"}`, string(channelState(t, snap, agents.ChannelResponsesThread)))
+}
+
+// channelState returns the state of the snapshot's one channel of type typ, failing
+// the test when there is none, so an assertion on it cannot pass vacuously.
+func channelState(t *testing.T, snap workflows.Snapshot, typ string) json.RawMessage {
+	t.Helper()
 	for _, c := range snap.Channels {
-		if c.ChannelType == agents.ChannelResponsesThread {
-			assert.JSONEq(t, `{"previousResponseId":"resp_2","syncedThrough":"m2/2"}`, string(c.ChannelState))
+		if c.ChannelType == typ {
+			return c.ChannelState
 		}
 	}
+	require.Failf(t, "no channel", "the snapshot has no %s channel: %+v", typ, snap.Channels)
+	return nil
 }
 
 // A failed turn takes a service thread's watermark back too.
@@ -56,12 +65,8 @@ func TestFailedTurnRestoresTheServiceThreadState(t *testing.T) {
 	e.at(3*time.Second, func() { snap = e.snapshot() })
 	e.run(in, 4*time.Second)
 	require.Error(t, bad.err)
-	for _, c := range snap.Channels {
-		if c.ChannelType == agents.ChannelResponsesThread {
-			assert.JSONEq(t, `{"previousResponseId":"resp_1","syncedThrough":"m1/1"}`, string(c.ChannelState),
-				"the rolled-back turn's response is an unused branch")
-		}
-	}
+	assert.JSONEq(t, `{"previousResponseId":"resp_1","syncedThrough":"m1/1"}`, string(channelState(t, snap, agents.ChannelResponsesThread)),
+		"the rolled-back turn's response is an unused branch")
 }
 
 // A summarizing reducer folds older messages into a summary, kept in the channel's
