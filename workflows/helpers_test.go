@@ -216,20 +216,21 @@ func (e *env) update(at time.Duration, name, id string, in any) *outcome {
 // at schedules f, e.g. a query, at the given delay.
 func (e *env) at(d time.Duration, f func()) { e.env.RegisterDelayedCallback(f, d) }
 
-func (e *env) state() workflows.StateResult {
-	v, err := e.env.QueryWorkflow(workflows.StateQuery)
+// query runs the named query with args and decodes its answer into a T.
+func query[T any](e *env, name string, args ...any) T {
+	v, err := e.env.QueryWorkflow(name, args...)
 	require.NoError(e.t, err)
-	var st workflows.StateResult
-	require.NoError(e.t, v.Get(&st))
-	return st
+	var out T
+	require.NoError(e.t, v.Get(&out))
+	return out
+}
+
+func (e *env) state() workflows.StateResult {
+	return query[workflows.StateResult](e, workflows.StateQuery)
 }
 
 func (e *env) history() []chat.Message {
-	v, err := e.env.QueryWorkflow(workflows.HistoryQuery)
-	require.NoError(e.t, err)
-	var h workflows.HistoryResult
-	require.NoError(e.t, v.Get(&h))
-	return h.Messages
+	return query[workflows.HistoryResult](e, workflows.HistoryQuery).Messages
 }
 
 // run starts the workflow and cancels it at stopAt (a chat does not end by itself).

@@ -55,11 +55,7 @@ func restoring(doc []byte, ids ...string) workflows.AgentChatInput {
 }
 
 func (e *env) snapshot() workflows.Snapshot {
-	v, err := e.env.QueryWorkflow(workflows.SnapshotQuery)
-	require.NoError(e.t, err)
-	var s workflows.Snapshot
-	require.NoError(e.t, v.Get(&s))
-	return s
+	return query[workflows.Snapshot](e, workflows.SnapshotQuery)
 }
 
 // Equivalent: the same kinds; every channel keeps its state and the thread goes on.
