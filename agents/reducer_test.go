@@ -19,10 +19,10 @@ func ids(ms []chat.Message) []string {
 	return out
 }
 
-// The example of the tools issue: reduced to 3 messages, the history never starts
-// with the tool result of a call that was cut off, and keeps the system message.
-func TestTruncateNeverSplitsACallFromItsResult(t *testing.T) {
-	h := []chat.Message{
+// toolCallHistory is a system message, two user turns and, between them, a tool call
+// with its result: sys, a, call, result, b, done.
+func toolCallHistory() []chat.Message {
+	return []chat.Message{
 		chat.TextMessage("sys", chat.RoleSystem, "", "be brief"),
 		chat.TextMessage("a", chat.RoleUser, "", "user A"),
 		{MessageID: "call", Role: chat.RoleAssistant, Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "f", Arguments: "{}"}}},
@@ -30,6 +30,12 @@ func TestTruncateNeverSplitsACallFromItsResult(t *testing.T) {
 		chat.TextMessage("b", chat.RoleUser, "", "user B"),
 		chat.TextMessage("done", chat.RoleAssistant, "", "done"),
 	}
+}
+
+// The example of the tools issue: reduced to 3 messages, the history never starts
+// with the tool result of a call that was cut off, and keeps the system message.
+func TestTruncateNeverSplitsACallFromItsResult(t *testing.T) {
+	h := toolCallHistory()
 	r := agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 3}
 	require.NoError(t, r.Validate())
 	assert.Equal(t, []string{"sys", "b", "done"}, ids(r.Reduce(h)))
@@ -60,14 +66,7 @@ agents:
 }
 
 func TestSummarizeCutsAfterToolResultsAndReducesWithTheSummary(t *testing.T) {
-	h := []chat.Message{
-		chat.TextMessage("sys", chat.RoleSystem, "", "be brief"),
-		chat.TextMessage("a", chat.RoleUser, "", "user A"),
-		{MessageID: "call", Role: chat.RoleAssistant, Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "f", Arguments: "{}"}}},
-		{MessageID: "result", Role: chat.RoleTool, Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: "c1", Result: "42"}}},
-		chat.TextMessage("b", chat.RoleUser, "", "user B"),
-		chat.TextMessage("done", chat.RoleAssistant, "", "done"),
-	}
+	h := toolCallHistory()
 	r := agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: 4, Keep: 3}
 	require.NoError(t, r.Validate())
 	from, to, due := r.ToSummarize(h, nil)
