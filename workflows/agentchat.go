@@ -61,7 +61,6 @@ func (s *chatState) start(ctx workflow.Context) error {
 		s.openChannel(p)
 	}
 	s.selState = s.in.Selection.Initial(s.in.Participants)
-	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	if s.in.Restore != nil {
 		if err := s.restore(ctx, *s.in.Restore); err != nil {
 			return err

@@ -61,7 +61,6 @@ func (s *chatState) resume(ctx workflow.Context, c *Carried) {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
 	}
 	s.selState, s.termState, s.isComplete = c.Selection, c.Termination, c.IsComplete
-	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	s.lastError, s.store, s.runs = c.LastError, c.Store, c.Runs
 	if c.Restored != nil {
 		r := *c.Restored

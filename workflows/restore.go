@@ -94,7 +94,6 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	s.isComplete = doc.Strategies.IsComplete
 	s.rebuildTurns()
 	s.detectSuspension(ctx)
-	s.boundary = strategyState{sel: s.selState, term: s.termState}
 	s.restored = &CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)

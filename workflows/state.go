@@ -38,7 +38,9 @@ type chatState struct {
 	// channels are the chat's channels in order of creation; a channel whose key no
 	// participant has is dormant (kept from an import, resumed when its agent joins).
 	channels []*channel
-	// boundary is the strategies' state before the active turn: what an export takes.
+	// boundary is the strategies' state before the active turn: what an export takes and
+	// a failed turn goes back to. runTurn and resumeSuspended set it; it is read only
+	// while a turn is active.
 	boundary strategyState
 	// importing is set while a document is being loaded; no turn runs meanwhile.
 	importing bool
