@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -368,7 +369,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request, id string) {
 			readyAt: now.Add(2*runStep + s.opts.Latency + time.Duration(reply.Delay))}
 		rs.run = openai.Run{ID: s.svc.newID("run"), Object: "thread.run", CreatedAt: now.Unix(),
 			ThreadID: th.obj.ID, AssistantID: a.ID, Status: openai.RunStatusQueued,
-			ExpiresAt: now.Add(10 * time.Minute).Unix(), Model: orElse(req.Model, a.Model),
+			ExpiresAt: now.Add(10 * time.Minute).Unix(), Model: cmp.Or(req.Model, a.Model),
 			Instructions: runInstructions(req, a), Tools: []openai.Tool{}, FileIDS: []string{}, Metadata: req.Metadata}
 		if rs.run.Metadata == nil {
 			rs.run.Metadata = map[string]any{}
@@ -383,14 +384,6 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request, id string) {
 // rather than an HTTP error.
 func failsAsRun(status int) bool {
 	return status == http.StatusTooManyRequests || status >= 500
-}
-
-// orElse is a, or b when a is empty.
-func orElse(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // runInstructions is the request's instructions, else the assistant's, then any
