@@ -58,7 +58,7 @@ A call the chat does not wait for (unknown, or already decided) fails with one l
 			case len(res.Messages) == 0:
 				fmt.Fprintf(s.Out, "%s call %s\n", decided, in.CallID)
 			default:
-				printTurn(s.Out, chatID, res, "(the chat is complete: its termination strategy ended it)")
+				printTurn(s.Out, chatID, res, completeNote)
 			}
 			return nil
 		},

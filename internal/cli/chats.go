@@ -159,7 +159,7 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 			if asJSON {
 				return printJSON(s.Out, res)
 			}
-			printTurn(s.Out, cmp.Or(chatID, runID), res, "(the chat is complete: its termination strategy ended it)")
+			printTurn(s.Out, cmp.Or(chatID, runID), res, completeNote)
 			switch {
 			case runID != "" && len(res.AwaitingApproval) > 0:
 				fmt.Fprintf(s.Out, "(temporary thread %s; its workflow completes once the turn is answered)\n", runID)
@@ -269,7 +269,7 @@ Commands: /state, /history, /quit (or end of input).`,
 						fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
 						continue
 					}
-					printTurn(s.Out, chatID, res, "(the chat is complete)")
+					printTurn(s.Out, chatID, res, completeNoteShort)
 					continue
 				}
 				if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
@@ -285,7 +285,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
 					continue
 				}
-				printTurn(s.Out, chatID, res, "(the chat is complete)")
+				printTurn(s.Out, chatID, res, completeNoteShort)
 				if res.IsComplete {
 					return nil
 				}

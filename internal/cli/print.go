@@ -41,6 +41,13 @@ func printMessage(w io.Writer, m chat.Message) {
 	}
 }
 
+// What printTurn writes after a turn that completed the chat: after send and approve,
+// and (shorter) in the interactive chat.
+const (
+	completeNote      = "(the chat is complete: its termination strategy ended it)"
+	completeNoteShort = "(the chat is complete)"
+)
+
 // printTurn writes a turn's messages, then complete when the turn completed the chat,
 // and a line for each tool call it waits for.
 func printTurn(w io.Writer, chatID string, res agentchat.TurnResult, complete string) {
