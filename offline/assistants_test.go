@@ -281,8 +281,10 @@ func TestAssistantMessagesListAndModify(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	resp, _ = do(t, s, http.MethodPost, "/v1/threads/"+th.ID+"/messages", `{"role":"user","content":" "}`)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	resp, _ = do(t, s, http.MethodDelete, "/v1/threads/"+th.ID+"/messages", "")
+	resp, e = do(t, s, http.MethodDelete, "/v1/threads/"+th.ID+"/messages", "")
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+	assert.Equal(t, "POST, GET", resp.Header.Get("Allow"))
+	assert.Contains(t, e.Error.Message, "use POST or GET.")
 	resp, _ = do(t, s, http.MethodGet, "/v1/threads/"+th.ID+"/files", "")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -166,12 +167,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // allowMethod reports whether r uses method; if not, it answers 405 with an Allow header.
 func allowMethod(w http.ResponseWriter, r *http.Request, method string) bool {
-	if r.Method == method {
+	return allowMethods(w, r, method)
+}
+
+// allowMethods is allowMethod for a path that answers several methods.
+func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	if slices.Contains(methods, r.Method) {
 		return true
 	}
-	w.Header().Set("Allow", method)
+	w.Header().Set("Allow", strings.Join(methods, ", "))
 	writeError(w, http.StatusMethodNotAllowed,
-		fmt.Sprintf("Method %s not allowed for %s; use %s.", r.Method, r.URL.Path, method), 0)
+		fmt.Sprintf("Method %s not allowed for %s; use %s.", r.Method, r.URL.Path, strings.Join(methods, " or ")), 0)
 	return false
 }
 

@@ -91,17 +91,6 @@ func (s *Server) serveService(w http.ResponseWriter, r *http.Request, path strin
 	return true
 }
 
-// allowMethods is allowMethod for a path that answers several methods.
-func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) bool {
-	if slices.Contains(methods, r.Method) {
-		return true
-	}
-	w.Header().Set("Allow", strings.Join(methods, ", "))
-	writeError(w, http.StatusMethodNotAllowed,
-		fmt.Sprintf("Method %s not allowed for %s; use %s.", r.Method, r.URL.Path, strings.Join(methods, " or ")), 0)
-	return false
-}
-
 // writeAPIError answers status with an OpenAI-style error body whose type, code and
 // param are given (writeError derives type and code from the status and has no param).
 func writeAPIError(w http.ResponseWriter, status int, typ, code, param, message string) {
