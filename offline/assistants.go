@@ -172,17 +172,6 @@ func (s *Server) onThread(w http.ResponseWriter, id string, f func(th *thread) (
 	writeJSON(w, status, body)
 }
 
-// notFoundBody is notFound's body, for answers built under the lock.
-func notFoundBody(what, id string) apiError {
-	return apiError{Error: apiErrorDetail{Message: fmt.Sprintf("No %s found with id '%s'.", what, id),
-		Type: "invalid_request_error", Code: "not_found"}}
-}
-
-// badRequestBody is badRequest's body.
-func badRequestBody(message string) apiError {
-	return apiError{Error: apiErrorDetail{Message: message, Type: "invalid_request_error", Code: "invalid_value"}}
-}
-
 // createThread answers POST /v1/threads, with the optional "messages" added in order.
 func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 	var req struct {

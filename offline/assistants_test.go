@@ -222,6 +222,16 @@ func TestAssistantUnknownObjectsAreNotFound(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, apiErr.HTTPStatusCode)
 	_, ok := s.ThreadMessages("thread_nope")
 	assert.False(t, ok)
+
+	resp, e := do(t, s, http.MethodGet, "/v1/threads/"+th.ID+"/runs/run_nope", "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, "invalid_request_error", e.Error.Type)
+	assert.Equal(t, "not_found", e.Error.Code)
+	assert.Nil(t, e.Error.Param)
+	resp, e = do(t, s, http.MethodPost, "/v1/threads/"+th.ID+"/runs", `{}`)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, "invalid_value", e.Error.Code)
+	assert.Nil(t, e.Error.Param)
 }
 
 func TestAssistantMessagesListAndModify(t *testing.T) {

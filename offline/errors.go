@@ -18,7 +18,7 @@ type apiError struct {
 type apiErrorDetail struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
-	Param   *string `json:"param"` // always null here
+	Param   *string `json:"param"` // null unless requestError names one
 	Code    string  `json:"code"`
 }
 

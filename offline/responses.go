@@ -86,8 +86,8 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	s.svc.mu.Unlock()
 	if !found {
 		log.Debug("offline: unknown previous response", "id", req.PreviousResponseID)
-		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "previous_response_not_found", "previous_response_id",
-			fmt.Sprintf("Previous response with id '%s' not found.", req.PreviousResponseID))
+		writeJSON(w, http.StatusNotFound, requestError("previous_response_not_found", "previous_response_id",
+			fmt.Sprintf("Previous response with id '%s' not found.", req.PreviousResponseID)))
 		return
 	}
 	conv = append(conv, items...)
@@ -117,8 +117,7 @@ func (s *Server) getResponse(w http.ResponseWriter, id string) {
 	stored, ok := s.svc.responses[id]
 	s.svc.mu.Unlock()
 	if !ok {
-		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
-			fmt.Sprintf("Response with id '%s' not found.", id))
+		writeJSON(w, http.StatusNotFound, requestError("not_found", "", fmt.Sprintf("Response with id '%s' not found.", id)))
 		return
 	}
 	writeJSON(w, http.StatusOK, stored.resp)

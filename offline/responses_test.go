@@ -237,7 +237,18 @@ func TestResponsesMalformedRequests(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, tc.body)
 		assert.Contains(t, e.Error.Message, tc.message, tc.body)
 	}
-	resp, _ := do(t, s, http.MethodGet, "/v1/responses", "")
+	resp, e := do(t, s, http.MethodPost, "/v1/responses", `{"model":"m","input":"hi","stream":true}`)
+	assert.Equal(t, "invalid_request_error", e.Error.Type)
+	assert.Equal(t, "invalid_value", e.Error.Code)
+	if assert.NotNil(t, e.Error.Param) {
+		assert.Equal(t, "stream", *e.Error.Param)
+	}
+	resp, e = do(t, s, http.MethodGet, "/v1/responses/resp_nope", "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.Equal(t, "Response with id 'resp_nope' not found.", e.Error.Message)
+	assert.Equal(t, "not_found", e.Error.Code)
+	assert.Nil(t, e.Error.Param)
+	resp, _ = do(t, s, http.MethodGet, "/v1/responses", "")
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	resp, _ = do(t, s, http.MethodDelete, "/v1/responses/resp_1", "")
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)

@@ -91,26 +91,36 @@ func (s *Server) serveService(w http.ResponseWriter, r *http.Request, path strin
 	return true
 }
 
-// writeAPIError answers status with an OpenAI-style error body whose type, code and
-// param are given (writeError derives type and code from the status and has no param).
-func writeAPIError(w http.ResponseWriter, status int, typ, code, param, message string) {
-	d := apiErrorDetail{Message: message, Type: typ, Code: code}
+// requestError is an OpenAI-style error body of type invalid_request_error with code,
+// and with param unless it is "" (writeError derives type and code from the status and
+// has no param).
+func requestError(code, param, message string) apiError {
+	d := apiErrorDetail{Message: message, Type: "invalid_request_error", Code: code}
 	if param != "" {
 		d.Param = &param
 	}
-	writeJSON(w, status, apiError{Error: d})
+	return apiError{Error: d}
 }
 
-// notFound answers 404 for an object the server does not hold, as OpenAI words it:
-// "No thread found with id 'thread_x'.".
+// notFoundBody is the 404 body for an object the server does not hold, as OpenAI words
+// it: "No thread found with id 'thread_x'.".
+func notFoundBody(what, id string) apiError {
+	return requestError("not_found", "", fmt.Sprintf("No %s found with id '%s'.", what, id))
+}
+
+// badRequestBody is the 400 body with message and no param.
+func badRequestBody(message string) apiError {
+	return requestError("invalid_value", "", message)
+}
+
+// notFound answers 404 with notFoundBody.
 func notFound(w http.ResponseWriter, what, id string) {
-	writeAPIError(w, http.StatusNotFound, "invalid_request_error", "not_found", "",
-		fmt.Sprintf("No %s found with id '%s'.", what, id))
+	writeJSON(w, http.StatusNotFound, notFoundBody(what, id))
 }
 
-// badRequest answers 400 with message.
+// badRequest answers 400 with message, naming param.
 func badRequest(w http.ResponseWriter, param, message string) {
-	writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", param, message)
+	writeJSON(w, http.StatusBadRequest, requestError("invalid_value", param, message))
 }
 
 // decodeBody reads r's JSON body into v. On failure it has answered 400 or 413 and
