@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -42,16 +43,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	s.ledger.record(agent, req)
 
-	if !sleep(r.Context(), s.opts.Latency+time.Duration(reply.Delay)) {
-		// The client is gone (and will not see this) or the server is closing (and the
-		// client should retry elsewhere or later).
-		log.Debug("offline: chat completion cancelled while waiting", "error", r.Context().Err())
-		writeError(w, http.StatusServiceUnavailable, "offline: request cancelled before the reply was sent", 0)
-		return
-	}
-	if reply.Status != 0 {
-		log.Debug("offline: scripted error", "status", reply.Status)
-		writeError(w, reply.Status, reply.Message, reply.RetryAfter)
+	if !s.awaitReply(w, r, reply, log) {
 		return
 	}
 	ans := buildAnswer(agent, reply, req, seq)
@@ -65,29 +57,55 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ans.response())
 }
 
+// awaitReply waits Options.Latency plus reply's Delay, then answers reply's scripted
+// error if it has one. It reports whether the caller is to answer the reply; if not, it
+// has answered the scripted error, or 503 when the request or the server was cancelled
+// meanwhile.
+func (s *Server) awaitReply(w http.ResponseWriter, r *http.Request, reply Reply, log *slog.Logger) bool {
+	if !sleep(r.Context(), s.opts.Latency+time.Duration(reply.Delay)) {
+		// The client is gone (and will not see this) or the server is closing (and the
+		// client should retry elsewhere or later).
+		log.Debug("offline: request cancelled while waiting", "error", r.Context().Err())
+		writeError(w, http.StatusServiceUnavailable, "offline: request cancelled before the reply was sent", 0)
+		return false
+	}
+	if reply.Status != 0 {
+		log.Debug("offline: scripted error", "status", reply.Status)
+		writeError(w, reply.Status, reply.Message, reply.RetryAfter)
+		return false
+	}
+	return true
+}
+
+// bodyError is the status (413 for a body over maxBodyBytes, else 400) and the message
+// to answer for err, an error reading or decoding a request's JSON body.
+func bodyError(err error) (int, error) {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
+	}
+	return http.StatusBadRequest, fmt.Errorf("could not parse the JSON body of the request: %w", err)
+}
+
 // decodeRequest reads r's body as a chat completion request. On failure it returns the
 // HTTP status to answer (400 or 413) and an error whose text is the message to send.
 func decodeRequest(w http.ResponseWriter, r *http.Request) (openai.ChatCompletionRequest, int, error) {
 	var wire wireRequest
-	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&wire)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return openai.ChatCompletionRequest{}, http.StatusRequestEntityTooLarge,
-			fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
-	case err != nil:
-		return openai.ChatCompletionRequest{}, http.StatusBadRequest,
-			fmt.Errorf("could not parse the JSON body of the request: %w", err)
-	case len(wire.Messages) == 0:
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&wire); err != nil {
+		status, err := bodyError(err)
+		return openai.ChatCompletionRequest{}, status, err
+	}
+	if len(wire.Messages) == 0 {
 		return openai.ChatCompletionRequest{}, http.StatusBadRequest,
 			errors.New("[] is too short - 'messages': at least one message is required")
 	}
 	req := wire.ChatCompletionRequest
 	req.Messages = make([]openai.ChatCompletionMessage, len(wire.Messages))
 	for i, m := range wire.Messages {
+		var err error
 		if req.Messages[i], err = m.message(); err != nil {
-			return openai.ChatCompletionRequest{}, http.StatusBadRequest,
-				fmt.Errorf("could not parse the JSON body of the request: messages[%d]: %w", i, err)
+			status, err := bodyError(fmt.Errorf("messages[%d]: %w", i, err))
+			return openai.ChatCompletionRequest{}, status, err
 		}
 	}
 	return req, http.StatusOK, nil

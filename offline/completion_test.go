@@ -213,6 +213,17 @@ func TestContentOfTheWrongTypeIsABadRequest(t *testing.T) {
 		body := `{"model":"m","messages":[{"role":"user","content":"ok"},{"role":"user","content":` + content + `}]}`
 		offline.New(offline.Options{}).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body)))
 		assert.Equal(t, http.StatusBadRequest, rec.Code, content)
-		assert.Contains(t, rec.Body.String(), "messages[1]", content)
+		assert.Contains(t, rec.Body.String(), "could not parse the JSON body of the request: messages[1]", content)
+	}
+}
+
+// TestBodyTooLarge: every endpoint that reads a body answers 413 past 8 MiB.
+func TestBodyTooLarge(t *testing.T) {
+	body := `{"model":"m","input":"` + strings.Repeat("x", 8<<20) + `"}`
+	for _, path := range []string{"/v1/chat/completions", "/v1/responses", "/v1/threads"} {
+		rec := httptest.NewRecorder()
+		offline.New(offline.Options{}).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, path)
+		assert.Contains(t, rec.Body.String(), "request body larger than 8388608 bytes", path)
 	}
 }

@@ -96,13 +96,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if !sleep(r.Context(), s.opts.Latency+time.Duration(reply.Delay)) {
-		writeError(w, http.StatusServiceUnavailable, "offline: request cancelled before the reply was sent", 0)
-		return
-	}
-	if reply.Status != 0 {
-		log.Debug("offline: scripted error", "status", reply.Status)
-		writeError(w, reply.Status, reply.Message, reply.RetryAfter)
+	if !s.awaitReply(w, r, reply, log) {
 		return
 	}
 	ans := buildAnswer(agent, reply, openai.ChatCompletionRequest{Model: req.Model,

@@ -1,8 +1,8 @@
 package offline
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -123,23 +123,16 @@ func badRequest(w http.ResponseWriter, param, message string) {
 	writeJSON(w, http.StatusBadRequest, requestError("invalid_value", param, message))
 }
 
-// decodeBody reads r's JSON body into v. On failure it has answered 400 or 413 and
-// returns false.
+// decodeBody reads r's JSON body, if it is not empty, into v and returns it. On failure
+// it has answered 400 or 413 (bodyError) and returns false.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	body, err := readBody(w, r)
-	if err == nil && len(strings.TrimSpace(string(body))) > 0 {
+	if err == nil && len(bytes.TrimSpace(body)) > 0 {
 		err = json.Unmarshal(body, v)
-		if err != nil {
-			err = fmt.Errorf("could not parse the JSON body of the request: %w", err)
-		}
 	}
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit), 0)
-		return nil, false
-	case err != nil:
-		writeError(w, http.StatusBadRequest, err.Error(), 0)
+	if err != nil {
+		status, err := bodyError(err)
+		writeError(w, status, err.Error(), 0)
 		return nil, false
 	}
 	return body, true
