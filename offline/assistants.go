@@ -189,7 +189,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		th.obj.Metadata = map[string]any{}
 	}
 	for i, m := range req.Messages {
-		if _, err := s.svc.addMessage(th, m, "", ""); err != nil {
+		if _, err := s.svc.addMessage(th, m); err != nil {
 			badRequest(w, fmt.Sprintf("messages[%d]", i), err.Error())
 			return
 		}
@@ -210,7 +210,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, id string
 			return http.StatusBadRequest, badRequestBody(fmt.Sprintf(
 				"Can't add messages to %s while a run %s is active.", th.obj.ID, rs.run.ID))
 		}
-		m, err := s.svc.addMessage(th, req, "", "")
+		m, err := s.svc.addMessage(th, req)
 		if err != nil {
 			return http.StatusBadRequest, badRequestBody(err.Error())
 		}
@@ -263,7 +263,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, id, msgID strin
 
 // addMessage appends a message to th: role user or assistant, and some text. v.mu must
 // be held.
-func (v *services) addMessage(th *thread, req messageRequest, runID, assistantID string) (openai.Message, error) {
+func (v *services) addMessage(th *thread, req messageRequest) (openai.Message, error) {
 	if req.Role != openai.ChatMessageRoleUser && req.Role != openai.ChatMessageRoleAssistant {
 		return openai.Message{}, fmt.Errorf("Invalid value for 'role': %q; use 'user' or 'assistant'.", req.Role)
 	}
@@ -271,8 +271,14 @@ func (v *services) addMessage(th *thread, req messageRequest, runID, assistantID
 	if strings.TrimSpace(text) == "" {
 		return openai.Message{}, errors.New("Invalid 'content': a message needs some text.")
 	}
+	return v.appendMessage(th, req.Role, text, req.Metadata, "", ""), nil
+}
+
+// appendMessage appends a message of role with text to th; runID and assistantID are
+// set for a message a run wrote. v.mu must be held.
+func (v *services) appendMessage(th *thread, role, text string, metadata map[string]any, runID, assistantID string) openai.Message {
 	m := openai.Message{ID: v.newID("msg"), Object: "thread.message", CreatedAt: int(time.Now().Unix()),
-		ThreadID: th.obj.ID, Role: req.Role, FileIds: []string{}, Metadata: req.Metadata,
+		ThreadID: th.obj.ID, Role: role, FileIds: []string{}, Metadata: metadata,
 		Content: []openai.MessageContent{{Type: "text", Text: &openai.MessageText{Value: text, Annotations: []any{}}}}}
 	if m.Metadata == nil {
 		m.Metadata = map[string]any{}
@@ -281,7 +287,7 @@ func (v *services) addMessage(th *thread, req messageRequest, runID, assistantID
 		m.RunID, m.AssistantID = &runID, &assistantID
 	}
 	th.messages = append(th.messages, m)
-	return m, nil
+	return m
 }
 
 // messageRequestText is a message's content: the string, or its text parts joined by
@@ -349,7 +355,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request, id string) {
 			return http.StatusBadRequest, badRequestBody(fmt.Sprintf("Thread %s already has an active run %s.", th.obj.ID, rs.run.ID))
 		}
 		for _, m := range req.AdditionalMessages {
-			if _, err := s.svc.addMessage(th, m, "", ""); err != nil {
+			if _, err := s.svc.addMessage(th, m); err != nil {
 				return http.StatusBadRequest, badRequestBody(err.Error())
 			}
 		}
@@ -492,14 +498,7 @@ func (v *services) finish(th *thread, rs *runState) {
 		if r.isDefault() {
 			text = DefaultText(rs.agent, msgs)
 		}
-		content, _ := json.Marshal(text)
-		if _, err := v.addMessage(th, messageRequest{Role: openai.ChatMessageRoleAssistant, Content: content},
-			rs.run.ID, rs.run.AssistantID); err != nil {
-			// Not reachable: DefaultText and scriptedText never return blank text.
-			rs.run.Status, rs.run.FailedAt = openai.RunStatusFailed, &at
-			rs.run.LastError = &openai.RunLastError{Code: openai.RunErrorServerError, Message: err.Error()}
-			return
-		}
+		v.appendMessage(th, openai.ChatMessageRoleAssistant, text, nil, rs.run.ID, rs.run.AssistantID)
 		u := usage(msgs, answer{content: text})
 		rs.run.Status, rs.run.CompletedAt, rs.run.Usage = openai.RunStatusCompleted, &at, u
 	}
