@@ -20,7 +20,7 @@ type agentState struct {
 type ledger struct {
 	mu     sync.Mutex
 	agents map[string]*agentState
-	total  int // all chat-completion requests, of every agent
+	total  int // all model requests, of every agent
 }
 
 // newLedger copies scripts so later changes by the caller do not reach the server.
@@ -82,9 +82,9 @@ func (s *Server) SetScript(agent string, replies []Reply) {
 	st.requests, st.position = 0, nil
 }
 
-// Requests is how many chat-completion requests agent made since the server started or
-// since its last SetScript: every attempt, including those answered with an error. It is
-// safe for concurrent use.
+// Requests is how many model requests (chat completions, response creations, runs)
+// agent made since the server started or since its last SetScript: every attempt,
+// including those answered with an error. It is safe for concurrent use.
 func (s *Server) Requests(agent string) int {
 	s.ledger.mu.Lock()
 	defer s.ledger.mu.Unlock()
@@ -94,7 +94,7 @@ func (s *Server) Requests(agent string) int {
 	return 0
 }
 
-// TotalRequests is how many chat-completion requests all agents made since the server
+// TotalRequests is how many model requests all agents made since the server
 // started (SetScript does not reset it). It is safe for concurrent use.
 func (s *Server) TotalRequests() int {
 	s.ledger.mu.Lock()

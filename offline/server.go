@@ -44,11 +44,12 @@ const (
 // Options configure a Server. The zero value is a server that gives every agent the
 // default reply at once and logs nothing.
 type Options struct {
-	// Scripts holds scripted replies by agent id: the i-th request of that agent (0-based,
-	// counting every chat-completion request, errors included) gets Scripts[agent][i];
-	// past the end, the default reply. New copies the map and slices.
+	// Scripts holds scripted replies by agent id: the i-th model request of that agent in
+	// one chat (by agents.ChatHeader; 0-based, counting every chat completion, response
+	// creation and run, errors included) gets Scripts[agent][i]; past the end, the
+	// default reply. New copies the map and slices.
 	Scripts map[string][]Reply
-	// Latency is waited before every chat-completion answer, on top of any Reply.Delay;
+	// Latency is waited before every model answer, on top of any Reply.Delay;
 	// zero means none. Requests rejected as malformed (400) do not wait.
 	Latency time.Duration
 	// ChunkDelay is the pause between Server-Sent Events when streaming; zero means none.
@@ -181,7 +182,7 @@ func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) boo
 	return false
 }
 
-// agentOf is the agent id r names in AgentHeader, or DefaultAgent.
+// chatOf is the chat id r names in agents.ChatHeader, or "".
 func chatOf(r *http.Request) string { return strings.TrimSpace(r.Header.Get(agents.ChatHeader)) }
 
 // agentOf is the agent id r names in AgentHeader, or DefaultAgent.
