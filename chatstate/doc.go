@@ -40,9 +40,8 @@
 //     waiting for their results (e.g. a tool call awaiting a person's approval), and the
 //     importing chat answers them (approval, or running the tool) before any model call;
 //   - repairs a functionCall that has no functionResult before the next non-tool
-//     message: right
-//     after the tool messages that follow the call, or right after the call's message
-//     when none do, it inserts the tool message
+//     message: right after the tool messages that follow the call, or right after the
+//     call's message when none do, it inserts the tool message
 //     {"messageId": "<call's messageId>/repair-<callId>", "role": "tool", "contents":
 //     [{"type": "functionResult", "callId": "<callId>", "result": "", "error":
 //     "no result was recorded for this call (added on import)"}]}

@@ -42,11 +42,11 @@ type pairing struct {
 // with the same callId before the next non-tool message. Calls still open at the end of
 // the history are left as they are: the chat's turn is waiting for their results (a
 // tool call awaiting a person's approval), and the importing chat answers them before
-// any model sees them again. It
-// returns history with a repair message inserted for each call without a result, and
-// one line per repair; it refuses, with a *FieldError naming the callId, a functionResult
-// that answers no earlier unanswered call and a callId used by two calls. history itself
-// is never modified; it is returned as is when nothing was repaired.
+// any model sees them again. It returns history with a repair message inserted for each
+// call without a result, and one line per repair; it refuses, with a *FieldError naming
+// the callId, a functionResult that answers no earlier unanswered call and a callId used
+// by two calls. history itself is never modified; it is returned as is when nothing was
+// repaired.
 func pairCalls(history []chat.Message) ([]chat.Message, []string, error) {
 	p := pairing{history: history, calls: map[string]callRef{}}
 	for i, m := range history {
