@@ -238,6 +238,7 @@ func TestResponsesMalformedRequests(t *testing.T) {
 		assert.Contains(t, e.Error.Message, tc.message, tc.body)
 	}
 	resp, e := do(t, s, http.MethodPost, "/v1/responses", `{"model":"m","input":"hi","stream":true}`)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Equal(t, "invalid_request_error", e.Error.Type)
 	assert.Equal(t, "invalid_value", e.Error.Code)
 	if assert.NotNil(t, e.Error.Param) {

@@ -126,7 +126,7 @@ func badRequest(w http.ResponseWriter, param, message string) {
 // decodeBody reads r's JSON body, if it is not empty, into v and returns it. On failure
 // it has answered 400 or 413 (bodyError) and returns false.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
-	body, err := readBody(w, r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err == nil && len(bytes.TrimSpace(body)) > 0 {
 		err = json.Unmarshal(body, v)
 	}
@@ -136,11 +136,6 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 		return nil, false
 	}
 	return body, true
-}
-
-// readBody reads at most maxBodyBytes of r's body.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 }
 
 // withInstructions is msgs after a system message holding instructions, if any: the
