@@ -27,16 +27,15 @@ const pageBytes = 1 << 20
 // worker's document store, or a file path on the worker. Errors: InvalidInput for an
 // inline document that is too large or a bad path.
 func (a *Activities) ExportChat(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
-	tc, err := a.temporal(activity.GetInfo(ctx).WorkflowNamespace)
+	ns := activity.GetInfo(ctx).WorkflowNamespace
+	tc, err := a.temporal(ns)
 	if err != nil {
 		return workflows.ExportResult{}, err
 	}
-	var store string
 	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
-		return a.fillStubs(ctx, in.ChatID, store, msgs)
+		return a.fillStubs(ctx, in.ChatID, in.Store, msgs)
 	}
-	store = in.Store
-	doc, err := BuildDocument(ctx, tc, in.ChatID, in.RunID, Source{Namespace: activity.GetInfo(ctx).WorkflowNamespace, Cluster: a.clusterName}, fill)
+	doc, err := BuildDocument(ctx, tc, in.ChatID, in.RunID, Source{Namespace: ns, Cluster: a.clusterName}, fill)
 	if err != nil {
 		return workflows.ExportResult{}, err
 	}
