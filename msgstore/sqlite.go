@@ -86,33 +86,39 @@ func OpenSQLite(path string) (*SQLite, error) {
 	return s, nil
 }
 
-// migrate brings the file to SchemaVersion in one transaction.
-func (s *SQLite) migrate(ctx context.Context) (err error) {
+// inTx runs f in a transaction, committed when f returns nil and rolled back otherwise.
+func (s *SQLite) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	var version int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
 		return err
 	}
-	switch {
-	case version > SchemaVersion:
-		return fmt.Errorf("%w: file has version %d, this build knows up to %d", ErrSchema, version, SchemaVersion)
-	case version < 1:
-		if _, err := tx.ExecContext(ctx, sqliteSchemaV1); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
-			return err
-		}
-	}
 	return tx.Commit()
+}
+
+// migrate brings the file to SchemaVersion in one transaction.
+func (s *SQLite) migrate(ctx context.Context) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var version int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+			return err
+		}
+		switch {
+		case version > SchemaVersion:
+			return fmt.Errorf("%w: file has version %d, this build knows up to %d", ErrSchema, version, SchemaVersion)
+		case version < 1:
+			if _, err := tx.ExecContext(ctx, sqliteSchemaV1); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Name returns "sqlite".
@@ -145,27 +151,19 @@ func (s *SQLite) Put(ctx context.Context, chatID string, msgs []chat.Message) er
 	defer cancel()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := s.put(opCtx, chatID, rows); err != nil {
+	if err := s.inTx(opCtx, func(tx *sql.Tx) error { return putRows(opCtx, tx, chatID, rows) }); err != nil {
 		return s.wrap(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID), err)
 	}
 	return nil
 }
 
-func (s *SQLite) put(ctx context.Context, chatID string, rows []row) (err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+// putRows writes rows under chatID in tx.
+func putRows(ctx context.Context, tx *sql.Tx, chatID string, rows []row) error {
 	// Insert what is new, many rows a statement; a message already stored must have the
 	// same body, which is checked for those rows only (usually none) after the inserts.
 	now := time.Now().UnixMilli()
 	var stored []row
-	err = chunks(rows, sqliteInsertRows, func(part []row) error {
+	err := chunks(rows, sqliteInsertRows, func(part []row) error {
 		args := make([]any, 0, 4*len(part))
 		for _, r := range part {
 			args = append(args, chatID, r.id, r.body, now)
@@ -213,7 +211,7 @@ func (s *SQLite) put(ctx context.Context, chatID string, rows []row) (err error)
 			}
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // Get returns the messages of chatID with these ids, in order; see Store.
