@@ -228,17 +228,12 @@ func postgresBodies(ctx context.Context, q pgQuerier, chatID string, ids []strin
 
 // wrap prefixes err and marks it ErrUnavailable when the server could not be reached
 // or the operation ran past OpTimeout while the caller's ctx was still live.
+// A store closed meanwhile makes it ErrClosed.
 func (s *Postgres) wrap(ctx, opCtx context.Context, what string, err error) error {
-	if errors.Is(err, ErrConflict) { // already says where and what
-		return err
-	}
-	if s.closed.Load() {
+	if s.closed.Load() && !errors.Is(err, ErrConflict) {
 		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrClosed, err)
 	}
-	if !errors.Is(err, ErrSchema) && ctx.Err() == nil && (opCtx.Err() != nil || postgresUnavailable(err)) {
-		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrUnavailable, err)
-	}
-	return fmt.Errorf("msgstore: %s: %w", what, err)
+	return wrapOp(ctx, opCtx, what, err, postgresUnavailable)
 }
 
 // postgresUnavailable reports whether err means the server could not be reached or

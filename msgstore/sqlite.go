@@ -81,7 +81,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 	defer cancel()
 	if err := s.migrate(ctx); err != nil {
 		_ = db.Close()
-		return nil, s.wrap(context.Background(), ctx, "open sqlite "+strconv.Quote(abs), err)
+		return nil, wrapOp(context.Background(), ctx, "open sqlite "+strconv.Quote(abs), err, sqliteUnavailable)
 	}
 	return s, nil
 }
@@ -152,7 +152,7 @@ func (s *SQLite) Put(ctx context.Context, chatID string, msgs []chat.Message) er
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if err := s.inTx(opCtx, func(tx *sql.Tx) error { return putRows(opCtx, tx, chatID, rows) }); err != nil {
-		return s.wrap(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID), err)
+		return wrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID), err, sqliteUnavailable)
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func (s *SQLite) Get(ctx context.Context, chatID string, ids []string) ([]chat.M
 	defer cancel()
 	found, err := sqliteBodies(opCtx, s.db, chatID, unique(ids))
 	if err != nil {
-		return nil, s.wrap(ctx, opCtx, "sqlite get chat "+strconv.Quote(chatID), err)
+		return nil, wrapOp(ctx, opCtx, "sqlite get chat "+strconv.Quote(chatID), err, sqliteUnavailable)
 	}
 	return ordered(NameSQLite, chatID, ids, found)
 }
@@ -263,18 +263,6 @@ func sqliteBodies(ctx context.Context, q sqlQuerier, chatID string, ids []string
 		return rows.Err()
 	})
 	return found, err
-}
-
-// wrap prefixes err and marks it ErrUnavailable when SQLite was busy or locked, or the
-// operation ran past OpTimeout while the caller's ctx was still live.
-func (s *SQLite) wrap(ctx, opCtx context.Context, what string, err error) error {
-	if errors.Is(err, ErrConflict) { // already says where and what
-		return err
-	}
-	if !errors.Is(err, ErrSchema) && ctx.Err() == nil && (opCtx.Err() != nil || sqliteUnavailable(err)) {
-		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrUnavailable, err)
-	}
-	return fmt.Errorf("msgstore: %s: %w", what, err)
 }
 
 // sqliteUnavailable reports whether err is SQLite saying "not now": busy or locked

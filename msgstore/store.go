@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -178,6 +179,21 @@ func validID(id string) error {
 		return fmt.Errorf("%w: id is not UTF-8 text without NUL", ErrInvalid)
 	}
 	return nil
+}
+
+// wrapOp prefixes the error of an operation with what it was, "msgstore: <what>: ", and
+// marks it ErrUnavailable when the store says so (unavailable) or the operation ran past
+// OpTimeout (opCtx done) while the caller's ctx was still live. ErrConflict errors
+// already say where and what and are returned as they are; ErrSchema is never
+// ErrUnavailable.
+func wrapOp(ctx, opCtx context.Context, what string, err error, unavailable func(error) bool) error {
+	if errors.Is(err, ErrConflict) {
+		return err
+	}
+	if !errors.Is(err, ErrSchema) && ctx.Err() == nil && (opCtx.Err() != nil || unavailable(err)) {
+		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrUnavailable, err)
+	}
+	return fmt.Errorf("msgstore: %s: %w", what, err)
 }
 
 func conflictError(store, chatID, id string) error {
