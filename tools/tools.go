@@ -61,12 +61,15 @@ func Calculate(_ context.Context, args json.RawMessage) (string, error) {
 	return strconv.FormatFloat(r, 'g', -1, 64), nil
 }
 
-// orders is the order desk's (made-up) data.
-var orders = map[string]struct {
+// order is one order of the desk.
+type order struct {
 	Item   string
 	Amount float64
 	Status string
-}{
+}
+
+// orders is the order desk's (made-up) data.
+var orders = map[string]order{
 	"1001": {"tea set", 42.50, "delivered"},
 	"1002": {"kettle", 89.00, "in transit"},
 	"1003": {"mugs (4)", 24.00, "delivered"},
@@ -74,13 +77,9 @@ var orders = map[string]struct {
 
 // LookupOrder returns an order's item, amount and status. Arguments: {"order": "1001"}.
 func LookupOrder(_ context.Context, args json.RawMessage) (string, error) {
-	id, err := orderID(args)
+	id, o, err := findOrder(args)
 	if err != nil {
 		return "", err
-	}
-	o, ok := orders[id]
-	if !ok {
-		return "", activities.ToolError("no order %q", id)
 	}
 	return fmt.Sprintf("order %s: %s, $%.2f, %s", id, o.Item, o.Amount, o.Status), nil
 }
@@ -88,17 +87,28 @@ func LookupOrder(_ context.Context, args json.RawMessage) (string, error) {
 // Refund refunds an order; the example config makes it need approval. Arguments:
 // {"order": "1001"}.
 func Refund(_ context.Context, args json.RawMessage) (string, error) {
-	id, err := orderID(args)
+	id, o, err := findOrder(args)
 	if err != nil {
 		return "", err
-	}
-	o, ok := orders[id]
-	if !ok {
-		return "", activities.ToolError("no order %q", id)
 	}
 	return fmt.Sprintf("refunded $%.2f for order %s", o.Amount, id), nil
 }
 
+// findOrder returns the order the arguments {"order": id} name, with its id. An unknown
+// id or unreadable arguments are a ToolError.
+func findOrder(args json.RawMessage) (string, order, error) {
+	id, err := orderID(args)
+	if err != nil {
+		return "", order{}, err
+	}
+	o, ok := orders[id]
+	if !ok {
+		return "", order{}, activities.ToolError("no order %q", id)
+	}
+	return id, o, nil
+}
+
+// orderID reads the order id of the arguments {"order": id}, a string or a number.
 func orderID(args json.RawMessage) (string, error) {
 	var in struct {
 		Order json.RawMessage `json:"order"`

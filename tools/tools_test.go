@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,14 @@ func TestBuiltinTools(t *testing.T) {
 	r, err = tools.Refund(ctx, json.RawMessage(`{"order":"1001"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "refunded $42.50 for order 1001", r)
-	_, err = tools.Clock(ctx, nil)
+	_, err = tools.Refund(ctx, json.RawMessage(`{"order":"9"}`))
+	assert.ErrorContains(t, err, `no order "9"`)
+	_, err = tools.Refund(ctx, json.RawMessage(`{"id":"1001"}`))
+	assert.ErrorContains(t, err, `want {"order": "1001"}`)
+	r, err = tools.Clock(ctx, nil)
 	require.NoError(t, err)
+	now, err := time.Parse(time.RFC3339, r)
+	require.NoError(t, err, "RFC 3339")
+	assert.WithinDuration(t, time.Now(), now, time.Minute)
 	assert.Len(t, tools.Builtin(), 4)
 }
