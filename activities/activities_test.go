@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -174,6 +175,18 @@ func TestUnknownAgentIsNotRetried(t *testing.T) {
 	require.True(t, errors.As(err, &app), "%v", err)
 	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
 	assert.True(t, app.NonRetryable())
+}
+
+// The strategies' agents are looked up as InvokeAgent's are.
+func TestUnknownStrategyAgentIsNotRetried(t *testing.T) {
+	acts, _ := setup(t, true)
+	_, err := acts.JudgeTermination(context.Background(), agents.JudgeInput{Agent: "ghost",
+		History: agents.InvokeInput{History: seed[:1]}})
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	assert.True(t, app.NonRetryable())
+	assert.Contains(t, err.Error(), `agent "ghost" is not in this worker's registry`)
 }
 
 func TestResolveParticipantsNamesUnknownIDs(t *testing.T) {

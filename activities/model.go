@@ -32,10 +32,9 @@ const ReplyInlineLimit = 1 << 20
 // Errors: UnknownAgent (not retryable) when the agent is gone from the registry;
 // ModelRequestRejected / ModelUnavailable from the provider (see providerError).
 func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
-	def, ok := a.registry.Get(in.AgentID)
-	if !ok {
-		return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent %q is not in this worker's registry", in.AgentID), agents.ErrTypeUnknownAgent, nil)
+	def, err := a.agent(in.AgentID)
+	if err != nil {
+		return agents.InvokeResult{}, err
 	}
 	history, err := a.historyFor(ctx, in)
 	if err != nil {
@@ -68,6 +67,17 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 		res.Contents, res.Stored = nil, stored.Store
 	}
 	return res, nil
+}
+
+// agent returns the definition of agent id; one gone from the registry is UnknownAgent,
+// not retryable.
+func (a *Activities) agent(id string) (agents.Definition, error) {
+	def, ok := a.registry.Get(id)
+	if !ok {
+		return agents.Definition{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("agent %q is not in this worker's registry", id), agents.ErrTypeUnknownAgent, nil)
+	}
+	return def, nil
 }
 
 // invokeChatCompletion runs one reply of a chat_completion agent: one Chat Completions

@@ -111,10 +111,9 @@ func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput)
 // ask makes one Chat Completions call as agent id, with prompt after its instructions,
 // and returns the reply text.
 func (a *Activities) ask(ctx context.Context, id, chatID, prompt string, history []chat.Message) (string, error) {
-	def, ok := a.registry.Get(id)
-	if !ok {
-		return "", temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent %q is not in this worker's registry", id), agents.ErrTypeUnknownAgent, nil)
+	def, err := a.agent(id)
+	if err != nil {
+		return "", err
 	}
 	instructions := strings.TrimSpace(def.Instructions + "\n\n" + prompt)
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(instructions, history)}
