@@ -435,12 +435,10 @@ func (ac *assistantCache) forget(c *openai.Client, agent string) {
 // worker crash reuses the thread a new channel's first attempt made instead of making
 // another.
 type progress struct {
-	ctx    context.Context
-	mu     sync.Mutex
-	d      progressDetails
-	done   chan struct{}
-	closed sync.Once
-	wg     sync.WaitGroup // the heartbeat goroutine
+	ctx  context.Context
+	mu   sync.Mutex
+	d    progressDetails
+	stop func() // ends the heartbeats and waits for the last one, so none is sent after the activity returned
 }
 
 // progressDetails are the heartbeat details of an assistant call.
@@ -449,28 +447,11 @@ type progressDetails struct {
 }
 
 func startProgress(ctx context.Context) *progress {
-	p := &progress{ctx: ctx, done: make(chan struct{})}
+	p := &progress{ctx: ctx}
 	if activity.HasHeartbeatDetails(ctx) {
 		_ = activity.GetHeartbeatDetails(ctx, &p.d) // unreadable details: start afresh
 	}
-	if every := activity.GetInfo(ctx).HeartbeatTimeout / 3; every > 0 {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for {
-				select {
-				case <-p.done:
-					return
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					p.beat()
-				}
-			}
-		}()
-	}
+	p.stop = heartbeatEvery(ctx, p.beat)
 	return p
 }
 
@@ -493,11 +474,4 @@ func (p *progress) beat() {
 	d := p.d
 	p.mu.Unlock()
 	activity.RecordHeartbeat(p.ctx, d)
-}
-
-// stop ends the heartbeats and waits for the last one, so none is sent after the
-// activity returned.
-func (p *progress) stop() {
-	p.closed.Do(func() { close(p.done) })
-	p.wg.Wait()
 }

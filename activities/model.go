@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -272,12 +273,22 @@ func (i idleTimer) Stop() {
 // heartbeatWhileWaiting heartbeats every third of the heartbeat timeout until stopped,
 // so that a worker that dies mid-call is noticed within that timeout.
 func heartbeatWhileWaiting(ctx context.Context) (stop func()) {
+	return heartbeatEvery(ctx, func() { activity.RecordHeartbeat(ctx) })
+}
+
+// heartbeatEvery calls beat every third of the activity's heartbeat timeout (never
+// without one) until stop is called or ctx is done. stop waits for a beat in progress,
+// so none comes after it; calling it again is a no-op.
+func heartbeatEvery(ctx context.Context, beat func()) (stop func()) {
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
 	if every <= 0 {
 		return func() {}
 	}
 	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -287,11 +298,15 @@ func heartbeatWhileWaiting(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				beat()
 			}
 		}
 	}()
-	return func() { close(done) }
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		wg.Wait()
+	}
 }
 
 // chatIDOf is the id of the chat whose activity this is (the calling workflow's id).
