@@ -113,7 +113,7 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 		if err != nil {
 			if status, _ := statusOf(err); status == 404 && def.AssistantID == "" {
 				// The assistant this worker made is gone: make a new one on the retry.
-				a.assistants().forget(c, def.ID)
+				madeAssistants.forget(c, def.ID)
 				return agents.InvokeResult{}, temporal.NewApplicationError(fmt.Sprintf(
 					"%s: assistant %q of agent %q is gone (%v); a new one is made on the retry", where, assistantID, def.ID, err),
 					agents.ErrTypeModelUnavailable)
@@ -371,7 +371,7 @@ func (a *Activities) assistantFor(ctx context.Context, c *openai.Client, def age
 	if def.AssistantID != "" {
 		return def.AssistantID, nil
 	}
-	e := a.assistants().entry(c, def.ID)
+	e := madeAssistants.entry(c, def.ID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.id != "" {
@@ -409,8 +409,6 @@ type assistantEntry struct {
 // madeAssistants is the process's assistant cache. It is kept outside Activities, keyed
 // by the endpoint's client, so that it needs nothing from New.
 var madeAssistants = &assistantCache{entries: map[assistantKey]*assistantEntry{}}
-
-func (a *Activities) assistants() *assistantCache { return madeAssistants }
 
 func (ac *assistantCache) entry(c *openai.Client, agent string) *assistantEntry {
 	ac.mu.Lock()
