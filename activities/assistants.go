@@ -16,18 +16,19 @@ import (
 	"github.com/agentchat/agentchat/chat"
 )
 
-// Metadata keys agentchat sets on Assistants objects.
+// Metadata keys agentchat sets on Assistants objects: wire names, which later attempts
+// and later versions read back from the service.
 const (
-	// metaMessageID marks a thread message with the primary messageId it carries: the
+	// MetaMessageID marks a thread message with the primary messageId it carries: the
 	// messages agentchat adds, and a run's reply once read.
-	metaMessageID = "agentchat_message_id"
-	// metaReplyID marks a run with the messageId its reply will have, so that a retried
+	MetaMessageID = "agentchat_message_id"
+	// MetaReplyID marks a run with the messageId its reply will have, so that a retried
 	// call finds the run an earlier attempt made instead of making another.
-	metaReplyID = "agentchat_reply_id"
-	// metaAgentID marks the assistants and runs agentchat makes with the agent id.
-	metaAgentID = "agentchat_agent_id"
-	// metaChatID marks the threads agentchat makes with the chat id.
-	metaChatID = "agentchat_chat_id"
+	MetaReplyID = "agentchat_reply_id"
+	// MetaAgentID marks the assistants and runs agentchat makes with the agent id.
+	MetaAgentID = "agentchat_agent_id"
+	// MetaChatID marks the threads agentchat makes with the chat id.
+	MetaChatID = "agentchat_chat_id"
 )
 
 // Run polling: the first poll after runPollFirst, each next one half as long again as
@@ -89,7 +90,7 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 		threadID = prog.earlierThread()
 	}
 	if threadID == "" {
-		th, err := c.CreateThread(ctx, openai.ThreadRequest{Metadata: map[string]any{metaChatID: in.ChatID}})
+		th, err := c.CreateThread(ctx, openai.ThreadRequest{Metadata: map[string]any{MetaChatID: in.ChatID}})
 		if err != nil {
 			return agents.InvokeResult{}, fail(err, agents.ChannelAssistantThread+": create a thread")
 		}
@@ -109,7 +110,7 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 			return agents.InvokeResult{}, fail(err, where)
 		}
 		r, err := c.CreateRun(ctx, threadID, openai.RunRequest{AssistantID: assistantID, Model: def.Model,
-			Instructions: def.Instructions, Metadata: map[string]any{metaReplyID: in.ReplyID, metaAgentID: def.ID}})
+			Instructions: def.Instructions, Metadata: map[string]any{MetaReplyID: in.ReplyID, MetaAgentID: def.ID}})
 		if err != nil {
 			if status, _ := statusOf(err); status == 404 && def.AssistantID == "" {
 				// The assistant this worker made is gone: make a new one on the retry.
@@ -184,7 +185,7 @@ func threadMessage(agentID string, m chat.Message) (req openai.MessageRequest, o
 	if strings.TrimSpace(text) == "" {
 		return openai.MessageRequest{}, false
 	}
-	return openai.MessageRequest{Role: role, Content: text, Metadata: map[string]any{metaMessageID: m.MessageID}}, true
+	return openai.MessageRequest{Role: role, Content: text, Metadata: map[string]any{MetaMessageID: m.MessageID}}, true
 }
 
 // addMessages adds msgs to the thread in order. With dedupe, it first reads the
@@ -230,7 +231,7 @@ func presentMessages(ctx context.Context, c *openai.Client, threadID string, wan
 			return nil, err
 		}
 		for _, m := range page.Messages {
-			id, _ := m.Metadata[metaMessageID].(string)
+			id, _ := m.Metadata[MetaMessageID].(string)
 			switch {
 			case id == "":
 				continue
@@ -262,7 +263,7 @@ func priorRun(ctx context.Context, c *openai.Client, threadID, replyID string, p
 		return nil, err
 	}
 	for _, r := range runs.Runs {
-		ours := r.Metadata[metaReplyID] == replyID
+		ours := r.Metadata[MetaReplyID] == replyID
 		switch {
 		case ours && (activeRun(r.Status) || r.Status == openai.RunStatusCompleted || r.Status == openai.RunStatusIncomplete):
 			return &r, nil
@@ -353,8 +354,8 @@ func runReply(ctx context.Context, c *openai.Client, run openai.Run, replyID str
 				texts = append(texts, part.Text.Value)
 			}
 		}
-		if id, _ := m.Metadata[metaMessageID].(string); id != replyID {
-			if _, err := c.ModifyMessage(ctx, run.ThreadID, m.ID, map[string]string{metaMessageID: replyID}); err != nil {
+		if id, _ := m.Metadata[MetaMessageID].(string); id != replyID {
+			if _, err := c.ModifyMessage(ctx, run.ThreadID, m.ID, map[string]string{MetaMessageID: replyID}); err != nil {
 				activity.GetLogger(ctx).Warn("could not mark the reply in the thread", "thread", run.ThreadID,
 					"message", m.ID, "error", err)
 			}
@@ -379,7 +380,7 @@ func (a *Activities) assistantFor(ctx context.Context, c *openai.Client, def age
 	}
 	name, instructions := def.Name, def.Instructions
 	asst, err := c.CreateAssistant(ctx, openai.AssistantRequest{Model: def.Model, Name: &name,
-		Instructions: &instructions, Metadata: map[string]any{metaAgentID: def.ID}})
+		Instructions: &instructions, Metadata: map[string]any{MetaAgentID: def.ID}})
 	if err != nil {
 		return "", err
 	}

@@ -35,7 +35,7 @@ func threadOf(t *testing.T, srv *offline.Server, state json.RawMessage) (string,
 		if len(text) > 30 {
 			text = text[:30]
 		}
-		id, _ := m.Metadata["agentchat_message_id"].(string)
+		id, _ := m.Metadata[activities.MetaMessageID].(string)
 		out = append(out, m.Role+": "+text+" ["+id+"]")
 	}
 	return st.ThreadID, out
@@ -97,7 +97,7 @@ func TestAssistantThreadGetsEveryMessageOnce(t *testing.T) {
 	require.Len(t, runs, 2)
 	assert.Equal(t, "Be brief.", runs[0].Instructions)
 	assert.Equal(t, "test-model", runs[0].Model)
-	assert.Equal(t, "m4/1", runs[0].Metadata["agentchat_reply_id"])
+	assert.Equal(t, "m4/1", runs[0].Metadata[activities.MetaReplyID])
 	assert.Equal(t, runs[0].AssistantID, runs[1].AssistantID, "one assistant per agent and endpoint")
 }
 
@@ -243,10 +243,10 @@ func TestAssistantActiveRunsOfEarlierAttempts(t *testing.T) {
 
 	// An earlier attempt added m4 and made the run for m4/1, still in progress.
 	_, err = other.CreateMessage(ctx, threadID, openai.MessageRequest{Role: "user", Content: recap.Text(),
-		Metadata: map[string]any{"agentchat_message_id": "m4"}})
+		Metadata: map[string]any{activities.MetaMessageID: "m4"}})
 	require.NoError(t, err)
 	_, err = other.CreateRun(ctx, threadID, openai.RunRequest{AssistantID: assistantID,
-		Metadata: map[string]any{"agentchat_reply_id": "m4/1"}})
+		Metadata: map[string]any{activities.MetaReplyID: "m4/1"}})
 	require.NoError(t, err)
 	in := agents.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap}, ChannelState: res.ChannelState}
 	res2, err, _ := invoke(t, acts, in)
@@ -258,7 +258,7 @@ func TestAssistantActiveRunsOfEarlierAttempts(t *testing.T) {
 
 	// An abandoned attempt of another reply left a run going: it is cancelled first.
 	_, err = other.CreateRun(ctx, threadID, openai.RunRequest{AssistantID: assistantID,
-		Metadata: map[string]any{"agentchat_reply_id": "m9/1"}})
+		Metadata: map[string]any{activities.MetaReplyID: "m9/1"}})
 	require.NoError(t, err)
 	srv.SetScript(offline.DefaultAgent, []offline.Reply{{Delay: agents.Duration(time.Minute)}})
 	next := chat.TextMessage("m5", chat.RoleUser, "Alice", "Thanks")
