@@ -31,6 +31,10 @@ const postgresChunk = 1000
 // between processes opening the same database at once.
 const postgresMigrationLock = 0x6d736773746f7265 // "msgstore"
 
+// postgresSchemaName is the row of table schema_version that holds the version of
+// table chat_messages.
+const postgresSchemaName = "chat_messages"
+
 const postgresSchemaVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
 	name    text    PRIMARY KEY,
 	version integer NOT NULL
@@ -89,7 +93,7 @@ func (s *Postgres) migrate(ctx context.Context) error {
 			return err
 		}
 		var version int
-		err := tx.QueryRow(ctx, "SELECT version FROM schema_version WHERE name = 'chat_messages'").Scan(&version)
+		err := tx.QueryRow(ctx, "SELECT version FROM schema_version WHERE name = $1", postgresSchemaName).Scan(&version)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 		case err != nil:
@@ -102,7 +106,7 @@ func (s *Postgres) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, postgresSchemaV1); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, "INSERT INTO schema_version (name, version) VALUES ('chat_messages', $1)", SchemaVersion)
+		_, err = tx.Exec(ctx, "INSERT INTO schema_version (name, version) VALUES ($1, $2)", postgresSchemaName, SchemaVersion)
 		return err
 	})
 }

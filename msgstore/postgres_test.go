@@ -66,7 +66,7 @@ func TestPostgresRefusesNewerSchema(t *testing.T) {
 	require.NoError(t, err)
 	ctx := context.Background()
 	s := openPostgresT(t, dsn)
-	_, err = s.pool.Exec(ctx, "UPDATE schema_version SET version = $1 WHERE name = 'chat_messages'", SchemaVersion+1)
+	_, err = s.pool.Exec(ctx, "UPDATE schema_version SET version = $1 WHERE name = $2", SchemaVersion+1, postgresSchemaName)
 	require.NoError(t, err)
 	_, err = OpenPostgres(ctx, dsn)
 	require.ErrorIs(t, err, ErrSchema)
