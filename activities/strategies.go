@@ -123,11 +123,7 @@ func (a *Activities) ask(ctx context.Context, id, chatID, prompt string, history
 	if err != nil {
 		return "", providerError(ctx, err, call.retryAfter)
 	}
-	var text []string
-	for _, c := range res.Contents {
-		text = append(text, c.Text)
-	}
-	return strings.Join(text, " "), nil
+	return chat.Message{Contents: res.Contents}.Text(), nil
 }
 
 // summarizePrompt asks for a summary that can replace the messages it covers.
