@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"slices"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -56,11 +57,7 @@ func chatMessage(m chat.Message) []openai.ChatCompletionMessage {
 // multiContent returns text and image parts when m has an image; nil otherwise, so
 // text-only messages go as plain content (which every OpenAI-compatible server accepts).
 func multiContent(m chat.Message) []openai.ChatMessagePart {
-	hasImage := false
-	for _, c := range m.Contents {
-		hasImage = hasImage || c.Type == chat.ContentImage
-	}
-	if !hasImage {
+	if !hasImage(m) {
 		return nil
 	}
 	var parts []openai.ChatMessagePart
@@ -69,15 +66,25 @@ func multiContent(m chat.Message) []openai.ChatMessagePart {
 		case chat.ContentText:
 			parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: c.Text})
 		case chat.ContentImage:
-			u := c.URI
-			if u == "" {
-				u = "data:" + c.MediaType + ";base64," + c.Data
-			}
 			parts = append(parts, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
-				ImageURL: &openai.ChatMessageImageURL{URL: u}})
+				ImageURL: &openai.ChatMessageImageURL{URL: imageURL(c)}})
 		}
 	}
 	return parts
+}
+
+// hasImage reports whether m has an image content.
+func hasImage(m chat.Message) bool {
+	return slices.ContainsFunc(m.Contents, func(c chat.Content) bool { return c.Type == chat.ContentImage })
+}
+
+// imageURL is the URL an image content is sent as: its URI, else a data: URL of its
+// inline data.
+func imageURL(c chat.Content) string {
+	if c.URI != "" {
+		return c.URI
+	}
+	return "data:" + c.MediaType + ";base64," + c.Data
 }
 
 func toolResultText(c chat.Content) string {

@@ -174,11 +174,7 @@ func responsesInput(agentID string, msgs []chat.Message) []any {
 // responsesContent is a user or system message's content: its text, or text and
 // image parts when it has an image; nil when it has neither.
 func responsesContent(m chat.Message) any {
-	hasImage := false
-	for _, c := range m.Contents {
-		hasImage = hasImage || c.Type == chat.ContentImage
-	}
-	if !hasImage {
+	if !hasImage(m) {
 		if text := m.Text(); text != "" {
 			return text
 		}
@@ -190,11 +186,7 @@ func responsesContent(m chat.Message) any {
 		case chat.ContentText:
 			parts = append(parts, openai.ResponseInputText{Type: "input_text", Text: c.Text})
 		case chat.ContentImage:
-			u := c.URI
-			if u == "" {
-				u = "data:" + c.MediaType + ";base64," + c.Data
-			}
-			parts = append(parts, openai.ResponseInputImage{Type: "input_image", ImageURL: u})
+			parts = append(parts, openai.ResponseInputImage{Type: "input_image", ImageURL: imageURL(c)})
 		}
 	}
 	return parts

@@ -209,3 +209,27 @@ func TestServiceThreadInputIsChecked(t *testing.T) {
 		assert.Contains(t, err.Error(), "replyId is required")
 	}
 }
+
+// Images go as the same URLs to Chat Completions and to the Responses API: the URI, or
+// a data: URL of the inline data; text-only messages as plain text.
+func TestImagesGoAsTheSameURLsToBothAPIs(t *testing.T) {
+	m := chat.Message{MessageID: "m1", Role: chat.RoleUser, Contents: []chat.Content{chat.Text("Look:"),
+		{Type: chat.ContentImage, URI: "https://x/y.png"}, {Type: chat.ContentImage, MediaType: "image/png", Data: "iVBO"}}}
+	want := []string{"https://x/y.png", "data:image/png;base64,iVBO"}
+
+	cc := activities.ChatMessages("", []chat.Message{m, chat.TextMessage("m2", chat.RoleUser, "", "plain")})
+	require.Len(t, cc, 2)
+	require.Len(t, cc[0].MultiContent, 3)
+	assert.Equal(t, "Look:", cc[0].MultiContent[0].Text)
+	assert.Equal(t, want, []string{cc[0].MultiContent[1].ImageURL.URL, cc[0].MultiContent[2].ImageURL.URL})
+	assert.Nil(t, cc[1].MultiContent)
+	assert.Equal(t, "plain", cc[1].Content)
+
+	items := activities.ResponsesInput("a", []chat.Message{m, chat.TextMessage("m2", chat.RoleUser, "", "plain")})
+	require.Len(t, items, 2)
+	b, err := json.Marshal(items)
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"type":"message","role":"user","content":[{"type":"input_text","text":"Look:"},`+
+		`{"type":"input_image","image_url":"`+want[0]+`"},{"type":"input_image","image_url":"`+want[1]+`"}]},`+
+		`{"type":"message","role":"user","content":"plain"}]`, string(b))
+}
