@@ -160,7 +160,7 @@ func threadIDs(t *testing.T, model *offline.Server, threadID string) []string {
 	require.True(t, ok, "thread %s exists", threadID)
 	var out []string
 	for _, m := range msgs {
-		out = append(out, fmt.Sprintf("%s %v", m.Role, m.Metadata["agentchat_message_id"]))
+		out = append(out, fmt.Sprintf("%s %v", m.Role, m.Metadata[activities.MetaMessageID]))
 	}
 	return out
 }

@@ -20,7 +20,7 @@ type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 
 // ToolError returns a tool failure that is not retried (bad arguments, a refusal).
 func ToolError(format string, a ...any) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), "ToolError", nil)
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), agents.ErrTypeToolError, nil)
 }
 
 // CallTool runs one tool call with the Go function registered under its name. Errors:

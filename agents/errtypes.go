@@ -44,4 +44,7 @@ const (
 	ErrTypeAwaitingApproval = "AwaitingApproval"
 	// ErrTypeUnknownCluster: a migration named a cluster the worker has no client for.
 	ErrTypeUnknownCluster = "UnknownCluster"
+	// ErrTypeToolError: a tool failed in a way a retry cannot cure (activities.ToolError);
+	// the model gets the call's error result.
+	ErrTypeToolError = "ToolError"
 )

@@ -46,7 +46,7 @@ func (f *fakeTools) call(ctx context.Context, in agents.CallToolInput) (agents.C
 		}
 	}
 	if in.Arguments == `{"fail":true}` {
-		return agents.CallToolResult{}, temporal.NewNonRetryableApplicationError("database is down", "ToolError", nil)
+		return agents.CallToolResult{}, temporal.NewNonRetryableApplicationError("database is down", agents.ErrTypeToolError, nil)
 	}
 	return agents.CallToolResult{Result: in.Name + " of " + in.Arguments}, nil
 }

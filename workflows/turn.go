@@ -356,10 +356,10 @@ func sameContents(a, b []chat.Content) bool {
 	return true
 }
 
-// inlineHistoryBytes is the largest history a model call's input carries whole; longer
+// InlineHistoryBytes is the largest history a model call's input carries whole; longer
 // ones travel as the delta since the run's previous call, or are read by the activity
 // from the run, so a model call's input holds only what is new since the previous one.
-const inlineHistoryBytes = 16 << 10
+const InlineHistoryBytes = 16 << 10
 
 // maxDeltaBytes is the largest delta a model call's input carries, well under the 2 MB
 // payload limit whatever else the input holds; a larger one is read by the activity.
@@ -411,9 +411,9 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 }
 
 // inlineable reports whether msgs may travel whole in an activity's input: at most
-// inlineHistoryBytes, with every body present.
+// InlineHistoryBytes, with every body present.
 func inlineable(msgs []chat.Message) bool {
-	return size(msgs) <= inlineHistoryBytes && !historyHasStubs(msgs)
+	return size(msgs) <= InlineHistoryBytes && !historyHasStubs(msgs)
 }
 
 // channelOf returns participant p's channel.

@@ -8,16 +8,14 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
 )
-
-// shortHistoryBytes splits the turn row's turns by the size of the history the model
-// call sends (workflows.inlineHistoryBytes, the most a first call carries whole).
-const shortHistoryBytes = 16 << 10
 
 // turn measures SendMessage round trips on one one-agent chat against the three floor
 // updates, each on a workflow of its own, the four interleaved turn by turn. Turns are
 // also split by the size of the history the model call is sent (the whole history, in
-// the Chat Completions request), at shortHistoryBytes.
+// the Chat Completions request), at workflows.InlineHistoryBytes (the most a
+// first call carries whole).
 func (r *runner) turn(ctx context.Context) error {
 	e, sz := r.e, r.sz
 	id, err := e.startChat(ctx, "turn", "helper")
@@ -41,7 +39,7 @@ func (r *runner) turn(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if d := time.Since(start); i >= sz.Warmup && history <= shortHistoryBytes {
+		if d := time.Since(start); i >= sz.Warmup && history <= workflows.InlineHistoryBytes {
 			short = append(short, d)
 		} else if i >= sz.Warmup {
 			long = append(long, d)
