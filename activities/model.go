@@ -86,7 +86,7 @@ func (a *Activities) agent(id string) (agents.Definition, error) {
 func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message) (agents.InvokeResult, error) {
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
 		Tools: a.openAITools(def)}
-	call := &callInfo{agentID: def.ID, chatID: chatIDOf(ctx)}
+	call := &callInfo{agentID: def.ID, chatID: chatIDOf(ctx), reply: true, author: OpenAIName(def.Name)}
 	ctx = withCall(ctx, call)
 	client := a.models[def.Endpoint]
 	var (

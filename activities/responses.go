@@ -53,7 +53,7 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	if st.PreviousResponseID != "" {
 		where = fmt.Sprintf("%s: previous response %q", agents.ChannelResponsesThread, st.PreviousResponseID)
 	}
-	call := &callInfo{agentID: def.ID, chatID: in.ChatID}
+	call := &callInfo{agentID: def.ID, chatID: in.ChatID, reply: true, author: OpenAIName(def.Name)}
 	ctx = withCall(ctx, call)
 	stop := heartbeatWhileWaiting(ctx)
 	resp, err := a.models[def.Endpoint].CreateResponse(ctx, req)

@@ -15,8 +15,12 @@ type callKey struct{}
 // callInfo is filled by doer as a model request goes out and comes back: the agent id
 // it sets in the AgentHeader, and the Retry-After the provider answered with.
 type callInfo struct {
-	agentID    string
-	chatID     string
+	agentID string
+	chatID  string
+	// reply marks an agent's own model call (not a selector's, judge's or summary's):
+	// agents.AuthorHeader then gives author, the name its replies carry in the request.
+	reply      bool
+	author     string
 	retryAfter time.Duration
 }
 
@@ -36,6 +40,9 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	}
 	if c != nil && c.chatID != "" {
 		req.Header.Set(agents.ChatHeader, c.chatID)
+	}
+	if c != nil && c.reply {
+		req.Header.Set(agents.AuthorHeader, c.author)
 	}
 	resp, err := d.client.Do(req)
 	if c != nil && resp != nil {

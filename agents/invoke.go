@@ -101,6 +101,13 @@ const AgentHeader = "X-Agentchat-Agent"
 // offline model follows an agent's script per chat.
 const ChatHeader = "X-Agentchat-Chat"
 
+// AuthorHeader gives, on an agent's own model call (not a selector's, judge's or
+// summary's), the "name" the agent's replies carry in the request's messages (its
+// participant name as OpenAI takes it; empty when they carry none). Providers ignore
+// it; the offline model counts the agent's replies by it, so that its script follows
+// the conversation in any process.
+const AuthorHeader = "X-Agentchat-Author"
+
 // Candidate is a participant a selector may name.
 type Candidate struct {
 	ID   string `json:"id"`

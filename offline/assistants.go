@@ -491,7 +491,7 @@ func (v *services) finish(th *thread, rs *runState) {
 	case len(r.ToolCalls) > 0:
 		rs.run.Status = openai.RunStatusRequiresAction
 		rs.run.RequiredAction = &openai.RunRequiredAction{Type: openai.RequiredActionTypeSubmitToolOutputs,
-			SubmitToolOutputs: &openai.SubmitToolOutputs{ToolCalls: toolCalls(r.ToolCalls, rs.seq)}}
+			SubmitToolOutputs: &openai.SubmitToolOutputs{ToolCalls: toolCalls(r.ToolCalls, strings.TrimPrefix(rs.run.ID, "run_offline_"))}}
 	default:
 		msgs := withInstructions(rs.run.Instructions, threadConversation(th))
 		text := scriptedText(rs.agent, r)

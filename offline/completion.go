@@ -26,27 +26,33 @@ type answer struct {
 	usage     openai.Usage
 }
 
-// chatCompletions answers POST /v1/chat/completions: it counts the request against the
-// agent's script, decodes and checks the body (400/413 at once when malformed), waits
-// Options.Latency plus the reply's Delay (503 if the request or server is cancelled
-// meanwhile), then answers the scripted error, or the reply whole or as a stream.
+// chatCompletions answers POST /v1/chat/completions: it counts the request, decodes
+// and checks the body (400/413 at once when it is malformed or breaks a rule of
+// Validate, recorded in Violations), takes the agent's scripted reply for this
+// conversation (scriptPosition), waits Options.Latency plus the reply's Delay (503 if
+// the request or server is cancelled meanwhile), then answers the scripted error, or
+// the reply whole or as a stream.
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	agent := agentOf(r)
-	reply, seq := s.ledger.next(agent, chatOf(r))
+	seq := s.ledger.count(agent)
 	log := s.log.With("agent", agent, "request", seq)
 
 	req, status, err := decodeRequest(w, r)
 	if err != nil {
-		log.Debug("offline: rejected chat completion", "status", status, "error", err)
-		writeError(w, status, err.Error(), 0)
+		s.refuse(w, r, &Violation{Status: status, Message: err.Error()})
+		return
+	}
+	if v := validateChat(req); v != nil {
+		s.refuse(w, r, v)
 		return
 	}
 	s.ledger.record(agent, req)
+	reply := s.ledger.reply(agent, chatOf(r), scriptPosition(r, req.Messages))
 
 	if !s.awaitReply(w, r, reply, log) {
 		return
 	}
-	ans := buildAnswer(agent, reply, req, seq)
+	ans := buildAnswer(agent, reply, req, seq, conversationKey(req.Messages))
 	log.Debug("offline: chat completion", "stream", req.Stream, "finish", string(ans.finish),
 		"scripted", !reply.isDefault(), "messages", len(req.Messages))
 	if req.Stream {
@@ -94,10 +100,6 @@ func decodeRequest(w http.ResponseWriter, r *http.Request) (openai.ChatCompletio
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&wire); err != nil {
 		status, err := bodyError(err)
 		return openai.ChatCompletionRequest{}, status, err
-	}
-	if len(wire.Messages) == 0 {
-		return openai.ChatCompletionRequest{}, http.StatusBadRequest,
-			errors.New("[] is too short - 'messages': at least one message is required")
 	}
 	req := wire.ChatCompletionRequest
 	req.Messages = make([]openai.ChatCompletionMessage, len(wire.Messages))
@@ -159,7 +161,10 @@ func (m wireMessage) message() (openai.ChatCompletionMessage, error) {
 
 // buildAnswer is the answer to req, the seq-th request of the server, from agent with the
 // scripted reply (the zero Reply meaning the default reply). reply.Status must be 0.
-func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, seq int) answer {
+// Scripted tool calls without an id get "call_offline_<key>_<i>", key naming the
+// conversation (conversationKey), so the same conversation gets the same ids in any
+// process.
+func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, seq int, key string) answer {
 	ans := answer{
 		id:      "chatcmpl-offline-" + strconv.Itoa(seq),
 		created: time.Now().Unix(),
@@ -174,7 +179,7 @@ func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, se
 		ans.content = DefaultText(agent, req.Messages)
 	case len(reply.ToolCalls) > 0:
 		ans.content = scriptedText(agent, reply)
-		ans.toolCalls = toolCalls(reply.ToolCalls, seq)
+		ans.toolCalls = toolCalls(reply.ToolCalls, key)
 		ans.finish = openai.FinishReasonToolCalls
 	default:
 		ans.content = scriptedText(agent, reply)
@@ -183,13 +188,14 @@ func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, se
 	return ans
 }
 
-// toolCalls turns scripted calls into go-openai's form, filling in missing ids.
-func toolCalls(calls []ToolCall, seq int) []openai.ToolCall {
+// toolCalls turns scripted calls into go-openai's form, filling in missing ids as
+// "call_offline_<key>_<i>".
+func toolCalls(calls []ToolCall, key string) []openai.ToolCall {
 	out := make([]openai.ToolCall, len(calls))
 	for i, c := range calls {
 		id := c.ID
 		if id == "" {
-			id = fmt.Sprintf("call_offline_%d_%d", seq, i)
+			id = fmt.Sprintf("call_offline_%s_%d", key, i)
 		}
 		out[i] = openai.ToolCall{
 			ID:       id,

@@ -19,7 +19,7 @@ type apiErrorDetail struct {
 	Message string  `json:"message"`
 	Type    string  `json:"type"`
 	Param   *string `json:"param"` // null unless requestError names one
-	Code    string  `json:"code"`
+	Code    *string `json:"code"`  // null where OpenAI answers null
 }
 
 // errorKinds maps a status to OpenAI's error type and code where they differ from the
@@ -59,7 +59,7 @@ func writeError(w http.ResponseWriter, status int, message string, retryAfter in
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	writeJSON(w, status, apiError{Error: apiErrorDetail{Message: message, Type: typ, Code: code}})
+	writeJSON(w, status, apiError{Error: apiErrorDetail{Message: message, Type: typ, Code: &code}})
 }
 
 // writeJSON answers status with v encoded as JSON.

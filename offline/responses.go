@@ -1,10 +1,13 @@
 package offline
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +24,13 @@ type responsesRequest struct {
 	Store              *bool           `json:"store"`
 	Stream             bool            `json:"stream"`
 	Metadata           map[string]any  `json:"metadata"`
+	Tools              []responsesTool `json:"tools"`
+}
+
+// responsesTool is the part of a Responses tool the server checks.
+type responsesTool struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
 }
 
 // inputItem is one item of a request's input list: a message ({"role","content"},
@@ -51,33 +61,43 @@ type storedResponse struct {
 	resp   openai.CreateResponseResponse
 }
 
-// createResponse answers POST /v1/responses. It counts the request against the agent's
-// script, decodes the body (400/413 when malformed; "stream": true is refused),
-// rebuilds the conversation from the previous_response_id chain (404 for an unknown
-// id) plus this input, checks that every function call has exactly its output and no
-// output lacks its call (400, as OpenAI does), waits Options.Latency plus the reply's
-// Delay, then answers the scripted error or the reply. The reply is computed from the
-// whole conversation after a system message with this request's instructions: the
-// Responses API does not carry instructions across previous_response_id. Unless
-// "store" is false, the response is kept, for GET /v1/responses/{id} and as a later
-// previous_response_id.
+// createResponse answers POST /v1/responses. It counts the request, decodes the body
+// (400/413 when malformed; "stream": true is refused), checks it by OpenAI's rules
+// (function names, roles; recorded in Violations), rebuilds the conversation from the
+// previous_response_id chain (404 for an unknown id, a violation too) plus this input,
+// checks that every function call has exactly its output and no output lacks its call
+// (400, as OpenAI does), takes the agent's scripted reply for this conversation
+// (responsesPosition), waits Options.Latency plus the reply's Delay, then answers the
+// scripted error or the reply. The reply is computed from the whole conversation after
+// a system message with this request's instructions: the Responses API does not carry
+// instructions across previous_response_id. Unless "store" is false, the response is
+// kept, for GET /v1/responses/{id} and as a later previous_response_id.
 func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	agent := agentOf(r)
-	reply, seq := s.ledger.next(agent, chatOf(r))
+	seq := s.ledger.count(agent)
 	log := s.log.With("agent", agent, "request", seq)
 
 	var req responsesRequest
-	body, ok := decodeBody(w, r, &req)
-	if !ok {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err == nil && len(bytes.TrimSpace(body)) > 0 {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		status, err := bodyError(err)
+		s.refuse(w, r, &Violation{Status: status, Message: err.Error()})
 		return
 	}
 	if req.Stream {
 		badRequest(w, "stream", "offline: streamed Responses are not supported; send \"stream\": false.")
 		return
 	}
-	items, err := decodeInput(req.Input)
-	if err != nil {
-		badRequest(w, "input", err.Error())
+	if v := validateResponsesTools(req.Tools); v != nil {
+		s.refuse(w, r, v)
+		return
+	}
+	items, v := decodeInput(req.Input)
+	if v != nil {
+		s.refuse(w, r, v)
 		return
 	}
 	s.svc.mu.Lock()
@@ -85,24 +105,40 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	conv, found := s.svc.conversation(req.PreviousResponseID)
 	s.svc.mu.Unlock()
 	if !found {
-		log.Debug("offline: unknown previous response", "id", req.PreviousResponseID)
-		writeJSON(w, http.StatusNotFound, requestError("previous_response_not_found", "previous_response_id",
-			fmt.Sprintf("Previous response with id '%s' not found.", req.PreviousResponseID)))
+		s.refuse(w, r, &Violation{Status: http.StatusNotFound, Param: "previous_response_id", Code: "previous_response_not_found",
+			Message: fmt.Sprintf("Previous response with id '%s' not found.", req.PreviousResponseID)})
 		return
 	}
 	conv = append(conv, items...)
-	if err := checkCallPairs(conv); err != nil {
-		badRequest(w, "input", err.Error())
+	if v := checkCallPairs(conv); v != nil {
+		s.refuse(w, r, v)
 		return
 	}
+	reply := s.ledger.reply(agent, chatOf(r), responsesPosition(r, conv))
 
 	if !s.awaitReply(w, r, reply, log) {
 		return
 	}
 	ans := buildAnswer(agent, reply, openai.ChatCompletionRequest{Model: req.Model,
-		Messages: withInstructions(req.Instructions, conv)}, seq)
+		Messages: withInstructions(req.Instructions, conv)}, seq, conversationKey(conv))
 	log.Debug("offline: response", "previous", req.PreviousResponseID, "items", len(items), "conversation", len(conv))
 	writeJSON(w, http.StatusOK, s.svc.storeResponse(req, items, ans))
+}
+
+// responsesPosition is scriptPosition for a Responses conversation: the number of
+// assistant messages since the last user message (the Responses API takes no author
+// names, so in a group chat other agents' messages count too); -1 without AuthorHeader.
+func responsesPosition(r *http.Request, conv []openai.ChatCompletionMessage) int {
+	if _, ok := r.Header[http.CanonicalHeaderKey(AuthorHeader)]; !ok {
+		return -1
+	}
+	n := 0
+	for i := len(conv) - 1; i >= 0 && conv[i].Role != openai.ChatMessageRoleUser; i-- {
+		if conv[i].Role == openai.ChatMessageRoleAssistant {
+			n++
+		}
+	}
+	return n
 }
 
 // getResponse answers GET /v1/responses/{id} with a stored response.
@@ -183,10 +219,14 @@ func (v *services) storeResponse(req responsesRequest, input []openai.ChatComple
 // message of its own (so a message with calls counts once, as in chat completions); a
 // function_call_output becomes a tool message. A missing input, or an item or role the
 // server does not know, is an error.
-func decodeInput(raw json.RawMessage) ([]openai.ChatCompletionMessage, error) {
+func decodeInput(raw json.RawMessage) ([]openai.ChatCompletionMessage, *Violation) {
+	bad := func(param, format string, a ...any) *Violation {
+		return &Violation{Status: http.StatusBadRequest, Param: param, Code: "invalid_value", Message: fmt.Sprintf(format, a...)}
+	}
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
-		return nil, errors.New("Missing required parameter: 'input'.")
+		return nil, &Violation{Status: http.StatusBadRequest, Param: "input", Code: "missing_required_parameter",
+			Message: "Missing required parameter: 'input'."}
 	}
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
@@ -194,20 +234,26 @@ func decodeInput(raw json.RawMessage) ([]openai.ChatCompletionMessage, error) {
 	}
 	var items []inputItem
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("Invalid 'input': a string or a list of items expected: %v", err)
+		return nil, bad("input", "Invalid 'input': a string or a list of items expected: %v", err)
 	}
 	var out []openai.ChatCompletionMessage
 	for i, it := range items {
 		switch it.Type {
 		case "", "message":
+			if !slices.Contains(responsesRoles, it.Role) {
+				return nil, unknownRole(fmt.Sprintf("input[%d].role", i), it.Role, responsesRoles)
+			}
 			m, err := inputMessage(it)
 			if err != nil {
-				return nil, fmt.Errorf("Invalid 'input[%d]': %v", i, err)
+				return nil, bad(fmt.Sprintf("input[%d].content", i), "Invalid 'input[%d].content': %v", i, err)
 			}
 			out = append(out, m)
 		case "function_call":
-			if it.CallID == "" || it.Name == "" {
-				return nil, fmt.Errorf("Invalid 'input[%d]': a function_call needs call_id and name.", i)
+			if it.CallID == "" {
+				return nil, bad(fmt.Sprintf("input[%d].call_id", i), "Missing required parameter: 'input[%d].call_id'.", i)
+			}
+			if v := checkName(fmt.Sprintf("input[%d].name", i), it.Name); v != nil {
+				return nil, v
 			}
 			call := openai.ToolCall{ID: it.CallID, Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: it.Name, Arguments: it.Arguments}}
@@ -218,12 +264,12 @@ func decodeInput(raw json.RawMessage) ([]openai.ChatCompletionMessage, error) {
 			}
 		case "function_call_output":
 			if it.CallID == "" {
-				return nil, fmt.Errorf("Invalid 'input[%d]': a function_call_output needs call_id.", i)
+				return nil, bad(fmt.Sprintf("input[%d].call_id", i), "Missing required parameter: 'input[%d].call_id'.", i)
 			}
 			out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: it.CallID,
 				Content: outputText(it.Output)})
 		default:
-			return nil, fmt.Errorf("Invalid 'input[%d]': offline: input item type %q is not supported.", i, it.Type)
+			return nil, bad(fmt.Sprintf("input[%d].type", i), "Invalid 'input[%d].type': offline: input item type %q is not supported.", i, it.Type)
 		}
 	}
 	return out, nil
@@ -277,33 +323,6 @@ func outputText(raw json.RawMessage) string {
 		return strings.Join(texts, " ")
 	}
 	return string(raw)
-}
-
-// checkCallPairs reports, in OpenAI's words, a function call of conv without an output
-// after it, or an output without an earlier call.
-func checkCallPairs(conv []openai.ChatCompletionMessage) error {
-	calls := map[string]bool{} // call id -> answered
-	var order []string
-	for _, m := range conv {
-		for _, tc := range m.ToolCalls {
-			if _, seen := calls[tc.ID]; !seen {
-				order = append(order, tc.ID)
-			}
-			calls[tc.ID] = false
-		}
-		if m.Role == openai.ChatMessageRoleTool {
-			if _, ok := calls[m.ToolCallID]; !ok {
-				return fmt.Errorf("No tool call found for function call output with call_id %s.", m.ToolCallID)
-			}
-			calls[m.ToolCallID] = true
-		}
-	}
-	for _, id := range order {
-		if !calls[id] {
-			return fmt.Errorf("No tool output found for function call %s.", id)
-		}
-	}
-	return nil
 }
 
 // LastResponseRequest is the body of the last Responses request agent sent that

@@ -67,6 +67,9 @@ type Server struct {
 	ledger *ledger
 	svc    *services // the Responses and Assistants state (services.go)
 
+	refusedMu sync.Mutex
+	refused   []Violation // every request refused for breaking a request rule, in order
+
 	// Set by Start only.
 	url       string
 	http      *http.Server
@@ -191,6 +194,29 @@ func agentOf(r *http.Request) string {
 		return agent
 	}
 	return DefaultAgent
+}
+
+// Violations is every request the server refused for breaking one of OpenAI's request
+// rules (see Validate and Violation), oldest first: the rules of Chat Completions and
+// Responses, a body that is not the JSON the endpoint takes, and an unknown
+// previous_response_id. Scripted errors are not violations. A system test asserts it
+// is empty: OpenAI would have refused each of these requests. It is a copy, safe for
+// concurrent use.
+func (s *Server) Violations() []Violation {
+	s.refusedMu.Lock()
+	defer s.refusedMu.Unlock()
+	return slices.Clone(s.refused)
+}
+
+// refuse answers v for r and records it as a violation.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, v *Violation) {
+	v.Path, v.Agent, v.Chat = strings.TrimSuffix(r.URL.Path, "/"), agentOf(r), chatOf(r)
+	s.refusedMu.Lock()
+	s.refused = append(s.refused, *v)
+	s.refusedMu.Unlock()
+	s.log.Debug("offline: refused a request", "path", v.Path, "agent", v.Agent, "status", v.Status,
+		"param", v.Param, "message", v.Message)
+	writeJSON(w, v.Status, v.body())
 }
 
 // sleep waits d, or until ctx ends; it reports whether the whole d passed.

@@ -95,7 +95,7 @@ func (s *Server) serveService(w http.ResponseWriter, r *http.Request, path strin
 // and with param unless it is "" (writeError derives type and code from the status and
 // has no param).
 func requestError(code, param, message string) apiError {
-	d := apiErrorDetail{Message: message, Type: "invalid_request_error", Code: code}
+	d := apiErrorDetail{Message: message, Type: "invalid_request_error", Code: &code}
 	if param != "" {
 		d.Param = &param
 	}

@@ -1,0 +1,258 @@
+package offline
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// The request rules OpenAI enforces, which the server enforces too, so that a request
+// the project builds wrongly fails in its own tests as it would against OpenAI. The
+// messages, params and codes are OpenAI's, as its API answers them (HTTP 400, type
+// invalid_request_error); see https://platform.openai.com/docs/guides/error-codes.
+
+// Violation is a request the server refused because it breaks one of OpenAI's request
+// rules (Validate, and the Responses rules of createResponse): the answer it sent.
+type Violation struct {
+	// Path is the endpoint, e.g. "/v1/chat/completions" or "/v1/responses"; empty for
+	// what Validate returns.
+	Path string `json:"path,omitempty"`
+	// Agent and Chat are the request's AgentHeader and agents.ChatHeader; empty for
+	// what Validate returns.
+	Agent string `json:"agent,omitempty"`
+	Chat  string `json:"chat,omitempty"`
+	// Status is the HTTP status answered: 400, or 404 for an unknown previous_response_id,
+	// or 413 for a body over 8 MiB.
+	Status int `json:"status"`
+	// Param names the offending field as OpenAI does: "messages.[3].role",
+	// "messages[2].name", "tools[0].function.name", "input"; empty when none.
+	Param string `json:"param,omitempty"`
+	// Code is OpenAI's error code ("invalid_value", "string_above_max_length", …);
+	// empty where OpenAI answers null.
+	Code string `json:"code,omitempty"`
+	// Message is the error message, in OpenAI's words.
+	Message string `json:"message"`
+}
+
+// Error is the message, with the param when there is one.
+func (v *Violation) Error() string {
+	if v.Param == "" {
+		return "offline: " + v.Message
+	}
+	return "offline: " + v.Message + " (param " + v.Param + ")"
+}
+
+// body is v as OpenAI's error body.
+func (v *Violation) body() apiError {
+	d := apiErrorDetail{Message: v.Message, Type: "invalid_request_error"}
+	if v.Param != "" {
+		d.Param = &v.Param
+	}
+	if v.Code != "" {
+		d.Code = &v.Code
+	}
+	return apiError{Error: d}
+}
+
+// namePattern is what OpenAI accepts as a message name and a function name
+// (OpenAI API reference: "must be a-z, A-Z, 0-9, or contain underscores and dashes,
+// with a maximum length of 64").
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// maxNameLen is the longest name OpenAI accepts, in bytes.
+const maxNameLen = 64
+
+// chatRoles are the message roles Chat Completions knows, in the order OpenAI lists them.
+var chatRoles = []string{"system", "assistant", "user", "function", "tool", "developer"}
+
+// responsesRoles are the message roles Responses input items take.
+var responsesRoles = []string{"assistant", "system", "developer", "user"}
+
+// Validate checks a Chat Completions request against OpenAI's rules and returns the
+// first breach, in message order, as a *Violation (Status 400), or nil:
+//
+//   - messages is not empty;
+//   - every role is system, assistant, user, function, tool or developer
+//     (param "messages[i].role", code "invalid_value");
+//   - every name (a message's, a tool call's function name, a tool's function name)
+//     matches ^[a-zA-Z0-9_-]{1,64}$ ("messages[i].name",
+//     "messages[i].tool_calls[j].function.name", "tools[i].function.name");
+//   - an assistant message has content or tool calls ("messages.[i].content");
+//   - image parts are only in user messages ("messages.[i].content");
+//   - a tool message answers a tool_call_id of the assistant message just before the
+//     run of tool messages it is in ("messages.[i].role");
+//   - every tool call of an assistant message is answered before the next message that
+//     is not a tool message, or the end ("messages.[i].role", i the assistant message).
+func Validate(req openai.ChatCompletionRequest) error {
+	if v := validateChat(req); v != nil {
+		return v
+	}
+	return nil
+}
+
+func validateChat(req openai.ChatCompletionRequest) *Violation {
+	if len(req.Messages) == 0 {
+		return &Violation{Status: http.StatusBadRequest, Param: "messages",
+			Message: "[] is too short - 'messages': at least one message is required"}
+	}
+	for i, t := range req.Tools {
+		if t.Function != nil {
+			if v := checkName(fmt.Sprintf("tools[%d].function.name", i), t.Function.Name); v != nil {
+				return v
+			}
+		}
+	}
+	var (
+		caller = -1            // the assistant message whose calls the following tool messages answer
+		open   map[string]bool // its calls not answered yet
+		order  []string        // its call ids, in order
+	)
+	unanswered := func() *Violation {
+		var ids []string
+		for _, id := range order {
+			if open[id] {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		return &Violation{Status: http.StatusBadRequest, Param: fmt.Sprintf("messages.[%d].role", caller),
+			Message: "An assistant message with 'tool_calls' must be followed by tool messages responding to each " +
+				"'tool_call_id'. The following tool_call_ids did not have response messages: " + strings.Join(ids, ", ")}
+	}
+	for i, m := range req.Messages {
+		if v := checkMessage(i, m); v != nil {
+			return v
+		}
+		if m.Role == openai.ChatMessageRoleTool {
+			if caller < 0 || !open[m.ToolCallID] {
+				return &Violation{Status: http.StatusBadRequest, Param: fmt.Sprintf("messages.[%d].role", i),
+					Message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."}
+			}
+			open[m.ToolCallID] = false
+			continue
+		}
+		if v := unanswered(); v != nil {
+			return v
+		}
+		caller, open, order = -1, nil, nil
+		if len(m.ToolCalls) > 0 {
+			caller, open = i, make(map[string]bool, len(m.ToolCalls))
+			for _, tc := range m.ToolCalls {
+				open[tc.ID] = true
+				order = append(order, tc.ID)
+			}
+		}
+	}
+	return unanswered()
+}
+
+// checkMessage applies the rules about message i alone.
+func checkMessage(i int, m openai.ChatCompletionMessage) *Violation {
+	if !slices.Contains(chatRoles, m.Role) {
+		return unknownRole(fmt.Sprintf("messages[%d].role", i), m.Role, chatRoles)
+	}
+	if m.Name != "" {
+		if v := checkName(fmt.Sprintf("messages[%d].name", i), m.Name); v != nil {
+			return v
+		}
+	}
+	for j, tc := range m.ToolCalls {
+		if v := checkName(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), tc.Function.Name); v != nil {
+			return v
+		}
+	}
+	if m.Role == openai.ChatMessageRoleAssistant && m.Content == "" && len(m.MultiContent) == 0 &&
+		len(m.ToolCalls) == 0 && m.FunctionCall == nil {
+		return &Violation{Status: http.StatusBadRequest, Param: fmt.Sprintf("messages.[%d].content", i),
+			Message: "Invalid value for 'content': expected a string, got null."}
+	}
+	if m.Role != openai.ChatMessageRoleUser {
+		for _, p := range m.MultiContent {
+			if p.Type == openai.ChatMessagePartTypeImageURL {
+				return &Violation{Status: http.StatusBadRequest, Param: fmt.Sprintf("messages.[%d].content", i),
+					Message: "Image URLs are only allowed for messages with role 'user', but this message with role '" +
+						m.Role + "' contains an image URL."}
+			}
+		}
+	}
+	return nil
+}
+
+// checkName reports a name that OpenAI refuses at param.
+func checkName(param, name string) *Violation {
+	switch {
+	case name == "":
+		return &Violation{Status: http.StatusBadRequest, Param: param, Code: "empty_string",
+			Message: fmt.Sprintf("Invalid '%s': empty string. Expected a string with minimum length 1, but got an empty string instead.", param)}
+	case len(name) > maxNameLen:
+		return &Violation{Status: http.StatusBadRequest, Param: param, Code: "string_above_max_length",
+			Message: fmt.Sprintf("Invalid '%s': string too long. Expected a string with maximum length %d, but got a string with length %d instead.",
+				param, maxNameLen, len(name))}
+	case !namePattern.MatchString(name):
+		return &Violation{Status: http.StatusBadRequest, Param: param, Code: "invalid_value",
+			Message: fmt.Sprintf("Invalid '%s': string does not match pattern. Expected a string that matches the pattern '%s'.",
+				param, namePattern)}
+	}
+	return nil
+}
+
+// unknownRole is OpenAI's answer to a role outside known, at param.
+func unknownRole(param, role string, known []string) *Violation {
+	quoted := make([]string, len(known))
+	for i, r := range known {
+		quoted[i] = "'" + r + "'"
+	}
+	list := strings.Join(quoted[:len(quoted)-1], ", ") + ", and " + quoted[len(quoted)-1]
+	return &Violation{Status: http.StatusBadRequest, Param: param, Code: "invalid_value",
+		Message: "Invalid value: '" + role + "'. Supported values are: " + list + "."}
+}
+
+// validateResponsesTools checks the function names of a Responses request's tools
+// ("tools[i].name").
+func validateResponsesTools(tools []responsesTool) *Violation {
+	for i, t := range tools {
+		if t.Type == "function" {
+			if v := checkName(fmt.Sprintf("tools[%d].name", i), t.Name); v != nil {
+				return v
+			}
+		}
+	}
+	return nil
+}
+
+// checkCallPairs applies the Responses API's pairing rule to a whole conversation
+// (the previous_response_id chain, then this input): every function_call_output
+// answers an earlier function_call, and every function_call has its output by now
+// (param "input").
+func checkCallPairs(conv []openai.ChatCompletionMessage) *Violation {
+	calls := map[string]bool{} // call id -> answered
+	var order []string
+	for _, m := range conv {
+		for _, tc := range m.ToolCalls {
+			if _, seen := calls[tc.ID]; !seen {
+				order = append(order, tc.ID)
+			}
+			calls[tc.ID] = false
+		}
+		if m.Role == openai.ChatMessageRoleTool {
+			if _, ok := calls[m.ToolCallID]; !ok {
+				return &Violation{Status: http.StatusBadRequest, Param: "input",
+					Message: fmt.Sprintf("No tool call found for function call output with call_id %s.", m.ToolCallID)}
+			}
+			calls[m.ToolCallID] = true
+		}
+	}
+	for _, id := range order {
+		if !calls[id] {
+			return &Violation{Status: http.StatusBadRequest, Param: "input",
+				Message: fmt.Sprintf("No tool output found for function call %s.", id)}
+		}
+	}
+	return nil
+}
