@@ -137,9 +137,13 @@ func (r Reducer) Key() string {
 }
 
 // Reduce returns the messages to send: for truncate, every system message plus the
-// latest messages so that at most MaxMessages remain; if the cut would start with a
-// tool message (a function result whose call was cut off), it moves forward past it,
-// so a call is never split from its result. The input is not modified.
+// latest messages so that at most MaxMessages remain, except that a call is never
+// split from its results (OpenAI refuses a tool message whose call it was not sent, and
+// a call without its results). When the cut falls on a tool message, it moves forward
+// past the tool messages to the next message; when none follows (the history ends in a
+// tool round: the results the model is about to read), it moves back to the message
+// with the calls, so the view may then hold more than MaxMessages. The input is not
+// modified.
 func (r Reducer) Reduce(history []chat.Message) []chat.Message {
 	if r.Type != ReducerTruncate || len(history) <= r.MaxMessages {
 		return history
@@ -153,9 +157,23 @@ func (r Reducer) Reduce(history []chat.Message) []chat.Message {
 		}
 	}
 	keep := max(r.MaxMessages-len(system), 1)
-	start := max(len(rest)-keep, 0)
-	for start < len(rest)-1 && rest[start].Role == chat.RoleTool {
-		start++
-	}
+	start := callBoundary(rest, max(len(rest)-keep, 0))
 	return append(system, rest[start:]...)
+}
+
+// callBoundary is the first index at or after i where msgs can start without a tool
+// message cut off from its call: past the tool messages at i, or, when msgs ends in
+// them, back at the message before them (the one with the calls).
+func callBoundary(msgs []chat.Message, i int) int {
+	j := i
+	for j < len(msgs) && msgs[j].Role == chat.RoleTool {
+		j++
+	}
+	if j < len(msgs) {
+		return j
+	}
+	for i > 0 && msgs[i].Role == chat.RoleTool {
+		i--
+	}
+	return i
 }
