@@ -30,6 +30,14 @@
 // any repair), and validates the rules of chat-state-v1.md (Document.Validate). Every
 // error is a *FieldError naming the field, e.g. "history[3].contents[0].callId".
 //
+// # Contents by role
+//
+// Validate refuses a content in a role a model cannot take it from (chat-state-v1.md):
+// a functionCall outside an assistant message or with a name that is not an OpenAI
+// function name, a functionResult outside a tool message, a text in a tool message, an
+// image outside a user message, and an assistant message with neither text nor
+// functionCall. The error names the content: "history[3].contents[0]".
+//
 // # Tool-call pairing
 //
 // chat-state-v1.md: every functionCall is answered by a functionResult with the same

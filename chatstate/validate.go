@@ -18,6 +18,10 @@ import (
 //   - every message of history and pendingTurns is valid as chat.Message.Validate says
 //     (the error names the field: history[i].messageId, .role, .contents[j].callId …),
 //     and messageIds are unique across history and pendingTurns;
+//   - each role holds the contents it may (roleProblem): a functionCall only in an
+//     assistant message and with a function name, a functionResult only in a tool
+//     message, no text in a tool message, an image only in a user message, and an
+//     assistant message has a text or a functionCall;
 //   - pendingTurns hold user messages only, without functionCall or functionResult;
 //   - participant ids are not empty and unique, and their type is not empty;
 //   - channelKeys are base64 (standard, padded) of 32 bytes and unique, channelTypes
@@ -105,6 +109,12 @@ func validateMessage(ref msgRef, m chat.Message) error {
 		if problem, name := contentProblem(c); problem != "" {
 			return fieldErr(member(contentPath(ref.list, ref.i, j), name), problem)
 		}
+	}
+	if j, name, problem := roleProblem(m); problem != "" {
+		if j < 0 {
+			return fieldErr(member(ref.String(), "contents"), problem)
+		}
+		return fieldErr(member(contentPath(ref.list, ref.i, j), name), problem)
 	}
 	if err := m.Validate(); err != nil { // a rule chat added that the checks above miss
 		return fieldErr(ref.String(), err.Error())
