@@ -49,6 +49,9 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 		Input: responsesInput(def.ID, unsynced(history, st.SyncedThrough)), Store: &store,
 		Tools: responseTools(a.openAITools(def)),
 	}
+	if in.ToolChoice != "" && len(req.Tools) > 0 {
+		req.ToolChoice = in.ToolChoice
+	}
 	where := agents.ChannelResponsesThread + ": new chain"
 	if st.PreviousResponseID != "" {
 		where = fmt.Sprintf("%s: previous response %q", agents.ChannelResponsesThread, st.PreviousResponseID)
