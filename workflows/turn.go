@@ -247,11 +247,20 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 	if err := s.summarizeIfDue(ctx, p, t); err != nil {
 		return chat.Message{}, err
 	}
-	in := s.invokeInput(ctx, p, t)
-	in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
-	var res agents.InvokeResult
-	if err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res); err != nil {
-		return chat.Message{}, unwrapActivityError(err)
+	var (
+		in  agents.InvokeInput
+		res agents.InvokeResult
+	)
+	for resynced := false; ; resynced = true {
+		in = s.invokeInput(ctx, p, t)
+		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
+		err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res)
+		if err == nil {
+			break
+		}
+		if err = unwrapActivityError(err); resynced || !s.dropLostChain(ctx, p, err) {
+			return chat.Message{}, err
+		}
 	}
 	if res.Stored != "" && s.store == "" {
 		s.store = res.Stored
