@@ -48,7 +48,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 	case agents.KindAssistant:
 		res, err = a.invokeAssistant(ctx, def, in, history)
 	default:
-		res, err = a.invokeChatCompletion(ctx, def, history)
+		res, err = a.invokeChatCompletion(ctx, def, history, in.ToolChoice)
 	}
 	if err != nil {
 		return agents.InvokeResult{}, err
@@ -82,10 +82,16 @@ func (a *Activities) agent(id string) (agents.Definition, error) {
 }
 
 // invokeChatCompletion runs one reply of a chat_completion agent: one Chat Completions
-// call, streamed when the endpoint streams; provider errors as providerError.
-func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message) (agents.InvokeResult, error) {
+// call, streamed when the endpoint streams, with tool_choice toolChoice when the
+// request has tools (OpenAI refuses a tool_choice without tools); provider errors as
+// providerError.
+func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message,
+	toolChoice string) (agents.InvokeResult, error) {
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
 		Tools: a.openAITools(def)}
+	if toolChoice != "" && len(req.Tools) > 0 {
+		req.ToolChoice = toolChoice
+	}
 	call := &callInfo{agentID: def.ID, chatID: chatIDOf(ctx), reply: true, author: OpenAIName(def.Name)}
 	ctx = withCall(ctx, call)
 	client := a.models[def.Endpoint]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -34,9 +35,11 @@ import (
 // the same previous response, so the chain forks and nothing is sent twice.
 //
 // Errors: InvalidInput (not retryable) for a malformed channel state or a missing
-// replyId; provider errors as providerError, prefixed with the previous response's id
-// (an unknown previous_response_id is a non-retryable 404 that names it); a response
-// that failed, by its error code (serviceFailure).
+// replyId; ResponseChainLost (not retryable, naming the response) when the service no
+// longer knows previous_response_id (chainLost), on which the workflow sends the
+// primary history again as a new chain; other provider errors as providerError,
+// prefixed with the previous response's id; a response that failed, by its error code
+// (serviceFailure). A new state keeps the input state's lostResponseId, as a record.
 func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition, in agents.InvokeInput,
 	history []chat.Message) (agents.InvokeResult, error) {
 	var st agents.ResponsesThreadState
@@ -49,6 +52,9 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 		Input: responsesInput(def.ID, unsynced(history, st.SyncedThrough)), Store: &store,
 		Tools: responseTools(a.openAITools(def)),
 	}
+	if in.ToolChoice != "" && len(req.Tools) > 0 {
+		req.ToolChoice = in.ToolChoice
+	}
 	where := agents.ChannelResponsesThread + ": new chain"
 	if st.PreviousResponseID != "" {
 		where = fmt.Sprintf("%s: previous response %q", agents.ChannelResponsesThread, st.PreviousResponseID)
@@ -59,13 +65,19 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	resp, err := a.models[def.Endpoint].CreateResponse(ctx, req)
 	stop()
 	if err != nil {
+		if st.PreviousResponseID != "" && chainLost(err) {
+			return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"%s: the service no longer knows this response (another project, or past its retention): %s",
+				where, errorText(err)), agents.ErrTypeChainLost, nil)
+		}
 		return agents.InvokeResult{}, serviceError(ctx, err, call.retryAfter, where)
 	}
 	contents, err := responseContents(resp)
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
-	state, err := json.Marshal(agents.ResponsesThreadState{PreviousResponseID: resp.ID, SyncedThrough: in.ReplyID})
+	state, err := json.Marshal(agents.ResponsesThreadState{PreviousResponseID: resp.ID, SyncedThrough: in.ReplyID,
+		LostResponseID: st.LostResponseID})
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
@@ -74,6 +86,30 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 		res.PromptTokens, res.CompletionTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
 	}
 	return res, nil
+}
+
+// chainLost reports whether err is the service's answer to a previous_response_id it
+// does not know: a 404, or OpenAI's previous_response_not_found code (which it may send
+// with a 400) on the previous_response_id parameter.
+func chainLost(err error) bool {
+	var apiErr *openai.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	param := ""
+	if apiErr.Param != nil {
+		param = *apiErr.Param
+	}
+	return apiErr.HTTPStatusCode == http.StatusNotFound ||
+		(apiErr.Code == "previous_response_not_found" || param == "previous_response_id") && apiErr.HTTPStatusCode == http.StatusBadRequest
+}
+
+// errorText is a go-openai error's message, or the error itself.
+func errorText(err error) string {
+	if _, msg := statusOf(err); msg != "" {
+		return msg
+	}
+	return err.Error()
 }
 
 // checkServiceInput decodes the channel state of a service-thread call into st and

@@ -16,6 +16,10 @@ import (
 // arguments (a JSON object, as the model wrote it) and returns the result text the
 // model reads. An error goes back to the model as the call's error result; return a
 // NonRetryable error (ToolError) for failures a retry cannot cure.
+//
+// A call may run more than once (Temporal runs activities at least once: a worker that
+// dies after the side effect, before the completion is recorded, has the call retried).
+// A tool with side effects deduplicates on the call's idempotency key, CallOf(ctx).
 type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 
 // ToolError returns a tool failure that is not retried (bad arguments, a refusal).
@@ -23,7 +27,8 @@ func ToolError(format string, a ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), agents.ErrTypeToolError, nil)
 }
 
-// CallTool runs one tool call with the Go function registered under its name. Errors:
+// CallTool runs one tool call with the Go function registered under its name, its
+// context carrying the call and its idempotency key (CallOf). Errors:
 // the tool's own (retried by the tool's policy unless ToolError), or a non-retryable
 // error for a tool no function backs.
 func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
@@ -31,6 +36,8 @@ func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (age
 	if !ok {
 		return agents.CallToolResult{}, ToolError("tool %q has no function on this worker", in.Name)
 	}
+	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name,
+		IdempotencyKey: IdempotencyKey(in.ChatID, in.CallID)})
 	res, err := f(ctx, json.RawMessage(in.Arguments))
 	if err != nil {
 		return agents.CallToolResult{}, err

@@ -47,4 +47,9 @@ const (
 	// ErrTypeToolError: a tool failed in a way a retry cannot cure (activities.ToolError);
 	// the model gets the call's error result.
 	ErrTypeToolError = "ToolError"
+	// ErrTypeChainLost: the Responses API no longer knows the channel's
+	// previous_response_id (404: another project, or past its retention). Not retried
+	// as is: the workflow drops the chain and sends the agent the primary history again,
+	// once per call.
+	ErrTypeChainLost = "ResponseChainLost"
 )

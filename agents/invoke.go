@@ -48,7 +48,15 @@ type InvokeInput struct {
 	// reference, the run's messages [HistoryFrom, HistoryLength). Zero for a new channel,
 	// which is sent the whole history.
 	HistoryFrom int `json:"historyFrom,omitempty"`
+	// ToolChoice is the request's tool_choice: "" lets the model choose; ToolChoiceNone
+	// makes it answer without calling tools (the last call of a reply that reached its
+	// maxToolRounds). The tools stay in the request, so its history of calls stays valid.
+	ToolChoice string `json:"toolChoice,omitempty"`
 }
+
+// ToolChoiceNone is InvokeInput.ToolChoice for a reply without tool calls (OpenAI's
+// tool_choice "none").
+const ToolChoiceNone = "none"
 
 // StoreMessagesInput asks the worker to put message bodies into a message store:
 // Store names it ("" = the worker's default store).

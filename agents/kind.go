@@ -87,6 +87,18 @@ type ResponsesThreadState struct {
 	// SyncedThrough is the messageId of the last primary message the service holds (the
 	// reply of the latest call): the watermark.
 	SyncedThrough string `json:"syncedThrough,omitempty"`
+	// LostResponseID records the latest chain the service no longer knew (a 404 for
+	// its previous_response_id): the channel then started a new chain from the primary
+	// history. Only a record; the next call does not send it.
+	LostResponseID string `json:"lostResponseId,omitempty"`
+}
+
+// LostChainState is the channel state of a responses_thread whose chain, ending at
+// response lost, the service no longer knows: a new channel (its next call sends the
+// whole primary history) that records the lost chain.
+func LostChainState(lost string) json.RawMessage {
+	b, _ := json.Marshal(ResponsesThreadState{LostResponseID: lost})
+	return b
 }
 
 // AssistantThreadState is the channelState of an assistant_thread channel:

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentchat/agentchat/activities"
@@ -86,12 +87,64 @@ func LookupOrder(_ context.Context, args json.RawMessage) (string, error) {
 
 // Refund refunds an order; the example config makes it need approval. Arguments:
 // {"order": "1001"}.
-func Refund(_ context.Context, args json.RawMessage) (string, error) {
+//
+// A refund is a side effect, so it deduplicates on the call's idempotency key
+// (activities.CallOf): a call retried with the same key answers what the first attempt
+// answered and refunds nothing again. The desk's ledger is in memory, so this holds
+// within one worker process; a real refund passes the key to its payment service
+// (e.g. an Idempotency-Key header), which keeps it durably. Called outside a tool call
+// (no key), it refunds every time.
+func Refund(ctx context.Context, args json.RawMessage) (string, error) {
+	call, keyed := activities.CallOf(ctx)
+	if keyed {
+		if res, ok := refunds.get(call.IdempotencyKey); ok {
+			return res, nil
+		}
+	}
 	id, o, err := findOrder(args)
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("refunded $%.2f for order %s", o.Amount, id), nil
+	res := fmt.Sprintf("refunded $%.2f for order %s", o.Amount, id)
+	if keyed {
+		refunds.put(call.IdempotencyKey, res)
+	}
+	return res, nil
+}
+
+// ledger records the refunds made, by idempotency key. It keeps the latest maxLedger.
+type ledger struct {
+	mu    sync.Mutex
+	byKey map[string]string
+	order []string
+	made  int // refunds made, for tests
+}
+
+// maxLedger bounds the refunds the desk remembers: far more than are retried at once.
+const maxLedger = 10000
+
+var refunds = &ledger{byKey: map[string]string{}}
+
+func (l *ledger) get(key string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	res, ok := l.byKey[key]
+	return res, ok
+}
+
+func (l *ledger) put(key, res string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.byKey[key]; ok {
+		return
+	}
+	if len(l.order) == maxLedger {
+		delete(l.byKey, l.order[0])
+		l.order = l.order[1:]
+	}
+	l.byKey[key] = res
+	l.order = append(l.order, key)
+	l.made++
 }
 
 // findOrder returns the order the arguments {"order": id} name, with its id. An unknown

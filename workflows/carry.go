@@ -44,6 +44,7 @@ type Carried struct {
 	Store        string                  `json:"store,omitempty"`
 	Runs         int                     `json:"runs"`
 	Decisions    map[string]Decision     `json:"decisions,omitempty"`
+	ToolRuns     []ToolRun               `json:"toolRuns,omitempty"`
 }
 
 // CarriedRestore records the document a chat was restored from; the chat keeps it
@@ -68,7 +69,7 @@ func (s *chatState) resume(ctx workflow.Context, c *Carried) {
 	}
 	s.rebuildTurns()
 	s.turnCount, s.attempted = c.TurnCount, c.Attempted
-	s.decisions = c.Decisions
+	s.decisions, s.toolRuns = c.Decisions, c.ToolRuns
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
@@ -147,7 +148,7 @@ func (s *chatState) carry() *Carried {
 	c := &Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
 		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
 		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1,
-		Decisions: s.decisions}
+		Decisions: s.decisions, ToolRuns: s.toolRuns}
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}

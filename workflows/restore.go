@@ -77,6 +77,9 @@ func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
 // table: equivalent, enhanced, reduced), strategy state, idempotency record and
 // pending turns, which are then answered in order.
 func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history []chat.Message, repairs []string) error {
+	if err := s.checkOpenCalls(ctx, history); err != nil {
+		return err
+	}
 	s.history = history
 	s.adoptChannels(doc.Channels)
 	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, agents.SelectionSequential) {

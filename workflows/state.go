@@ -56,6 +56,8 @@ type chatState struct {
 	// given so far, by callId.
 	suspension *suspension
 	decisions  map[string]Decision
+	// toolRuns are the tool calls that ran in turns taken back since (toolruns.go).
+	toolRuns []ToolRun
 	// sentCommitted is the committed length of the history at the previous model call
 	// of this run (what that call's worker has cached); not carried to the next run.
 	sentCommitted int

@@ -17,6 +17,26 @@ import (
 // errSuspended ends an agent's reply that waits for the approval of a tool call.
 var errSuspended = errors.New("suspended for approval")
 
+// Change ids (workflow.GetVersion) of the tool rounds' behaviour. Each is asked only
+// where old and new code part, so a history without the change replays as it ran.
+const (
+	// versionResumedTurnFails: a resumed turn that fails keeps its tool results and
+	// fails; before, it went back to waiting and resumed again.
+	versionResumedTurnFails = "resumed-turn-fails"
+	// versionReuseToolResult: a call id whose result was obtained is not run again.
+	versionReuseToolResult = "reuse-tool-result"
+	// versionFinalAnswer: past maxToolRounds the agent answers once more without tools.
+	versionFinalAnswer = "final-answer-without-tools"
+	// versionOpenCallsOfMissingAgent: an import whose open calls belong to an agent the
+	// chat lacks is refused.
+	versionOpenCallsOfMissingAgent = "open-calls-of-missing-agent"
+)
+
+// changed reports whether this run takes change id's new behaviour.
+func changed(ctx workflow.Context, id string) bool {
+	return workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) == 1
+}
+
 // Decision is a person's answer to a tool call that needs approval.
 type Decision struct {
 	Approved bool   `json:"approved"`
@@ -70,13 +90,36 @@ func (s *chatState) runAgent(ctx workflow.Context, p agents.Participant, t *turn
 		}
 		if round >= max(p.MaxToolRounds, 1) {
 			// Answer the calls anyway: no call is ever left without a result.
-			s.appendResults(t, p, errorResults(calls, fmt.Sprintf("not run: the agent reached its limit of %d tool rounds in one reply", p.MaxToolRounds)))
-			return reply, nil
+			s.appendResults(t, p, errorResults(calls, roundLimitText(p)))
+			if !changed(ctx, versionFinalAnswer) {
+				return reply, nil
+			}
+			return s.finalAnswer(ctx, p, t)
 		}
 		if err := s.runTools(ctx, t, p, calls); err != nil {
 			return chat.Message{}, err
 		}
 	}
+}
+
+// finalAnswer is agent p's last model call of a reply that reached its tool-round
+// limit: the model reads the calls' error results and must answer without tools
+// (tool_choice "none"). Calls it asks for anyway get an error result, so none is left
+// open, and the reply ends there.
+func (s *chatState) finalAnswer(ctx workflow.Context, p agents.Participant, t *turn) (chat.Message, error) {
+	reply, err := s.invokeWith(ctx, p, t, agents.ToolChoiceNone)
+	if err != nil {
+		return chat.Message{}, err
+	}
+	s.history = append(s.history, reply)
+	if calls := reply.FunctionCalls(); len(calls) > 0 {
+		s.appendResults(t, p, errorResults(calls, roundLimitText(p)))
+	}
+	return reply, nil
+}
+
+func roundLimitText(p agents.Participant) string {
+	return fmt.Sprintf("not run: the agent reached its limit of %d tool rounds in one reply", max(p.MaxToolRounds, 1))
 }
 
 // runTools answers the calls of one model reply: calls whose tool needs approval and
@@ -103,6 +146,8 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		case spec.Approval && !s.decisions[c.CallID].Approved:
 			d := s.decisions[c.CallID]
 			results[c.CallID] = errorResult(c, "rejected by a person"+reasonSuffix(d.Reason))
+		case s.ranBefore(c) && changed(ctx, versionReuseToolResult):
+			results[c.CallID] = s.ranResult(c) // obtained before a rollback: never run twice
 		default:
 			futures[c.CallID] = s.startTool(ctx, p, spec, c)
 		}
@@ -118,6 +163,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		} else {
 			results[c.CallID] = chat.Content{Type: chat.ContentFunctionResult, CallID: c.CallID, Result: res.Result}
 		}
+		s.recordRun(c, results[c.CallID])
 	}
 	var answered []chat.Content
 	for _, c := range calls {
@@ -341,10 +387,15 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	for _, c := range calls {
 		delete(s.decisions, c.CallID)
 	}
+	// The tools ran: a failure from here on keeps their results (a person approved a
+	// side effect that happened), fails the turn, and the chat takes the next one.
+	beforeTools := t.mark
+	t.mark = len(s.history)
 	agent := sus.agent
 	s.continueTurn(ctx, t, &agent)
-	if t.err != nil {
-		s.suspension = sus // back to waiting: the decisions stay, approving again retries
+	if t.err != nil && !changed(ctx, versionResumedTurnFails) {
+		s.history, t.mark = s.history[:beforeTools], beforeTools
+		s.suspension = sus // the old way: back to waiting, and resumed again
 	}
 }
 
@@ -357,10 +408,14 @@ func (s *chatState) failResumed(t *turn, sus *suspension, err error) {
 }
 
 // openCalls returns the functionCalls at the end of the history that have no result yet.
-func (s *chatState) openCalls() []chat.Content {
+func (s *chatState) openCalls() []chat.Content { return openCallsAtEnd(s.history) }
+
+// openCallsAtEnd returns the functionCalls of the last assistant message of history that
+// no later tool message answers, when only tool messages follow it.
+func openCallsAtEnd(history []chat.Message) []chat.Content {
 	answered := map[string]bool{}
-	for i := len(s.history) - 1; i >= 0; i-- {
-		m := s.history[i]
+	for i := len(history) - 1; i >= 0; i-- {
+		m := history[i]
 		switch m.Role {
 		case chat.RoleTool:
 			for _, c := range m.Contents {
@@ -381,6 +436,40 @@ func (s *chatState) openCalls() []chat.Content {
 	return nil
 }
 
+// lastAssistant returns the last assistant message of history (the zero Message if none).
+func lastAssistant(history []chat.Message) chat.Message {
+	for i := len(history) - 1; i >= 0; i-- {
+		if m := history[i]; m.Role == chat.RoleAssistant {
+			return m
+		}
+	}
+	return chat.Message{}
+}
+
+// checkOpenCalls refuses a history (an imported document's) that ends with open calls
+// of an agent that is not a participant of this chat: those calls wait for results
+// (and approvals) that only the calling agent's tools and reply can give, and another
+// agent must not read them as its own. Dropping them silently would lose a person's
+// pending decision; so the import fails, naming the calls and the agent.
+func (s *chatState) checkOpenCalls(ctx workflow.Context, history []chat.Message) error {
+	calls := openCallsAtEnd(history)
+	if len(calls) == 0 {
+		return nil
+	}
+	caller := lastAssistant(history).AgentID
+	if slices.Contains(s.ids(), caller) || !changed(ctx, versionOpenCallsOfMissingAgent) {
+		return nil
+	}
+	var ids []string
+	for _, c := range calls {
+		ids = append(ids, fmt.Sprintf("%q (%s)", c.CallID, c.Name))
+	}
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		"import: the history ends with tool call(s) %v of agent %q, which is not a participant of this chat (participants %q): "+
+			"they wait for that agent's tools, approvals and reply; import into a chat that has %q, or let the source chat finish them first",
+		ids, caller, s.ids(), caller), agents.ErrTypeInvalidDocument, nil)
+}
+
 // detectSuspension rebuilds a suspension from the history (after a continue-as-new or
 // an import): tool calls still open at its end belong to the last user turn and wait
 // for approval, or, for tools that need none, for running when the chat resumes.
@@ -389,13 +478,7 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 	if len(calls) == 0 {
 		return
 	}
-	var caller chat.Message
-	for i := len(s.history) - 1; i >= 0; i-- {
-		if m := s.history[i]; m.Role == chat.RoleAssistant {
-			caller = m
-			break
-		}
-	}
+	caller := lastAssistant(s.history)
 	userIdx := -1
 	for i := len(s.history) - 1; i >= 0; i-- {
 		if s.history[i].Role == chat.RoleUser {

@@ -121,11 +121,42 @@ func TestToolRoundLimitNeverLeavesACallUnanswered(t *testing.T) {
 	e.run(clerk(), 3*time.Second)
 
 	require.NoError(t, o.err)
-	assert.Equal(t, 4, e.model.count(), "the first call and three tool rounds")
-	last := hist[len(hist)-1]
-	assert.Equal(t, chat.RoleTool, last.Role)
-	assert.Contains(t, last.Contents[0].Error, "limit of 3 tool rounds")
+	assert.Equal(t, 5, e.model.count(), "the first call, three tool rounds, and the answer without tools")
+	limited := hist[len(hist)-2]
+	assert.Equal(t, chat.RoleTool, limited.Role)
+	assert.Contains(t, limited.Contents[0].Error, "limit of 3 tool rounds")
 	assert.Empty(t, openCallsOf(hist))
+	// Fault 11: the agent still answers; its last call may not ask for tools.
+	last := hist[len(hist)-1]
+	assert.Equal(t, chat.RoleAssistant, last.Role)
+	assert.Equal(t, "clerk#5 saw 9 messages, last user: loop", last.Text())
+	assert.Equal(t, last, o.result.Messages[len(o.result.Messages)-1], "the turn ends on the agent's answer")
+	for i, c := range e.model.inputs {
+		want := ""
+		if i == 4 {
+			want = agents.ToolChoiceNone
+		}
+		assert.Equal(t, want, c.ToolChoice, "call %d", i+1)
+	}
+}
+
+// A model that asks for tools even with tool_choice "none": its calls get an error
+// result too, and the reply ends there, so no call is left open and the loop ends.
+func TestToolRoundLimitHoldsAgainstAModelThatIgnoresToolChoice(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	for _, k := range []string{"clerk#1", "clerk#2", "clerk#3", "clerk#4", "clerk#5", "clerk#6"} {
+		e.model.contents[k] = []chat.Content{call("c-"+k, "lookup", `{}`)}
+	}
+	o := e.send(time.Second, msg("m1", "loop"))
+	var hist []chat.Message
+	e.at(2*time.Second, func() { hist = e.history() })
+	e.run(clerk(), 3*time.Second)
+
+	require.NoError(t, o.err)
+	assert.Equal(t, 5, e.model.count())
+	assert.Len(t, ft.ran, 3, "three rounds ran")
+	assert.Empty(t, openCallsOf(hist))
+	assert.Equal(t, chat.RoleTool, hist[len(hist)-1].Role)
 }
 
 // openCallsOf lists calls without results in a history.

@@ -28,7 +28,8 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 	if err != nil {
 		return chat.Message{}, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage)
 	}
-	if t, ok := s.turns[m.MessageID]; ok && t.err == nil {
+	t, ok := s.turns[m.MessageID]
+	if ok && t.err == nil {
 		if !sameContents(t.msg.Contents, m.Contents) {
 			return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
 				"messageId %q was already used for a different message; give each turn its own messageId", m.MessageID),
@@ -41,6 +42,10 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject them first (the Approve update, or: go run ./starter approve --chat %s --call ID)",
 			s.chatID, pendingIDs(s.awaitingApproval()), s.chatID), agents.ErrTypeAwaitingApproval)
+	case ok && s.historyIndex(m.MessageID) < len(s.history):
+		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
+			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",
+			m.MessageID, errorMessage(t.err)), agents.ErrTypeTurnFailed)
 	case s.draining:
 		return chat.Message{}, temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
@@ -202,6 +207,7 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 		}
 	}
 	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.history)
+	s.forgetAnswered(s.history[t.start:t.end])
 	s.turnCount++
 	s.attempted++
 }
@@ -220,6 +226,12 @@ func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
 // invoke runs one model call of agent p as an activity and returns its reply, which
 // becomes the turn's next message.
 func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) (chat.Message, error) {
+	return s.invokeWith(ctx, p, t, "")
+}
+
+// invokeWith is invoke with the request's tool choice ("" = the model's choice,
+// agents.ToolChoiceNone = answer without calling tools).
+func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *turn, toolChoice string) (chat.Message, error) {
 	c := p.Call.WithDefaults()
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(c.Timeout),
@@ -235,11 +247,20 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) 
 	if err := s.summarizeIfDue(ctx, p, t); err != nil {
 		return chat.Message{}, err
 	}
-	in := s.invokeInput(ctx, p, t)
-	in.ReplyID = s.nextID(t)
-	var res agents.InvokeResult
-	if err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res); err != nil {
-		return chat.Message{}, unwrapActivityError(err)
+	var (
+		in  agents.InvokeInput
+		res agents.InvokeResult
+	)
+	for resynced := false; ; resynced = true {
+		in = s.invokeInput(ctx, p, t)
+		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
+		err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res)
+		if err == nil {
+			break
+		}
+		if err = unwrapActivityError(err); resynced || !s.dropLostChain(ctx, p, err) {
+			return chat.Message{}, err
+		}
 	}
 	if res.Stored != "" && s.store == "" {
 		s.store = res.Stored
@@ -270,7 +291,8 @@ func (s *chatState) participant(id string) agents.Participant {
 // uniqueCallIDs makes the callIds of a reply unique in the chat: a provider may reuse
 // an id (or give none), and the chat-state document requires unique callIds. A
 // repeated or empty id becomes "<replyId>#<n>"; the model sees the id the history
-// holds, in the call and in its result alike.
+// holds, in the call and in its result alike. An id under which another call ran in a
+// turn taken back counts as used too: a call's id is its idempotency key.
 func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
 	if !slices.ContainsFunc(contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
 		return // no calls: the history need not be scanned
@@ -286,7 +308,7 @@ func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
 		if c.Type != chat.ContentFunctionCall {
 			continue
 		}
-		if c.CallID == "" || used[c.CallID] {
+		if c.CallID == "" || used[c.CallID] || s.ranOther(*c) {
 			c.CallID = fmt.Sprintf("%s#%d", replyID, i+1)
 		}
 		used[c.CallID] = true

@@ -30,10 +30,16 @@ const (
 )
 
 var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
+	buildMu sync.Mutex
+	builds  = map[string]*build{} // by package
 )
+
+// build is one main package built for this test binary.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
 
 // WorkerBinary builds the worker command once per test binary and returns its path.
 // It is built with -race when the test binary is, so a data race in the worker fails
@@ -42,24 +48,38 @@ var (
 // binary run by hand builds it into a new temporary folder instead.
 func WorkerBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() { buildPath, buildErr = buildWorker() })
-	require.NoError(t, buildErr)
-	return buildPath
+	return Binary(t, workerPackage)
 }
 
-func buildWorker() (string, error) {
+// Binary builds main package pkg (an import path of this module) once per test binary,
+// as WorkerBinary builds the worker, and returns its path.
+func Binary(t testing.TB, pkg string) string {
+	t.Helper()
+	buildMu.Lock()
+	b, ok := builds[pkg]
+	if !ok {
+		b = &build{}
+		builds[pkg] = b
+	}
+	buildMu.Unlock()
+	b.once.Do(func() { b.path, b.err = buildMain(pkg) })
+	require.NoError(t, b.err)
+	return b.path
+}
+
+func buildMain(pkg string) (string, error) {
 	dir, err := binDir()
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "agentchat-worker")
+	out := filepath.Join(dir, "agentchat-"+filepath.Base(pkg))
 	args := []string{"build", "-o", out}
 	if raceEnabled() {
 		args = append(args, "-race")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append(args, workerPackage)...)
+	cmd := exec.CommandContext(ctx, "go", append(args, pkg)...)
 	if output, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("testenv: go %s: %w\n%s", strings.Join(args, " "), err, output)
 	}
@@ -109,6 +129,10 @@ type ProcessOptions struct {
 	Config string
 	// Args are more command-line flags.
 	Args []string
+	// Package is the main package to run instead of the worker command (an import
+	// path of this module, built by Binary); it takes the worker's flags --agents,
+	// --task-queue, --address, --namespace and --store.
+	Package string
 }
 
 // WorkerProcess is the real worker command running in its own process, as a user
@@ -138,6 +162,9 @@ func StartWorkerProcess(t testing.TB, opts ProcessOptions) *WorkerProcess {
 		opts.Namespace = "default"
 	}
 	bin := WorkerBinary(t)
+	if opts.Package != "" {
+		bin = Binary(t, opts.Package)
+	}
 	dir := t.TempDir()
 	agentsFile := filepath.Join(dir, "agents.yaml")
 	require.NoError(t, os.WriteFile(agentsFile, []byte(opts.Config), 0o600))

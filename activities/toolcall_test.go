@@ -1,0 +1,47 @@
+package activities_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/agents"
+)
+
+func TestIdempotencyKeyNamesOneCall(t *testing.T) {
+	assert.Equal(t, "chat-1/call_abc", activities.IdempotencyKey("chat-1", "call_abc"))
+	// A slash in either part cannot make two calls share a key.
+	assert.NotEqual(t, activities.IdempotencyKey("a/b", "c"), activities.IdempotencyKey("a", "b/c"))
+	assert.Equal(t, "a%2Fb/m1%2F3%231", activities.IdempotencyKey("a/b", "m1/3#1"))
+}
+
+// CallTool gives the tool function the call it runs and the call's idempotency key.
+func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
+	var got activities.ToolCall
+	reg := agents.NewRegistry(agents.Config{Tools: map[string]agents.Tool{"record": {}},
+		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default", Tools: []string{"record"}}},
+		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
+	acts, err := activities.New(activities.Config{Registry: reg, Tools: map[string]activities.ToolFunc{
+		"record": func(ctx context.Context, _ json.RawMessage) (string, error) {
+			call, ok := activities.CallOf(ctx)
+			if !ok {
+				return "", errors.New("no call in the context")
+			}
+			got = call
+			return "ok", nil
+		}}})
+	require.NoError(t, err)
+	res, err := acts.CallTool(context.Background(), agents.CallToolInput{ChatID: "chat-1", AgentID: "helper",
+		CallID: "call_1", Name: "record", Arguments: `{}`})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", res.Result)
+	assert.Equal(t, activities.ToolCall{ChatID: "chat-1", AgentID: "helper", CallID: "call_1", Name: "record",
+		IdempotencyKey: "chat-1/call_1"}, got)
+	_, ok := activities.CallOf(context.Background())
+	assert.False(t, ok, "no call outside a tool function")
+}

@@ -1,0 +1,66 @@
+// Command worker is the agentchat worker with one more tool, "record"
+// (package recordtool), for crash tests: it takes the worker command's flags that
+// testenv.StartWorkerProcess gives, plus --ledger and --hold.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/internal/recordtool"
+	"github.com/agentchat/agentchat/internal/serve"
+)
+
+func main() {
+	var (
+		opts   serve.Options
+		dial   agentchat.DialOptions
+		ledger string
+		hold   time.Duration
+	)
+	flag.StringVar(&opts.AgentsPath, "agents", "", "agent config file")
+	flag.StringVar(&opts.TaskQueue, "task-queue", "", "task queue to poll")
+	flag.StringVar(&dial.Address, "address", "", "Temporal frontend host:port")
+	flag.StringVar(&dial.Namespace, "namespace", "", "Temporal namespace")
+	flag.StringVar(&opts.StoreDir, "store", "", "folder for exported documents")
+	flag.StringVar(&ledger, "ledger", "", "the record tool's ledger file (required)")
+	flag.DurationVar(&hold, "hold", 0, "how long the record tool waits after its side effect")
+	flag.Parse()
+	if err := run(opts, dial, ledger, hold); err != nil {
+		fmt.Fprintln(os.Stderr, "record worker:", err)
+		os.Exit(1)
+	}
+}
+
+func run(opts serve.Options, dial agentchat.DialOptions, ledger string, hold time.Duration) error {
+	if ledger == "" {
+		return fmt.Errorf("--ledger is required")
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts.Logger, dial.Logger = logger, logger
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := agentchat.Dial(ctx, dial)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	opts.Namespace = c.Namespace()
+	opts.Tools = map[string]activities.ToolFunc{"record": recordtool.Tool(ledger, hold)}
+	w, err := serve.Start(c.Temporal(), opts)
+	if err != nil {
+		return err
+	}
+	logger.Info("record worker started", "taskQueue", w.TaskQueue, "ledger", ledger)
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}

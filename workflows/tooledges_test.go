@@ -1,0 +1,185 @@
+package workflows_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Edges of tool rounds (issue "Hold the durability promise at every edge", faults 8-11):
+// every loop is bounded, a tool call runs at most once per call id, and a turn that
+// fails after its tools ran keeps what they did.
+
+var clerkP = chatstate.Participant{ID: "clerk", Name: "Clerk", Type: "chat_completion"}
+
+// openCallDocument is a document whose history ends with the clerk's open calls: a user
+// turn "m1" and the clerk's reply "m1/1" asking for them, no results yet.
+func openCallDocument(t *testing.T, calls []chat.Content, pending ...chat.Message) []byte {
+	t.Helper()
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	user := chat.TextMessage("m1", chat.RoleUser, "", "Refund order 1001, and look it up")
+	user.CreatedAt = at
+	reply := chat.Message{MessageID: "m1/1", Role: chat.RoleAssistant, AuthorName: "Clerk", AgentID: "clerk",
+		CreatedAt: at, Contents: calls}
+	b, _, err := chatstate.Encode(chatstate.Document{
+		SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+		Source:       chatstate.Source{Namespace: "default", WorkflowID: "src"},
+		History:      []chat.Message{user, reply},
+		Participants: []chatstate.Participant{clerkP},
+		Channels:     []chatstate.Channel{{ChannelKey: plainKey, ChannelType: chat.ChannelChatHistory, ChannelState: json.RawMessage(`{}`)}},
+		Strategies: chatstate.Strategies{
+			Selection:   chatstate.Strategy{Type: "sequential", State: json.RawMessage(`{"nextIndex":0}`)},
+			Termination: chatstate.Strategy{Type: "maxIterations", State: json.RawMessage(`{"iterations":0}`)},
+		},
+		PendingTurns: pending,
+	})
+	require.NoError(t, err)
+	return b
+}
+
+func rejected400() error {
+	return temporal.NewNonRetryableApplicationError("answered 400 Bad Request: invalid request", agents.ErrTypeModelRejected, nil)
+}
+
+// Fault 8: a restored history ends with an open call that needs no approval, and the
+// model call after it fails non-retryably. The resumed turn fails once (TurnFailed,
+// lastError), the tool's result stays, and the queued turn runs: no resumption loop.
+func TestResumedTurnThatFailsFailsOnceAndTheQueueMovesOn(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	for _, k := range []string{"clerk#1", "clerk#3", "clerk#4", "clerk#5"} { // #2 answers the queued turn
+		e.model.errs[k] = rejected400()
+	}
+	queued := chat.TextMessage("later", chat.RoleUser, "", "Are you there?")
+	doc := openCallDocument(t, []chat.Content{call("c1", "lookup", `{"order":"1001"}`)}, queued)
+	var st workflows.StateResult
+	var hist []chat.Message
+	e.at(time.Minute, func() { st, hist = e.state(), e.history() })
+	e.run(restoring(doc, "clerk"), 2*time.Minute)
+
+	assert.Equal(t, []string{"c1"}, ft.ran, "the open call ran once")
+	assert.Equal(t, 2, e.model.count(), "the failed resumption, then the queued turn")
+	require.NotNil(t, st.LastError)
+	assert.Equal(t, "m1", st.LastError.MessageID)
+	assert.Equal(t, agents.ErrTypeModelRejected, st.LastError.Type)
+	assert.Empty(t, st.PendingApprovals)
+	assert.Empty(t, st.PendingTurns)
+	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "later", "later/1"}, ids(hist),
+		"the tool's result stays; the queued turn was answered")
+	assert.Equal(t, `lookup of {"order":"1001"}`, resultsOf(hist[2])["c1"].Result)
+	assert.Empty(t, openCallsOf(hist))
+}
+
+// Fault 10: an approved refund runs, then the model answers 400. The turn fails (the
+// Approve caller gets TurnFailed), the refund's result stays in the history, the chat
+// waits for nothing, and approving again runs nothing again.
+func TestApprovedToolRunsOnceWhenTheResumedTurnFails(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":"1001"}`)}
+	e.model.errs["clerk#2"] = rejected400()
+	e.model.replies["clerk#3"] = "done"
+	e.send(time.Second, msg("m1", "refund order 1001"))
+	first := e.approve(time.Minute, workflows.ApproveInput{CallID: "c1", Approved: true})
+	var st workflows.StateResult
+	e.at(2*time.Minute, func() { st = e.state() })
+	again := e.update(3*time.Minute, workflows.ApproveUpdate, "approve-again", workflows.ApproveInput{CallID: "c1", Approved: true})
+	next := e.send(4*time.Minute, msg("m2", "did it work?"))
+	var hist []chat.Message
+	e.at(5*time.Minute, func() { hist = e.history() })
+	e.run(clerk(), 6*time.Minute)
+
+	require.True(t, first.done)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(first.err, &app), "the Approve caller learns the turn failed: %v", first.err)
+	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Empty(t, st.PendingApprovals, "the call ran: nothing to approve again")
+	require.NotNil(t, st.LastError)
+	assert.Equal(t, "m1", st.LastError.MessageID)
+	require.NoError(t, again.rejected)
+	require.NoError(t, again.err, "a repeated approval answers what the call did")
+	require.NoError(t, next.err, "the chat takes the next turn")
+	assert.Equal(t, "done", next.result.Messages[len(next.result.Messages)-1].Text())
+	assert.Equal(t, []string{"c1"}, ft.ran, "the refund ran once")
+	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "m2", "m2/1"}, ids(hist))
+	assert.Equal(t, `refund of {"order":"1001"}`, resultsOf(hist[2])["c1"].Result)
+}
+
+// A turn that failed after its tools ran is taken back; when it is sent again and the
+// model asks for the same call (same id, name and arguments), the result already
+// obtained is reused, never re-executed. The same id with other arguments is another
+// call: it gets a new id and runs.
+func TestRetriedTurnReusesTheResultOfACallIDThatRan(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`)}
+	e.model.errs["clerk#2"] = rejected400()
+	e.model.contents["clerk#3"] = []chat.Content{call("c1", "lookup", `{"order":1}`)}
+	e.model.contents["clerk#4"] = []chat.Content{call("c1", "lookup", `{"order":2}`)}
+	e.model.replies["clerk#5"] = "found both"
+	failed := e.send(time.Second, msg("m1", "look up order 1"))
+	retried := e.send(time.Minute, msg("m1", "look up order 1"))
+	var hist []chat.Message
+	e.at(2*time.Minute, func() { hist = e.history() })
+	e.run(clerk(), 3*time.Minute)
+
+	require.Error(t, failed.err)
+	require.NoError(t, retried.err)
+	assert.Equal(t, []string{"c1", "m1/3#1"}, ft.ran, "c1 ran once; the other call under a new id")
+	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "m1/3", "m1/4", "m1/5"}, ids(hist))
+	assert.Equal(t, `lookup of {"order":1}`, resultsOf(hist[2])["c1"].Result)
+	assert.Equal(t, `lookup of {"order":2}`, resultsOf(hist[4])["m1/3#1"].Result)
+	assert.Empty(t, openCallsOf(hist))
+}
+
+// Fault 9: a document that waits for the approval of a call by an agent the importing
+// chat does not have is refused, naming the call and the agent; nothing is written.
+func TestImportOfAnApprovalOfAMissingAgentIsRefused(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	doc := openCallDocument(t, []chat.Content{call("c1", "refund", `{"order":"1001"}`)})
+	imp := e.importDoc(time.Second, doc)
+	var st workflows.StateResult
+	e.at(time.Minute, func() { st = e.state() })
+	e.run(workflows.AgentChatInput{Participants: []string{"helper"}}, 2*time.Minute)
+
+	require.Error(t, imp.err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(imp.err, &app), "%v", imp.err)
+	assert.Equal(t, agents.ErrTypeInvalidDocument, app.Type())
+	assert.Contains(t, imp.err.Error(), `"c1"`)
+	assert.Contains(t, imp.err.Error(), `agent "clerk"`)
+	assert.Contains(t, imp.err.Error(), "not a participant")
+	assert.Zero(t, st.MessageCount, "nothing was written")
+	assert.Empty(t, st.RestoredDigest)
+	assert.Empty(t, ft.ran)
+	assert.Zero(t, e.model.count(), "no agent was invoked")
+}
+
+// importOutcome is where an Import update's outcome lands.
+type importOutcome struct {
+	err  error
+	done bool
+}
+
+// importDoc schedules an Import update of doc at the given delay.
+func (e *env) importDoc(at time.Duration, doc []byte) *importOutcome {
+	o := &importOutcome{}
+	e.at(at, func() {
+		e.env.UpdateWorkflow(workflows.ImportUpdate, "import", &importCallbacks{o}, workflows.ImportInput{
+			Source: workflows.DocumentSource{Document: doc}})
+	})
+	return o
+}
+
+type importCallbacks struct{ o *importOutcome }
+
+func (c *importCallbacks) Accept()                   {}
+func (c *importCallbacks) Reject(err error)          { c.o.err, c.o.done = err, true }
+func (c *importCallbacks) Complete(_ any, err error) { c.o.err, c.o.done = err, true }
