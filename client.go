@@ -312,12 +312,30 @@ func (c *Client) State(ctx context.Context, chatID string) (StateResult, error) 
 	return st, nil
 }
 
-// History returns a page of the chat's messages, oldest first (the History query).
-// The zero HistoryInput returns every message.
+// History returns the chat's messages from page.Offset, oldest first (the History
+// query): at most page.Limit of them, or with Limit zero every one from there on. It
+// reads as many History pages as that takes, each under workflows.HistoryPageBytes (or
+// page.MaxBytes, when set: then it returns the one page).
 func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) (HistoryResult, error) {
 	var h HistoryResult
 	if err := c.query(ctx, chatID, workflows.HistoryQuery, &h, page); err != nil {
 		return HistoryResult{}, err
+	}
+	for page.MaxBytes == 0 && len(h.Messages) > 0 && h.Offset+len(h.Messages) < h.Total &&
+		(page.Limit == 0 || len(h.Messages) < page.Limit) {
+		next := HistoryInput{Offset: h.Offset + len(h.Messages)}
+		if page.Limit > 0 {
+			next.Limit = page.Limit - len(h.Messages)
+		}
+		var more HistoryResult
+		if err := c.query(ctx, chatID, workflows.HistoryQuery, &more, next); err != nil {
+			return HistoryResult{}, err
+		}
+		if len(more.Messages) == 0 {
+			break
+		}
+		h.Messages, h.Total = append(h.Messages, more.Messages...), more.Total
+		h.Store = orStore(h.Store, more.Store)
 	}
 	if h.Store != "" && len(c.stores) > 0 {
 		filled, err := fillFrom(ctx, c.stores, chatID, h.Messages)
@@ -454,4 +472,11 @@ func retryBusy(ctx context.Context, f func() error) error {
 		}
 		delay = min(delay*2, time.Second)
 	}
+}
+
+func orStore(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
