@@ -2,6 +2,8 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
+	"unicode/utf8"
 
 	"github.com/agentchat/agentchat/chat"
 )
@@ -62,10 +64,58 @@ func MessageBytes(m chat.Message) int {
 	return len(b)
 }
 
-// StubBytes returns the encoded size of m's reference: m without its contents.
+// StubBytes returns the encoded size of m's reference (m without its contents), or a
+// little more: it is computed without encoding, so that a chat can check its length at
+// every turn.
 func StubBytes(m chat.Message) int {
-	m.Contents = nil
-	return MessageBytes(m)
+	const shape = len(`{"messageId":"","role":"","contents":null}`)
+	n := shape + jsonStringBytes(m.MessageID) + jsonStringBytes(string(m.Role))
+	if m.AuthorName != "" {
+		n += len(`,"authorName":""`) + jsonStringBytes(m.AuthorName)
+	}
+	if m.AgentID != "" {
+		n += len(`,"agentId":""`) + jsonStringBytes(m.AgentID)
+	}
+	if !m.CreatedAt.IsZero() {
+		n += len(`,"createdAt":"2006-01-02T15:04:05.999999999-07:00"`)
+	}
+	return n
+}
+
+// HistoryStubBytes sums StubBytes over msgs: what the workflow keeps of them at the least.
+func HistoryStubBytes(msgs []chat.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += StubBytes(m)
+	}
+	return n
+}
+
+// CheckDocumentLength refuses a document history whose references would pass
+// DocumentLengthLimit: a chat could not hold it.
+func CheckDocumentLength(history []chat.Message) error {
+	if n := HistoryStubBytes(history); n > DocumentLengthLimit {
+		return fmt.Errorf("the document's %d messages take %d bytes as references; a chat holds at most %d (DocumentLengthLimit)",
+			len(history), n, DocumentLengthLimit)
+	}
+	return nil
+}
+
+// jsonStringBytes is at least the length of s encoded as a JSON string without its quotes:
+// escaped characters count as six bytes.
+func jsonStringBytes(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError, r < 0x20, r == '<', r == '>', r == '&', r == 0x2028, r == 0x2029:
+			n += 6
+		case r == '"', r == '\\':
+			n += 2
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
 }
 
 // encodedBytes returns the size of v's JSON.
@@ -77,10 +127,37 @@ func encodedBytes(v any) int {
 	return len(b)
 }
 
+// Bytes returns the encoded size of the user message in carries, as maxMessageBytes
+// counts it.
+func (in SendMessageInput) Bytes() int {
+	m := chat.Message{MessageID: in.MessageID, Role: chat.RoleUser, AuthorName: in.AuthorName, Contents: in.Contents}
+	if in.Text != "" {
+		m.Contents = append(m.Contents, chat.Text(in.Text))
+	}
+	return MessageBytes(m)
+}
+
 // UserMessage returns the user message that in carries, checked as the SendMessage
 // validator does with the largest limit any chat may have (MaxMessageBytesLimit).
 // Clients call it before a signal, which a chat cannot refuse to its sender; the chat
 // applies its own maxMessageBytes.
 func UserMessage(in SendMessageInput) (chat.Message, error) {
 	return in.message(MaxMessageBytesLimit)
+}
+
+// boundMessages returns a copy of msgs for an update's result: the messages that would
+// take it past HistoryPageBytes encoded are returned as references (no contents), which
+// History returns whole. The first message is always whole.
+func boundMessages(msgs []chat.Message) []chat.Message {
+	out := append([]chat.Message{}, msgs...)
+	size := 0
+	for i := range out {
+		n := MessageBytes(out[i])
+		if i > 0 && size+n > HistoryPageBytes {
+			out[i].Contents = nil
+			n = StubBytes(out[i])
+		}
+		size += n
+	}
+	return out
 }

@@ -133,7 +133,8 @@ type StateResult struct {
 	PendingTurns []string `json:"pendingTurns"`
 	// ActiveTurn is the messageId being answered now, if any.
 	ActiveTurn string `json:"activeTurn,omitempty"`
-	// LastError is the most recent failed turn or refused signal, if any.
+	// LastError is the most recent failed turn, refused signal or abandoned migration
+	// (type MigrationFailed), if any.
 	LastError   *TurnError    `json:"lastError,omitempty"`
 	Selection   StrategyState `json:"selection"`
 	Termination StrategyState `json:"termination"`
