@@ -133,7 +133,9 @@ type StartOptions struct {
 	Participants []string
 	Selection    SelectionStrategy
 	Termination  TerminationStrategy
-	// MaxMessageBytes caps one user message; zero means 256 KiB.
+	// MaxMessageBytes caps one user message, in encoded bytes; zero means 256 KiB
+	// (workflows.DefaultMaxMessageBytes), more than workflows.MaxMessageBytesLimit (1 MiB)
+	// is ErrInvalidOptions.
 	MaxMessageBytes int
 	// Store names the message store for older message bodies ("" = in the workflow,
 	// moving to the worker's default store when the chat outgrows it).
@@ -148,6 +150,10 @@ func (o StartOptions) input(temporary bool) (workflows.AgentChatInput, error) {
 		Store: o.Store, HistoryBudget: o.HistoryBudget}
 	if len(o.Participants) == 0 {
 		return in, fmt.Errorf("agentchat: %w: a chat needs at least one participant (agent id)", ErrInvalidOptions)
+	}
+	if o.MaxMessageBytes < 0 || o.MaxMessageBytes > workflows.MaxMessageBytesLimit {
+		return in, fmt.Errorf("agentchat: %w: MaxMessageBytes is %d; it must be between 0 (the default, %d) and %d (MaxMessageBytesLimit)",
+			ErrInvalidOptions, o.MaxMessageBytes, workflows.DefaultMaxMessageBytes, workflows.MaxMessageBytesLimit)
 	}
 	if err := in.Selection.Validate(in.Participants); err != nil {
 		return in, fmt.Errorf("agentchat: %w: %w", ErrInvalidOptions, err)
@@ -164,8 +170,9 @@ func (c *Client) startOperation(id string, in workflows.AgentChatInput) client.W
 		TaskQueue:                c.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		// A finished chat's id is not reused: a new chat under the id of one that moved
-		// elsewhere or completed would silently take its place.
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		// elsewhere or completed would silently take its place. The id of one that could
+		// not start (an unknown agent, a document that did not import) is free again.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 	}, workflows.WorkflowType, in)
 }
 
@@ -248,10 +255,19 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.Ag
 // because too many are in flight on the chat, Send retries with backoff until ctx ends.
 //
 // Errors: ErrChatNotFound, ErrChatClosed; application errors of type InvalidMessage,
-// NotAcceptingTurns or TurnFailed (with the provider's message) from the chat.
+// NotAcceptingTurns or TurnFailed (with the provider's message) from the chat. A message
+// over workflows.MaxMessageBytesLimit, which no chat accepts, is refused here with the
+// same InvalidMessage error, and nothing is sent.
+//
+// A turn's messages past workflows.HistoryPageBytes come as references (no contents);
+// History returns them whole.
 func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) (TurnResult, error) {
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
+	}
+	if n := msg.Bytes(); n > workflows.MaxMessageBytesLimit {
+		return TurnResult{}, refused("send to", chatID, fmt.Errorf(
+			"message is %d bytes encoded; no chat accepts more than %d (MaxMessageBytesLimit); nothing was sent", n, workflows.MaxMessageBytesLimit))
 	}
 	var res TurnResult
 	if err := c.update(ctx, chatID, "send to", workflows.SendMessageUpdate, msg, &res); err != nil {
@@ -288,14 +304,16 @@ func (c *Client) Approve(ctx context.Context, chatID string, in workflows.Approv
 }
 
 // Post sends a user turn as the UserMessage signal and returns at once with its
-// messageId (a new UUID when empty). A turn the chat refuses is reported in State's
-// lastError, never dropped silently.
+// messageId (a new UUID when empty). A malformed message, or one over
+// workflows.MaxMessageBytesLimit, is refused here with an InvalidMessage error and
+// nothing is sent; a turn the chat refuses (over its own maxMessageBytes, say) is
+// reported in State's lastError, never dropped silently.
 func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) (string, error) {
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
 	}
 	if err := msg.Validate(); err != nil {
-		return "", fmt.Errorf("agentchat: post to chat %q: %w", chatID, err)
+		return "", refused("post to", chatID, err)
 	}
 	if err := c.tc.SignalWorkflow(ctx, chatID, "", workflows.UserMessageSignal, msg); err != nil {
 		return "", c.chatError(ctx, "post to", chatID, err)
@@ -312,12 +330,30 @@ func (c *Client) State(ctx context.Context, chatID string) (StateResult, error) 
 	return st, nil
 }
 
-// History returns a page of the chat's messages, oldest first (the History query).
-// The zero HistoryInput returns every message.
+// History returns the chat's messages from page.Offset, oldest first (the History
+// query): at most page.Limit of them, or with Limit zero every one from there on. It
+// reads as many History pages as that takes, each under workflows.HistoryPageBytes (or
+// page.MaxBytes, when set: then it returns the one page).
 func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) (HistoryResult, error) {
 	var h HistoryResult
 	if err := c.query(ctx, chatID, workflows.HistoryQuery, &h, page); err != nil {
 		return HistoryResult{}, err
+	}
+	for page.MaxBytes == 0 && len(h.Messages) > 0 && h.Offset+len(h.Messages) < h.Total &&
+		(page.Limit == 0 || len(h.Messages) < page.Limit) {
+		next := HistoryInput{Offset: h.Offset + len(h.Messages)}
+		if page.Limit > 0 {
+			next.Limit = page.Limit - len(h.Messages)
+		}
+		var more HistoryResult
+		if err := c.query(ctx, chatID, workflows.HistoryQuery, &more, next); err != nil {
+			return HistoryResult{}, err
+		}
+		if len(more.Messages) == 0 {
+			break
+		}
+		h.Messages, h.Total = append(h.Messages, more.Messages...), more.Total
+		h.Store = orStore(h.Store, more.Store)
 	}
 	if h.Store != "" && len(c.stores) > 0 {
 		filled, err := fillFrom(ctx, c.stores, chatID, h.Messages)
@@ -454,4 +490,17 @@ func retryBusy(ctx context.Context, f func() error) error {
 		}
 		delay = min(delay*2, time.Second)
 	}
+}
+
+func orStore(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// refused is the InvalidMessage error of a message the client does not send, as the
+// chat's validator would have answered it.
+func refused(op, chatID string, err error) error {
+	return asChatError(op, chatID, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage))
 }

@@ -117,6 +117,9 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 	if err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
+	if err := workflows.CheckDocumentLength(doc.History); err != nil {
+		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
+	}
 	if len(opts.Participants) == 0 {
 		for _, p := range doc.Participants {
 			opts.Participants = append(opts.Participants, p.ID)

@@ -119,12 +119,21 @@ func FillStubs(ctx context.Context, st msgstore.Store, chatID string, msgs []cha
 
 // StoreMessages puts message bodies into the named message store (or the worker's
 // default one) and returns the store's name. Retried when the store is unreachable.
+//
+// A body is what a stub lacks: the message's id, role, agent and contents (author and
+// time stay in the workflow's stub). So the same message stored by its model call, by a
+// continue-as-new or by an import (a migration target under the same chat id, sharing
+// the store) is one body, not a conflict.
 func (a *Activities) StoreMessages(ctx context.Context, in agents.StoreMessagesInput) (agents.StoreMessagesResult, error) {
 	st, err := a.messageStore(in.Store)
 	if err != nil {
 		return agents.StoreMessagesResult{}, err
 	}
-	if err := st.Put(ctx, in.ChatID, in.Messages); err != nil {
+	bodies := make([]chat.Message, len(in.Messages))
+	for i, m := range in.Messages {
+		bodies[i] = chat.Message{MessageID: m.MessageID, Role: m.Role, AgentID: m.AgentID, Contents: m.Contents}
+	}
+	if err := st.Put(ctx, in.ChatID, bodies); err != nil {
 		return agents.StoreMessagesResult{}, storeError(err)
 	}
 	return agents.StoreMessagesResult{Store: st.Name()}, nil

@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/workflows"
 )
@@ -35,6 +35,9 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	if err != nil {
 		return workflows.ImportPage{}, InvalidDocument(err)
 	}
+	if err := workflows.CheckDocumentLength(doc.History); err != nil {
+		return workflows.ImportPage{}, temporal.NewNonRetryableApplicationError("import: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
+	}
 	page := workflows.ImportPage{Total: len(doc.History)}
 	if in.Offset == 0 {
 		header := doc
@@ -43,32 +46,33 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	}
 	// A large document: the bodies of all but the latest messages go to the message
 	// store now, so the restored run holds stubs, not megabytes; a page is then sized by
-	// its stubs, and carries many more messages.
+	// its stubs, and carries many more messages. A message over ReplyInlineLimit goes
+	// there wherever it is, as a live chat's reply would have.
 	stubBelow := 0
 	if len(b) > importInlineBytes {
 		stubBelow = len(doc.History) - importKeepInline
 	}
 	size := 0
+	var stub []int // indexes in page.Messages of the messages to store
 	for i := in.Offset; i < len(doc.History) && (size < importPageBytes || i == in.Offset); i++ {
 		m := doc.History[i]
-		sent := m
-		if i < stubBelow {
+		sent, stored := m, i < stubBelow || workflows.MessageBytes(m) > workflows.ReplyInlineLimit
+		if stored {
 			sent.Contents = nil
 		}
-		mb, err := json.Marshal(sent)
-		if err != nil {
-			return workflows.ImportPage{}, InvalidDocument(err)
-		}
-		size += len(mb)
+		size += workflows.MessageBytes(sent)
 		if size > importPageBytes && i > in.Offset {
 			break
 		}
+		if stored {
+			stub = append(stub, len(page.Messages))
+		}
 		page.Messages = append(page.Messages, m)
 	}
-	if stubBelow > in.Offset {
+	if len(stub) > 0 {
 		// Stored under the importing chat's id (the workflow calling), not the source's.
 		chatID := activity.GetInfo(ctx).WorkflowExecution.ID
-		if err := a.stubPage(ctx, chatID, in.Store, &page, in.Offset, stubBelow); err != nil {
+		if err := a.stubPage(ctx, chatID, in.Store, &page, in.Offset, stub); err != nil {
 			return workflows.ImportPage{}, err
 		}
 	}
@@ -85,27 +89,29 @@ const (
 	importKeepInline  = 32
 )
 
-// stubPage stores the bodies of the page's messages whose index (offset + i) is below
-// stubBelow, in batches of about importPageBytes (heartbeating after each), and leaves
-// stubs in their place.
-func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, offset, stubBelow int) error {
-	n := min(len(page.Messages), stubBelow-offset)
-	for from := 0; from < n; {
+// stubPage stores the bodies of the page's messages at the indexes stub (ascending),
+// in batches of about importPageBytes (heartbeating after each), and leaves stubs in
+// their place.
+func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, offset int, stub []int) error {
+	page.Messages = slices.Clone(page.Messages) // the cached document's messages stay whole
+	for from := 0; from < len(stub); {
 		to, size := from, 0
-		for to < n && (to == from || size+page.Messages[to].Size() <= importPageBytes) {
-			size += page.Messages[to].Size()
+		var batch []chat.Message
+		for to < len(stub) && (to == from || size+workflows.MessageBytes(page.Messages[stub[to]]) <= importPageBytes) {
+			size += workflows.MessageBytes(page.Messages[stub[to]])
+			batch = append(batch, page.Messages[stub[to]])
 			to++
 		}
-		res, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: chatID, Store: store, Messages: page.Messages[from:to]})
+		res, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: chatID, Store: store, Messages: batch})
 		if err != nil {
 			return err
 		}
 		page.Store = res.Store
-		for i := from; i < to; i++ {
+		for _, i := range stub[from:to] {
 			page.Messages[i].Contents = nil
 		}
 		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, offset+to)
+			activity.RecordHeartbeat(ctx, offset+stub[to-1])
 		}
 		from = to
 	}

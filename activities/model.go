@@ -16,11 +16,13 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
 )
 
-// ReplyInlineLimit is the largest reply, in bytes of content, returned in the activity
-// result; a larger one goes to the chat's message store (1 MiB, half the 2 MB payload limit).
-const ReplyInlineLimit = 1 << 20
+// ReplyInlineLimit is the largest reply, in encoded bytes, returned in the activity
+// result; a larger one goes to the chat's message store (workflows.ReplyInlineLimit,
+// 1 MiB, half the 2 MiB payload limit).
+const ReplyInlineLimit = workflows.ReplyInlineLimit
 
 // InvokeAgent runs one reply of an agent, by its kind. For chat_completion: one Chat
 // Completions call with the agent's instructions and the history it is given, streamed
@@ -57,7 +59,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 		return agents.InvokeResult{}, temporal.NewApplicationError(
 			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), agents.ErrTypeModelUnavailable)
 	}
-	if size := (chat.Message{Contents: res.Contents}).Size(); size > ReplyInlineLimit && in.ReplyID != "" {
+	if size := workflows.MessageBytes(chat.Message{Contents: res.Contents}); size > ReplyInlineLimit && in.ReplyID != "" {
 		// Too large for a Temporal payload: the body goes to the message store and
 		// the workflow keeps a reference.
 		stored, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,

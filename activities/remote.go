@@ -113,6 +113,9 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 		err = h.Get(ctx, &res.State)
 	}
 	if err != nil {
+		if failed := targetFailed(ctx, tc, in.Target, err); failed != nil {
+			return res, failed
+		}
 		return res, fmt.Errorf("start target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
 	}
 	if res.State.RestoredDigest != in.ExpectedDigest {
@@ -126,6 +129,23 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 	}
 	res.RunID = run.GetRunID()
 	return res, nil
+}
+
+// targetFailed returns a non-retryable MigrationFailed error when the target answered
+// err because it could not become the chat (its restore failed, and its workflow
+// closed): no live chat is left there, so the migration is abandoned rather than
+// retried, which would only start failing target runs again. Otherwise nil.
+func targetFailed(ctx context.Context, tc client.Client, target workflows.ChatLocation, err error) error {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		return nil
+	}
+	d, derr := tc.DescribeWorkflowExecution(ctx, target.ChatID, "")
+	if derr != nil || d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil
+	}
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("target chat %q in namespace %q could not restore the document: %s",
+		target.ChatID, target.Namespace, app.Message()), agents.ErrTypeMigrationFailed, nil)
 }
 
 // targetReady fails the migration at once, before anything is started, when the target

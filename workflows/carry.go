@@ -15,9 +15,12 @@ import (
 const (
 	defaultMaxEvents = 4000
 	defaultMaxBytes  = 4 << 20
-	// carryInlineBytes is the most message content a continue-as-new input carries;
-	// bodies beyond it go to the message store first.
+	// carryInlineBytes is the most a continue-as-new input carries (encoded) before older
+	// message bodies go to the message store.
 	carryInlineBytes = 512 << 10
+	// carryTailBytes is how much of the latest messages' bodies (encoded) stays in the
+	// workflow when older ones move to the store; past CarryLimit those move too.
+	carryTailBytes = 256 << 10
 	// carryHardBytes is what a carry cannot exceed (Temporal's 2 MB payload limit, with
 	// room for the rest): past it, moving bodies to the store is not optional and is
 	// retried until the store answers.
@@ -114,10 +117,14 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 		}
 	}
 	s.drainSignals(ctx)
-	s.spill(ctx)
 	next := s.in
 	next.Restore = nil
-	next.Carry = s.carry()
+	if workflow.GetVersion(ctx, carryBySizeChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		s.spill(ctx)
+		next.Carry = s.carry()
+	} else {
+		next.Carry = s.spillToFit(ctx, next)
+	}
 	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
 }
 

@@ -140,7 +140,7 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 }
 
 // abortMigration ends a migration that could not start the target: the chat takes
-// turns again and the caller learns why.
+// turns again, and the caller and State's lastError say why.
 func (s *chatState) abortMigration(m *migration, err error) {
 	m.err = temporal.NewApplicationError(fmt.Sprintf("migration of chat %q to %s failed, the chat goes on here: %s",
 		s.chatID, describe(m.target), errorMessage(err)), agents.ErrTypeMigrationFailed)
@@ -149,6 +149,7 @@ func (s *chatState) abortMigration(m *migration, err error) {
 	if s.status == StatusMigrating {
 		s.status = StatusRunning
 	}
+	s.lastError = &TurnError{Type: agents.ErrTypeMigrationFailed, Message: errorMessage(m.err)}
 }
 
 // movedError is the answer to a turn the source will not answer any more.

@@ -184,7 +184,8 @@ func (s *chatState) participantInfo() []ParticipantInfo {
 	return out
 }
 
-// page answers the History query.
+// page answers the History query: at most HistoryPageBytes of encoded messages (or
+// in.MaxBytes, when smaller), and always at least one.
 func (s *chatState) page(in HistoryInput) (HistoryResult, error) {
 	total := len(s.history)
 	from := min(max(in.Offset, 0), total)
@@ -192,13 +193,15 @@ func (s *chatState) page(in HistoryInput) (HistoryResult, error) {
 	if in.Limit > 0 {
 		to = min(from+in.Limit, total)
 	}
+	maxBytes := HistoryPageBytes
 	if in.MaxBytes > 0 {
-		size := 0
-		for i := from; i < to; i++ {
-			if size += s.history[i].Size(); size > in.MaxBytes && i > from {
-				to = i
-				break
-			}
+		maxBytes = min(in.MaxBytes, HistoryPageBytes)
+	}
+	size := 0
+	for i := from; i < to; i++ {
+		if size += MessageBytes(s.history[i]) + 1; size > maxBytes && i > from {
+			to = i
+			break
 		}
 	}
 	msgs := append([]chat.Message{}, s.history[from:to]...)

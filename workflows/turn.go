@@ -67,7 +67,23 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
 	}
+	if n := s.length(); n >= ChatLengthLimit {
+		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
+				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.history)+len(s.queue), n, ChatLengthLimit),
+			agents.ErrTypeNotAcceptingTurns)
+	}
 	return m, nil
+}
+
+// length is the chat's length as ChatLengthLimit counts it: the references to its
+// messages and queued turns.
+func (s *chatState) length() int {
+	n := HistoryStubBytes(s.history)
+	for _, t := range s.queue {
+		n += StubBytes(t.msg)
+	}
+	return n
 }
 
 // handleSend is the SendMessage update: queue the turn (or find it, for a retried
@@ -87,7 +103,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnR
 	if t.suspended {
 		res := TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
 		if i := s.historyIndex(t.msg.MessageID); i < len(s.history) {
-			res.Messages = append([]chat.Message{}, s.history[i+1:]...)
+			res.Messages = boundMessages(s.history[i+1:])
 		}
 		return res, nil
 	}
@@ -321,9 +337,10 @@ func (s *chatState) nextID(t *turn) string {
 	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.history)-s.historyIndex(t.msg.MessageID))
 }
 
-// turnResult returns the answer of a finished turn, read back from the history.
+// turnResult returns the answer of a finished turn, read back from the history; past
+// HistoryPageBytes its messages are references (boundMessages).
 func (s *chatState) turnResult(t *turn) TurnResult {
-	msgs := append([]chat.Message{}, s.history[t.start:t.end]...)
+	msgs := boundMessages(s.history[t.start:t.end])
 	complete := s.isComplete && t.end == len(s.history)
 	return TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
 }

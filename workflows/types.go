@@ -11,10 +11,6 @@ import (
 // version up to it.
 const InputVersion = 1
 
-// DefaultMaxMessageBytes is the largest user message a chat accepts unless its input
-// says otherwise: 256 KiB, well under Temporal's 2 MB payload limit.
-const DefaultMaxMessageBytes = 256 << 10
-
 // AgentChatInput starts a chat. JSON:
 //
 //	{"version":1,"participants":["writer","reviewer"],
@@ -30,8 +26,8 @@ type AgentChatInput struct {
 	// Temporary makes a one-turn chat (the seed's temporary thread): the workflow
 	// completes after its first turn.
 	Temporary bool `json:"temporary,omitempty"`
-	// MaxMessageBytes caps one user message (Message.Size); zero means
-	// DefaultMaxMessageBytes.
+	// MaxMessageBytes caps one user message, in encoded bytes (MessageBytes); zero means
+	// DefaultMaxMessageBytes, and more than MaxMessageBytesLimit is refused.
 	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
 	// Restore, if set, fills the new chat from a chat-state document before it takes
 	// turns (DESIGN.md restore rules).
@@ -137,7 +133,8 @@ type StateResult struct {
 	PendingTurns []string `json:"pendingTurns"`
 	// ActiveTurn is the messageId being answered now, if any.
 	ActiveTurn string `json:"activeTurn,omitempty"`
-	// LastError is the most recent failed turn or refused signal, if any.
+	// LastError is the most recent failed turn, refused signal or abandoned migration
+	// (type MigrationFailed), if any.
 	LastError   *TurnError    `json:"lastError,omitempty"`
 	Selection   StrategyState `json:"selection"`
 	Termination StrategyState `json:"termination"`
@@ -186,14 +183,14 @@ type StrategyState struct {
 }
 
 // HistoryInput pages the History query: Offset messages are skipped, then at most
-// Limit returned; Limit zero means all. Called with no argument, History returns every
-// message.
+// Limit returned; Limit zero means as many as fit. A page ends once its messages pass
+// HistoryPageBytes encoded (or MaxBytes, when smaller), after at least one message, so
+// that no answer passes Temporal's payload limit: read on from Offset+len(Messages)
+// while that is below Total (Client.History does).
 type HistoryInput struct {
 	Offset int `json:"offset,omitempty"`
 	Limit  int `json:"limit,omitempty"`
-	// MaxBytes, if set, ends the page once its messages pass about this many bytes
-	// (Message.Size), after at least one message; readers of long chats set it to stay
-	// under Temporal's and gRPC's message limits.
+	// MaxBytes, if set, ends the page once its messages pass this many encoded bytes.
 	MaxBytes int `json:"maxBytes,omitempty"`
 }
 

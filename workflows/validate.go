@@ -16,8 +16,9 @@ func (in AgentChatInput) validate() error {
 	if len(in.Participants) == 0 {
 		return errors.New("a chat needs at least one participant")
 	}
-	if in.MaxMessageBytes < 0 {
-		return errors.New("maxMessageBytes must not be negative")
+	if in.MaxMessageBytes < 0 || in.MaxMessageBytes > MaxMessageBytesLimit {
+		return fmt.Errorf("maxMessageBytes is %d; it must be between 0 (the default, %d) and %d",
+			in.MaxMessageBytes, DefaultMaxMessageBytes, MaxMessageBytesLimit)
 	}
 	if err := in.Selection.Validate(in.Participants); err != nil {
 		return err
@@ -33,11 +34,12 @@ func (in AgentChatInput) maxMessageBytes() int {
 	return DefaultMaxMessageBytes
 }
 
-// Validate checks the input's shape as the SendMessage validator does, with the
-// default size limit (a chat may set a lower one). Clients call it before a signal,
-// which cannot be refused to the sender.
+// Validate checks the input's shape as the SendMessage validator does, with the largest
+// size limit any chat may have (MaxMessageBytesLimit); the chat applies its own
+// maxMessageBytes. Clients call it before they send: what it refuses could not reach the
+// workflow whole.
 func (in SendMessageInput) Validate() error {
-	_, err := in.message(DefaultMaxMessageBytes)
+	_, err := UserMessage(in)
 	return err
 }
 
@@ -61,8 +63,9 @@ func (in SendMessageInput) message(maxBytes int) (chat.Message, error) {
 			return chat.Message{}, fmt.Errorf("a user message cannot carry %s contents", c.Type)
 		}
 	}
-	if n := m.Size(); n > maxBytes {
-		return chat.Message{}, fmt.Errorf("message is %d bytes; this chat accepts at most %d", n, maxBytes)
+	if n := MessageBytes(m); n > maxBytes {
+		return chat.Message{}, fmt.Errorf("message is %d bytes encoded; this chat accepts at most %d (maxMessageBytes; the most any chat accepts is %d)",
+			n, maxBytes, MaxMessageBytesLimit)
 	}
 	return m, nil
 }

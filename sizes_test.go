@@ -1,0 +1,162 @@
+package agentchat_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/offline"
+)
+
+// limitsUnderTest are the limits as the README's table gives them; the tests use these
+// numbers so that they ran, and failed, before the limits had names in code.
+const (
+	messageLimit = 1 << 20   // workflows.MaxMessageBytesLimit
+	defaultLimit = 256 << 10 // workflows.DefaultMaxMessageBytes
+)
+
+// ofBytes returns a user turn whose message encodes to exactly n bytes.
+func ofBytes(id string, n int) agentchat.SendMessageInput {
+	b, _ := json.Marshal(chat.Message{MessageID: id, Role: chat.RoleUser, Contents: []chat.Content{chat.Text("x")}})
+	return agentchat.SendMessageInput{MessageID: id, Text: strings.Repeat("x", n-len(b)+1)}
+}
+
+func appType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
+}
+
+// Fault 3: a user message over about 2 MB got "unexpected workflow task failure" instead
+// of the size refusal, and Post checked 256 KiB whatever the chat's own limit. Send and
+// Post take a message at the chat's limit, refuse one byte more, and refuse what no chat
+// accepts before sending it; nothing is written and the chat goes on.
+func TestSendAndPostAtTheLimitAndJustOver(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
+	require.NoError(t, err)
+
+	res, err := h.Client.Send(ctxFor(t), id, ofBytes("at", messageLimit))
+	require.NoError(t, err, "a message at the limit")
+	require.Len(t, res.Messages, 1)
+
+	_, err = h.Client.Send(ctxFor(t), id, ofBytes("over", messageLimit+1))
+	require.Error(t, err)
+	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
+	assert.Contains(t, err.Error(), "1048576")
+
+	_, err = h.Client.Send(ctxFor(t), id, ofBytes("huge", 2_500_000))
+	require.Error(t, err)
+	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
+	assert.Contains(t, err.Error(), "1048576")
+
+	_, err = h.Client.Post(ctxFor(t), id, ofBytes("post-over", messageLimit+1))
+	require.Error(t, err)
+	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
+
+	// Post takes what this chat takes, past the default 256 KiB.
+	_, err = h.Client.Post(ctxFor(t), id, ofBytes("post-at", messageLimit))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := h.Client.State(ctxFor(t), id)
+		return err == nil && st.MessageCount == 4
+	}, time.Minute, 100*time.Millisecond)
+
+	st, err := h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Nil(t, st.LastError)
+	assert.Equal(t, 2, st.TurnCount)
+	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, workflowStatus(t, h, id))
+	send(t, h, id, "after", "still here?")
+}
+
+// A signal over the chat's own limit (but under what any chat takes) cannot be refused to
+// its sender: the chat records the refusal, naming its limit, in State's lastError.
+func TestPostOverTheChatsOwnLimitIsRecorded(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	_, err = h.Client.Post(ctxFor(t), id, ofBytes("p1", defaultLimit+1))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := h.Client.State(ctxFor(t), id)
+		return err == nil && st.LastError != nil
+	}, time.Minute, 100*time.Millisecond)
+	st, err := h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Equal(t, agents.ErrTypeInvalidMessage, st.LastError.Type)
+	assert.Contains(t, st.LastError.Message, "at most 262144")
+	assert.Zero(t, st.MessageCount)
+}
+
+// Fault 2: maxMessageBytes had no upper bound; a chat started with 8 MiB was terminated by
+// Temporal when a 3 MB message arrived. Start refuses it, naming the limit, before anything
+// is created; a raw start fails the workflow at once with InvalidInput.
+func TestMaxMessageBytesOverTheLimitIsRefused(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: 8 << 20})
+	require.ErrorIs(t, err, agentchat.ErrInvalidOptions)
+	assert.Contains(t, err.Error(), "1048576")
+	_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
+	require.Error(t, err, "nothing was started")
+
+	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
+	require.NoError(t, err, "at the limit")
+}
+
+// Fault 4: a chat holding a model reply over 2 MB (kept in the message store) exported,
+// but its import failed ("Complete result exceeds size limit"), leaving a failed workflow
+// and an id that could never be used again, and its migration never finished. Such a chat
+// now imports and migrates, and the reply arrives whole.
+func TestChatWithAReplyOverThePayloadLimitImportsAndMigrates(t *testing.T) {
+	big := strings.Repeat("z", 2_200_000)
+	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: big}}}}})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	id := testenv.ChatID(t)
+	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	send(t, a, id, "m1", "Write me a book")
+	send(t, a, id, "m2", "Thanks")
+
+	doc, _, err := a.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "big.json")
+	require.NoError(t, os.WriteFile(path, doc, 0o644))
+	copyID := id + "-copy"
+	st, err := a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: path})
+	require.NoError(t, err, "the import of an exported chat works")
+	assert.Equal(t, 4, st.MessageCount)
+	withStore := agentchat.NewClient(a.Temporal, agentchat.ClientOptions{TaskQueue: a.TaskQueue,
+		MessageStores: map[string]msgstore.Store{a.MessageStore.Name(): a.MessageStore}})
+	hist, err := withStore.History(ctxFor(t), copyID, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 4)
+	assert.Equal(t, "[offline] helper: "+big, hist.Messages[1].Text())
+	send(t, a, copyID, "m3", "And now?")
+
+	res, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
+	require.NoError(t, err, "the migration finishes")
+	assert.Equal(t, 4, res.MessageCount)
+	next := send(t, b, id, "m3", "Still there?")
+	assert.Contains(t, next.Messages[0].Text(), "received 6 messages", "the big reply reached the model in the target")
+	assertOneLiveChat(t, id, a, b)
+}

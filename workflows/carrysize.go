@@ -1,0 +1,130 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+)
+
+// carryBySizeChange versions spillToFit: the carry sized by its encoded bytes, queued
+// turns included (issue 10, fault 1). Runs before it spill by content bytes.
+const carryBySizeChange = "carry-by-encoded-size"
+
+// spillToFit returns the state to carry into the next run (next, whose Carry it sets),
+// moving message bodies to the message store until the encoded input fits:
+//
+//   - when the chat names a store, or the input passes carryInlineBytes, the bodies of
+//     all but the latest messages move (the latest keepInline, within carryTailBytes,
+//     stay); an unreachable store only postpones that to the next hand-over;
+//   - past CarryLimit, the latest bodies and then the queued turns' bodies move too, and
+//     the store is retried until it answers: Temporal would terminate a chat whose
+//     continue-as-new input passes its payload limit.
+//
+// Open tool calls at the end of the history keep their bodies: the next run waits for
+// them. The references (stubs) that stay are bounded by ChatLengthLimit.
+func (s *chatState) spillToFit(ctx workflow.Context, next AgentChatInput) *Carried {
+	measure := func() int {
+		next.Carry = s.carry()
+		return encodedBytes(next)
+	}
+	total := measure()
+	if s.in.Store == "" && total <= carryInlineBytes {
+		return next.Carry
+	}
+	older, tail := s.spillCandidates()
+	s.storeBodies(ctx, older, total > CarryLimit)
+	if total = measure(); total > CarryLimit {
+		var more []*chat.Message
+		for _, t := range s.queue {
+			tail = append(tail, &t.msg)
+		}
+		saved := 0
+		for _, m := range tail {
+			if saved >= total-CarryLimit {
+				break
+			}
+			more = append(more, m)
+			saved += MessageBytes(*m) - StubBytes(*m)
+		}
+		s.storeBodies(ctx, more, true)
+		total = measure()
+	}
+	if total > CarryLimit {
+		workflow.GetLogger(ctx).Error("the carried state passes CarryLimit with every body stored", "bytes", total, "limit", CarryLimit)
+	}
+	return next.Carry
+}
+
+// spillCandidates returns the history messages whose bodies may move to the store, oldest
+// first: older (all but the latest) and tail (the latest keepInline within carryTailBytes).
+// Stubs and the messages of open tool calls are in neither.
+func (s *chatState) spillCandidates() (older, tail []*chat.Message) {
+	end := s.openCallsFrom()
+	keep, kept := end, 0
+	for keep > 0 && end-keep < keepInline {
+		if kept += MessageBytes(s.history[keep-1]); kept > carryTailBytes {
+			break
+		}
+		keep--
+	}
+	for i := 0; i < end; i++ {
+		if s.history[i].Contents == nil {
+			continue
+		}
+		if i < keep {
+			older = append(older, &s.history[i])
+		} else {
+			tail = append(tail, &s.history[i])
+		}
+	}
+	return older, tail
+}
+
+// openCallsFrom returns the index of the assistant message whose tool calls are open at
+// the end of the history (what detectSuspension reads), or the history's length.
+func (s *chatState) openCallsFrom() int {
+	if len(s.openCalls()) == 0 {
+		return len(s.history)
+	}
+	i := len(s.history) - 1
+	for i > 0 && s.history[i].Role == chat.RoleTool {
+		i--
+	}
+	return i
+}
+
+// storeBodies moves the bodies of msgs to the chat's message store in batches of about
+// carryInlineBytes, leaving stubs. Required, the store is retried until it answers;
+// otherwise a store that does not answer leaves the bodies in the workflow.
+func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, required bool) {
+	policy := &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}
+	if !required {
+		policy.MaximumAttempts = 3
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeTimeout, RetryPolicy: policy})
+	for from := 0; from < len(msgs); {
+		to, bytes := from, 0
+		var batch []chat.Message
+		for to < len(msgs) && (to == from || bytes+MessageBytes(*msgs[to]) <= carryInlineBytes) {
+			bytes += MessageBytes(*msgs[to])
+			batch = append(batch, *msgs[to])
+			to++
+		}
+		var res agents.StoreMessagesResult
+		err := workflow.ExecuteActivity(actx, StoreMessagesActivity,
+			agents.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
+		if err != nil {
+			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
+			return
+		}
+		s.store = res.Store
+		for _, m := range msgs[from:to] {
+			m.Contents = nil
+		}
+		from = to
+	}
+}

@@ -1,0 +1,163 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// Temporal's limits (the server's defaults), which every limit below stays under.
+const (
+	// TemporalPayloadLimit is the most one payload may hold: a workflow or
+	// continue-as-new input, an update's or signal's argument or result, an activity's
+	// input or result, a query's answer (dynamic config limit.blobSize.error, 2 MiB).
+	// Past it Temporal fails the task or terminates the workflow.
+	TemporalPayloadLimit = 2 << 20
+	// TemporalGRPCLimit is the largest gRPC message a client or worker exchanges with
+	// the server (4 MiB).
+	TemporalGRPCLimit = 4 << 20
+	// TemporalHistoryWarnBytes is the size of one run's event history at which Temporal
+	// warns (10 MiB); HistoryBudget keeps a run well under it.
+	TemporalHistoryWarnBytes = 10 << 20
+)
+
+// agentchat's limits: the README's table. Bytes are encoded bytes (the JSON Temporal
+// carries), not content bytes, unless a comment says otherwise.
+const (
+	// DefaultMaxMessageBytes is the largest user message a chat accepts unless its
+	// input says otherwise: 256 KiB.
+	DefaultMaxMessageBytes = 256 << 10
+	// MaxMessageBytesLimit is the most AgentChatInput.MaxMessageBytes may be: 1 MiB, half
+	// a payload, so that a message travels in an update, a signal or a model call's input
+	// with room for the rest.
+	MaxMessageBytesLimit = 1 << 20
+	// ReplyInlineLimit is the largest model reply the workflow holds inline; a larger one
+	// goes to the chat's message store and the workflow keeps a reference: 1 MiB.
+	ReplyInlineLimit = 1 << 20
+	// HistoryPageBytes bounds one History query answer (whatever HistoryInput asks): 1 MiB
+	// of messages. A single message larger than that (at most ReplyInlineLimit or
+	// MaxMessageBytesLimit) is returned alone.
+	HistoryPageBytes = 1 << 20
+	// ChatLengthLimit bounds how long a chat grows: once the references the workflow keeps
+	// for its messages (id, role, author, agent and time: about 150 bytes each with the
+	// usual ids, so about 7,000 messages) pass 1 MiB, the chat takes no new turn. It can
+	// still be read, exported and migrated.
+	ChatLengthLimit = 1 << 20
+	// DocumentLengthLimit is the most an imported document's references may take: 1.25
+	// MiB, ChatLengthLimit plus room for the turn that reached it, so that every chat that
+	// can exist can be imported and migrated. A longer document is refused.
+	DocumentLengthLimit = 1280 << 10
+	// CarryLimit is the most a continue-as-new input may encode to: 1.75 MiB, a quarter
+	// MiB under TemporalPayloadLimit. Message bodies move to the message store until the
+	// carried state fits.
+	CarryLimit = 1792 << 10
+)
+
+// MessageBytes returns m's encoded size: the bytes of its JSON, as Temporal carries it.
+func MessageBytes(m chat.Message) int {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return 0 // only unknown contents that are not JSON fail, and Validate refuses those
+	}
+	return len(b)
+}
+
+// StubBytes returns the encoded size of m's reference (m without its contents), or a
+// little more: it is computed without encoding, so that a chat can check its length at
+// every turn.
+func StubBytes(m chat.Message) int {
+	const shape = len(`{"messageId":"","role":"","contents":null}`)
+	n := shape + jsonStringBytes(m.MessageID) + jsonStringBytes(string(m.Role))
+	if m.AuthorName != "" {
+		n += len(`,"authorName":""`) + jsonStringBytes(m.AuthorName)
+	}
+	if m.AgentID != "" {
+		n += len(`,"agentId":""`) + jsonStringBytes(m.AgentID)
+	}
+	if !m.CreatedAt.IsZero() {
+		n += len(`,"createdAt":"2006-01-02T15:04:05.999999999-07:00"`)
+	}
+	return n
+}
+
+// HistoryStubBytes sums StubBytes over msgs: what the workflow keeps of them at the least.
+func HistoryStubBytes(msgs []chat.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += StubBytes(m)
+	}
+	return n
+}
+
+// CheckDocumentLength refuses a document history whose references would pass
+// DocumentLengthLimit: a chat could not hold it.
+func CheckDocumentLength(history []chat.Message) error {
+	if n := HistoryStubBytes(history); n > DocumentLengthLimit {
+		return fmt.Errorf("the document's %d messages take %d bytes as references; a chat holds at most %d (DocumentLengthLimit)",
+			len(history), n, DocumentLengthLimit)
+	}
+	return nil
+}
+
+// jsonStringBytes is at least the length of s encoded as a JSON string without its quotes:
+// escaped characters count as six bytes.
+func jsonStringBytes(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError, r < 0x20, r == '<', r == '>', r == '&', r == 0x2028, r == 0x2029:
+			n += 6
+		case r == '"', r == '\\':
+			n += 2
+		default:
+			n += utf8.RuneLen(r)
+		}
+	}
+	return n
+}
+
+// encodedBytes returns the size of v's JSON.
+func encodedBytes(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// Bytes returns the encoded size of the user message in carries, as maxMessageBytes
+// counts it.
+func (in SendMessageInput) Bytes() int {
+	m := chat.Message{MessageID: in.MessageID, Role: chat.RoleUser, AuthorName: in.AuthorName, Contents: in.Contents}
+	if in.Text != "" {
+		m.Contents = append(m.Contents, chat.Text(in.Text))
+	}
+	return MessageBytes(m)
+}
+
+// UserMessage returns the user message that in carries, checked as the SendMessage
+// validator does with the largest limit any chat may have (MaxMessageBytesLimit).
+// Clients call it before a signal, which a chat cannot refuse to its sender; the chat
+// applies its own maxMessageBytes.
+func UserMessage(in SendMessageInput) (chat.Message, error) {
+	return in.message(MaxMessageBytesLimit)
+}
+
+// boundMessages returns a copy of msgs for an update's result: the messages that would
+// take it past HistoryPageBytes encoded are returned as references (no contents), which
+// History returns whole. The first message is always whole.
+func boundMessages(msgs []chat.Message) []chat.Message {
+	out := append([]chat.Message{}, msgs...)
+	size := 0
+	for i := range out {
+		n := MessageBytes(out[i])
+		if i > 0 && size+n > HistoryPageBytes {
+			out[i].Contents = nil
+			n = StubBytes(out[i])
+		}
+		size += n
+	}
+	return out
+}

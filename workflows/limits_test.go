@@ -1,0 +1,191 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// memStore stands in for the StoreMessages activity: it keeps the bodies it is given.
+type memStore struct {
+	mu     sync.Mutex
+	bodies map[string]chat.Message
+}
+
+func (e *env) withStore() *memStore {
+	st := &memStore{bodies: map[string]chat.Message{}}
+	e.env.RegisterActivityWithOptions(func(_ context.Context, in agents.StoreMessagesInput) (agents.StoreMessagesResult, error) {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		for _, m := range in.Messages {
+			st.bodies[m.MessageID] = m
+		}
+		return agents.StoreMessagesResult{Store: "mem"}, nil
+	}, activity.RegisterOptions{Name: workflows.StoreMessagesActivity})
+	return st
+}
+
+// twoParts is a user turn of two text parts of n bytes each.
+func twoParts(id string, n int) workflows.SendMessageInput {
+	return workflows.SendMessageInput{MessageID: id, Contents: []chat.Content{
+		chat.Text(strings.Repeat("a", n)), chat.Text(strings.Repeat("b", n))}}
+}
+
+// canInput returns the input a run continued as new with, and its encoded size.
+func canInput(t *testing.T, e *env) (workflows.AgentChatInput, int) {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "the run did not continue as new: %v", e.env.GetWorkflowError())
+	size := 0
+	for _, p := range can.Input.GetPayloads() {
+		size += len(p.GetData())
+	}
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	return next, size
+}
+
+// Fault 1: turns of two 125,000-byte parts (each under the default maxMessageBytes)
+// with a small history budget; the carried state kept the latest 32 messages inline at
+// any size, and Temporal terminated the chat at continue-as-new. What a continue-as-new
+// carries is bounded by its encoded size.
+func TestContinueAsNewOfLargeMessagesStaysUnderThePayloadLimit(t *testing.T) {
+	e := newEnv(t)
+	st := e.withStore()
+	in := workflows.AgentChatInput{Participants: []string{"helper"}, HistoryBudget: workflows.HistoryBudget{MaxEvents: 150}}
+	var outs []*outcome
+	for i := range 20 {
+		outs = append(outs, e.send(time.Duration(i+1)*time.Second, twoParts(fmt.Sprintf("t%d", i), 125_000)))
+	}
+	e.at(21*time.Second, func() { e.env.SetContinueAsNewSuggested(true) }) // the budget, as the server counts it
+	e.run(in, 0)
+
+	next, size := canInput(t, e)
+	assert.LessOrEqual(t, size, workflows.CarryLimit, "the continue-as-new input")
+	assert.Less(t, size, workflows.TemporalPayloadLimit)
+	require.NotNil(t, next.Carry)
+	assert.Equal(t, "mem", next.Carry.Store)
+	for _, m := range next.Carry.History {
+		if m.Contents == nil {
+			assert.Contains(t, st.bodies, m.MessageID, "a stub's body is in the store")
+		}
+	}
+	answered := 0
+	for _, o := range outs {
+		if o.done && o.err == nil {
+			answered++
+		}
+	}
+	assert.Positive(t, answered)
+}
+
+// Queued turns are part of what a continue-as-new carries: large ones are stored too, and
+// the next run answers them with their whole text.
+func TestContinueAsNewStoresLargeQueuedTurns(t *testing.T) {
+	e := newEnv(t)
+	st := e.withStore()
+	in := workflows.AgentChatInput{Participants: []string{"helper"}}
+	e.at(time.Second, func() {
+		for i := range 12 {
+			e.env.SignalWorkflow(workflows.UserMessageSignal, twoParts(fmt.Sprintf("s%d", i), 125_000))
+		}
+	})
+	e.at(time.Second+100*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(in, 0)
+
+	next, size := canInput(t, e)
+	assert.LessOrEqual(t, size, workflows.CarryLimit)
+	require.NotNil(t, next.Carry)
+	total := len(next.Carry.History) / 2
+	for _, m := range next.Carry.Pending {
+		total++
+		if m.Contents == nil {
+			require.Contains(t, st.bodies, m.MessageID)
+			assert.Len(t, st.bodies[m.MessageID].Contents, 2)
+		}
+	}
+	assert.Equal(t, 12, total, "every signalled turn is answered or carried")
+}
+
+// Fault 2: maxMessageBytes had no upper bound; a chat started with 8 MiB was terminated
+// by Temporal when a 3 MB message arrived. It is refused at start, naming the limit.
+func TestMaxMessageBytesOverTheLimitIsRefusedAtStart(t *testing.T) {
+	e := newEnv(t)
+	e.run(workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: workflows.MaxMessageBytesLimit + 1}, 0)
+	err := e.env.GetWorkflowError()
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	assert.Equal(t, agents.ErrTypeInvalidInput, app.Type())
+	assert.Contains(t, app.Message(), fmt.Sprint(workflows.MaxMessageBytesLimit))
+}
+
+// At the limit, maxMessageBytes is taken, and a message of exactly that many bytes is
+// answered; one byte more is refused by the validator, naming the limit.
+func TestMessageAtTheLimitIsTakenAndOneByteMoreIsRefused(t *testing.T) {
+	e := newEnv(t)
+	limit := workflows.MaxMessageBytesLimit
+	at := sized("at", limit)
+	require.Equal(t, limit, workflows.MessageBytes(mustMessage(t, at)))
+	over := sized("over", limit+1)
+	okTurn, refused := e.send(time.Second, at), e.send(2*time.Second, over)
+	e.run(workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: limit}, 3*time.Second)
+	require.True(t, okTurn.done)
+	require.NoError(t, okTurn.rejected)
+	require.NoError(t, okTurn.err)
+	require.Error(t, refused.rejected)
+	assert.Contains(t, refused.rejected.Error(), fmt.Sprintf("at most %d", limit))
+}
+
+// sized returns a one-text user turn whose message encodes to exactly n bytes.
+func sized(id string, n int) workflows.SendMessageInput {
+	in := workflows.SendMessageInput{MessageID: id, Text: "x"}
+	m, _ := workflows.UserMessage(in)
+	in.Text = strings.Repeat("x", n-workflows.MessageBytes(m)+1)
+	return in
+}
+
+func mustMessage(t *testing.T, in workflows.SendMessageInput) chat.Message {
+	t.Helper()
+	m, err := workflows.UserMessage(in)
+	require.NoError(t, err)
+	return m
+}
+
+// Fault 5: History pages were sized by content bytes while a stub's JSON is several
+// times larger, so a page of a long chat passed the payload limit. Every History answer,
+// with or without maxBytes, stays under HistoryPageBytes encoded (a single message over
+// it is returned alone).
+func TestHistoryPagesAreBoundedByTheirEncodedSize(t *testing.T) {
+	e := newEnv(t)
+	var page, all workflows.HistoryResult
+	for i := range 40 {
+		e.send(time.Duration(i+1)*time.Second, sized(fmt.Sprintf("t%d", i), 100_000))
+	}
+	e.at(45*time.Second, func() {
+		page = query[workflows.HistoryResult](e, workflows.HistoryQuery, workflows.HistoryInput{MaxBytes: 300_000})
+		all = query[workflows.HistoryResult](e, workflows.HistoryQuery)
+	})
+	e.run(workflows.AgentChatInput{Participants: []string{"helper"}}, 46*time.Second)
+
+	require.Equal(t, 80, all.Total)
+	enc := func(r workflows.HistoryResult) int { b, _ := json.Marshal(r); return len(b) }
+	assert.LessOrEqual(t, enc(page), 300_000+1024)
+	assert.Less(t, len(all.Messages), all.Total, "a page with no limit stops at HistoryPageBytes")
+	assert.LessOrEqual(t, enc(all), workflows.HistoryPageBytes+1024)
+}
