@@ -238,7 +238,7 @@ func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) 
 	in := s.invokeInput(ctx, p, t)
 	in.ReplyID = s.nextID(t)
 	var res agents.InvokeResult
-	if err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res); err != nil {
+	if err := s.agentActivity(actx, InvokeAgentActivity, in, &res); err != nil {
 		return chat.Message{}, unwrapActivityError(err)
 	}
 	if res.Stored != "" && s.store == "" {
