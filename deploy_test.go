@@ -167,4 +167,3 @@ func unknownAgentAnswers(t *testing.T, tc client.Client, chatID string) int {
 	}
 	return n
 }
-
