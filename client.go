@@ -164,21 +164,28 @@ func (o StartOptions) input(temporary bool) (workflows.AgentChatInput, error) {
 	return in, nil
 }
 
-func (c *Client) startOperation(id string, in workflows.AgentChatInput) client.WithStartWorkflowOperation {
+// startOperation starts chat id. A finished chat's id is not reused (reuse policy
+// REJECT_DUPLICATE): a new chat under the id of one that moved elsewhere or completed
+// would silently take its place. overFailed allows the id of a chat whose workflow
+// failed (startAgain checks that it never took a turn).
+func (c *Client) startOperation(id string, in workflows.AgentChatInput, overFailed bool) client.WithStartWorkflowOperation {
+	reuse := enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	if overFailed {
+		reuse = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
+	}
 	return c.tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                c.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		// A finished chat's id is not reused: a new chat under the id of one that moved
-		// elsewhere or completed would silently take its place. The id of one that could
-		// not start (an unknown agent, a document that did not import) is free again.
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDReusePolicy:    reuse,
 	}, workflows.WorkflowType, in)
 }
 
 // Start starts a chat and returns its state once the worker has resolved its
-// participants (one Update-With-Start round trip). Errors: ErrInvalidOptions before
-// anything is sent; ErrChatExists if ChatID is taken by a running chat; an
+// participants (one Update-With-Start round trip). A ChatID whose chat failed at start
+// (it never took a turn) is used again. Errors: ErrInvalidOptions before anything is
+// sent; ErrChatExists if ChatID is taken by any other chat, running or closed (the
+// message says which); an
 // UnknownAgent application error naming the ids the worker does not know, in which
 // case the chat's workflow has already failed and nothing is left running.
 func (c *Client) Start(ctx context.Context, opts StartOptions) (StateResult, error) {
@@ -224,10 +231,37 @@ func (c *Client) Run(ctx context.Context, opts RunOptions, msg SendMessageInput)
 	return res, err
 }
 
+// updateWithStart starts chat id with the update. When the id is taken by a chat that
+// failed at start (its workflow failed before it took any turn: nothing of it is
+// lost), it starts the chat again under the id; any other holder of the id gives
+// ErrChatExists, saying what holds it.
 func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.AgentChatInput, update string, args []any, out any) error {
-	op := c.startOperation(id, in)
+	err := c.tryUpdateWithStart(ctx, id, in, update, args, out, false)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		why := c.idTaken(ctx, id)
+		if why == "" {
+			err = c.tryUpdateWithStart(ctx, id, in, update, args, out, true)
+		}
+		if errors.As(err, &started) {
+			if why == "" {
+				why = "another chat took it meanwhile"
+			}
+			return fmt.Errorf("agentchat: start chat %q: %w: %s", id, ErrChatExists, why)
+		}
+	}
+	if err != nil {
+		if ce := asChatError("start", id, err); ce != nil {
+			return ce
+		}
+		return fmt.Errorf("agentchat: start chat %q: %w", id, err)
+	}
+	return nil
+}
+
+func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in workflows.AgentChatInput, update string, args []any, out any, overFailed bool) error {
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: op,
+		StartWorkflowOperation: c.startOperation(id, in, overFailed),
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateName: update, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
@@ -235,17 +269,51 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.Ag
 	if err == nil {
 		err = h.Get(ctx, out)
 	}
+	return err
+}
+
+// idTaken says why id cannot be used for a new chat, or "" when the chat that has it
+// failed at start and never took a turn (State: status failed, no turns, no messages).
+func (c *Client) idTaken(ctx context.Context, id string) string {
+	const notReused = "ids are not reused, even after a chat completed or moved; choose another id"
+	d, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		var started *serviceerror.WorkflowExecutionAlreadyStarted
-		if errors.As(err, &started) {
-			return fmt.Errorf("agentchat: start chat %q: %w (ids are not reused, even after a chat completed or moved)", id, ErrChatExists)
-		}
-		if ce := asChatError("start", id, err); ce != nil {
-			return ce
-		}
-		return fmt.Errorf("agentchat: start chat %q: %w", id, err)
+		return notReused
 	}
-	return nil
+	status := d.GetWorkflowExecutionInfo().GetStatus()
+	switch status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		return "a chat with this id is running (send to it, or choose another id)"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+	default:
+		return fmt.Sprintf("the chat with this id has %s; %s", closedAs(status), notReused)
+	}
+	st, err := c.State(ctx, id)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the chat with this id failed, and its state could not be read to check that it never ran (%v); %s", err, notReused)
+	case st.Status == workflows.StatusFailed && st.TurnCount == 0 && st.MessageCount == 0:
+		return ""
+	default:
+		return fmt.Sprintf("the chat with this id failed after it had %d turn(s) (status %s); %s", st.TurnCount, st.Status, notReused)
+	}
+}
+
+// closedAs names a closed workflow's status for a person: "completed", "terminated", ...
+func closedAs(s enumspb.WorkflowExecutionStatus) string {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return "completed (or moved)"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return "been cancelled"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return "been terminated"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return "timed out"
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return "continued as new"
+	}
+	return "closed (" + s.String() + ")"
 }
 
 // Send sends a user turn (the SendMessage update) and returns the agents' replies. An

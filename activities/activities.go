@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/client"
@@ -58,6 +59,12 @@ type Config struct {
 	// termination strategies, by name.
 	Selectors map[string]SelectFunc
 	Judges    map[string]JudgeFunc
+	// UnknownAgentWait is how long a chat tries the other workers of its task queue
+	// for an agent this worker does not know (a rolling deploy that adds or removes
+	// one) before the call fails with UnknownAgent; zero means
+	// agents.DefaultUnknownAgentWait (2m). The chat stops earlier once every worker
+	// polling the queue has said it does not know the agent.
+	UnknownAgentWait time.Duration
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -73,6 +80,8 @@ type Activities struct {
 	tools        map[string]ToolFunc
 	selectors    map[string]SelectFunc
 	judges       map[string]JudgeFunc
+	// unknownAgentWait is Config.UnknownAgentWait, defaulted.
+	unknownAgentWait time.Duration
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -112,10 +121,13 @@ func New(cfg Config) (*Activities, error) {
 	if cfg.CachedRuns <= 0 {
 		cfg.CachedRuns = 256
 	}
+	if cfg.UnknownAgentWait <= 0 {
+		cfg.UnknownAgentWait = agents.DefaultUnknownAgentWait
+	}
 	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
-		selectors: cfg.Selectors, judges: cfg.Judges,
+		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
@@ -153,13 +165,14 @@ func isOpenAI(base string) bool {
 }
 
 // ResolveParticipants looks the chat's agent ids up in the registry. Unknown ids give
-// a non-retryable error of type UnknownAgent that names them.
-func (a *Activities) ResolveParticipants(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
+// a non-retryable error of type UnknownAgent that names them, with
+// agents.UnknownAgentDetails (see unknownAgents).
+func (a *Activities) ResolveParticipants(ctx context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
 	ps, err := a.registry.Resolve(in.AgentIDs)
 	if err != nil {
 		var unknown *agents.UnknownAgentsError
 		if errors.As(err, &unknown) {
-			return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeUnknownAgent, nil)
+			return agents.ResolveResult{}, a.unknownAgents(ctx, unknown.Unknown, err.Error())
 		}
 		return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
 	}

@@ -32,10 +32,11 @@ const ReplyInlineLimit = workflows.ReplyInlineLimit
 // assistant, see invokeResponses and invokeAssistant: they send only the messages the
 // service has not seen and return the channel's new state.
 //
-// Errors: UnknownAgent (not retryable) when the agent is gone from the registry;
+// Errors: UnknownAgent (not retried on this worker; see unknownAgents) when the agent
+// is not in the registry;
 // ModelRequestRejected / ModelUnavailable from the provider (see providerError).
 func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
-	def, err := a.agent(in.AgentID)
+	def, err := a.agent(ctx, in.AgentID)
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
@@ -73,12 +74,12 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 }
 
 // agent returns the definition of agent id; one gone from the registry is UnknownAgent,
-// not retryable.
-func (a *Activities) agent(id string) (agents.Definition, error) {
+// not retried on this worker (the workflow tries the queue's other workers).
+func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, error) {
 	def, ok := a.registry.Get(id)
 	if !ok {
-		return agents.Definition{}, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent %q is not in this worker's registry", id), agents.ErrTypeUnknownAgent, nil)
+		return agents.Definition{}, a.unknownAgents(ctx, []string{id}, fmt.Sprintf(
+			"agent %q is not in this worker's registry, which has %s", id, strings.Join(a.registry.IDs(), ", ")))
 	}
 	return def, nil
 }

@@ -111,7 +111,7 @@ func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput)
 // ask makes one Chat Completions call as agent id, with prompt after its instructions,
 // and returns the reply text.
 func (a *Activities) ask(ctx context.Context, id, chatID, prompt string, history []chat.Message) (string, error) {
-	def, err := a.agent(id)
+	def, err := a.agent(ctx, id)
 	if err != nil {
 		return "", err
 	}

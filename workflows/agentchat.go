@@ -9,7 +9,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 )
 
-// resolveTimeout bounds the local activity that looks participants up in the registry.
+// resolveTimeout bounds one attempt of the activity that looks participants up in the registry.
 const resolveTimeout = 10 * time.Second
 
 // AgentChat is the chat workflow. It resolves its participants, then answers queued
@@ -124,14 +124,25 @@ func (s *chatState) result() AgentChatResult {
 	return r
 }
 
-// resolve looks agent ids up in the worker's registry (a local activity).
+// resolve looks agent ids up in the worker's registry: an activity on the task queue
+// (agentActivity tries other workers for an agent this one does not know), or, in
+// histories from before resolveActivityChange, a local activity.
 func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]agents.Participant, error) {
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: resolveTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
 	var res agents.ResolveResult
-	err := workflow.ExecuteLocalActivity(lctx, ResolveParticipantsActivity, agents.ResolveInput{AgentIDs: ids}).Get(ctx, &res)
+	var err error
+	if workflow.GetVersion(ctx, resolveActivityChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: resolveTimeout,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+		})
+		err = workflow.ExecuteLocalActivity(lctx, ResolveParticipantsActivity, agents.ResolveInput{AgentIDs: ids}).Get(ctx, &res)
+	} else {
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: resolveTimeout,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
+		})
+		err = s.agentActivity(actx, ResolveParticipantsActivity, agents.ResolveInput{AgentIDs: ids}, &res)
+	}
 	if err != nil {
 		return nil, unwrapActivityError(err)
 	}

@@ -122,7 +122,7 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t
 		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.historyIndex(t.msg.MessageID))
 	}
 	var res agents.SummarizeResult
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SummarizeActivity, in).Get(ctx, &res); err != nil {
+	if err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SummarizeActivity, in, &res); err != nil {
 		return unwrapActivityError(err)
 	}
 	ch.state = mustJSON(agents.SummaryState{Summary: res.Summary, SummarizedThrough: s.history[to-1].MessageID})

@@ -35,7 +35,7 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participan
 		in.Candidates = append(in.Candidates, agents.Candidate{ID: p.ID, Name: p.Name})
 	}
 	var res agents.SelectResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SelectActivity, in).Get(ctx, &res)
+	err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SelectActivity, in, &res)
 	if err != nil {
 		return agents.Participant{}, unwrapActivityError(err)
 	}
@@ -58,8 +58,8 @@ func (s *chatState) terminates(ctx workflow.Context, st agents.TerminationStrate
 			return false, nil
 		}
 		var res agents.JudgeResult
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, strategyOptions()), JudgeActivity,
-			agents.JudgeInput{History: s.strategyView(ctx, t), Agent: st.Agent, Function: st.Function}).Get(ctx, &res)
+		err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), JudgeActivity,
+			agents.JudgeInput{History: s.strategyView(ctx, t), Agent: st.Agent, Function: st.Function}, &res)
 		if err != nil {
 			return false, unwrapActivityError(err)
 		}

@@ -270,7 +270,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 	for resynced := false; ; resynced = true {
 		in = s.invokeInput(ctx, p, t)
 		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
-		err := workflow.ExecuteActivity(actx, InvokeAgentActivity, in).Get(ctx, &res)
+		err := s.agentActivity(actx, InvokeAgentActivity, in, &res)
 		if err == nil {
 			break
 		}

@@ -63,6 +63,9 @@ type Options struct {
 	Tools     map[string]activities.ToolFunc
 	Selectors map[string]activities.SelectFunc
 	Judges    map[string]activities.JudgeFunc
+	// UnknownAgentWait is activities.Config.UnknownAgentWait: how long a chat tries the
+	// queue's other workers for an agent this one does not know; zero means 2m.
+	UnknownAgentWait time.Duration
 }
 
 // Worker is a started worker and what it runs on.
@@ -115,7 +118,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
 		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
 		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
-		Selectors: opts.Selectors, Judges: opts.Judges}
+		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait}
 	for name, f := range opts.Tools {
 		cfg.Tools[name] = f
 	}

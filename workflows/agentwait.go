@@ -1,0 +1,114 @@
+package workflows
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// Change ids of workflow.GetVersion. Histories recorded before a change replay with
+// workflow.DefaultVersion, the old behaviour.
+const (
+	// resolveActivityChange: participants are resolved by a regular activity on the
+	// task queue instead of a local activity, which can only run on the worker that
+	// holds the workflow task; so an answer "unknown agent" can be tried elsewhere.
+	resolveActivityChange = "resolve-as-activity"
+	// unknownAgentRetryChange: an UnknownAgent answer is tried on the queue's other
+	// workers (agentActivity) instead of failing the call at once.
+	unknownAgentRetryChange = "unknown-agent-retry"
+)
+
+// Pacing of the tries on other workers: the first after unknownAgentFirstDelay,
+// doubling up to unknownAgentMaxDelay, within the wait the worker names.
+const (
+	unknownAgentFirstDelay = 200 * time.Millisecond
+	unknownAgentMaxDelay   = 2 * time.Second
+)
+
+// agentActivity runs activity name (with the activity options in ctx) that needs agents
+// of the worker's registry: resolving participants, a model call, a strategy's call.
+//
+// When the worker that ran it does not know an agent (during a rolling deploy that
+// adds, renames or removes one, some workers have the new config and some the old), it
+// runs the activity again through the task queue, never eagerly on this worker, with
+// backoff, until a worker answers or no worker can: every worker that the server
+// lists as polling the queue has said it does not know the agent, or the wait the
+// worker names (agents.UnknownAgentDetails.Wait) has passed since the first answer.
+// Then the error is UnknownAgent and names each worker asked and the agents it knows.
+func (s *chatState) agentActivity(ctx workflow.Context, name string, in, out any) error {
+	err := workflow.ExecuteActivity(ctx, name, in).Get(ctx, out)
+	d, ok := unknownAgentDetails(err)
+	if !ok {
+		return err
+	}
+	if workflow.GetVersion(ctx, unknownAgentRetryChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return err
+	}
+	opts := workflow.GetActivityOptions(ctx)
+	opts.DisableEagerExecution = true
+	elsewhere := workflow.WithActivityOptions(ctx, opts)
+	began := workflow.Now(ctx)
+	answers := map[string]agents.UnknownAgentDetails{}
+	delay := unknownAgentFirstDelay
+	for {
+		answers[d.Worker] = d
+		waited := workflow.Now(ctx).Sub(began)
+		if everyPollerAnswered(d.Pollers, answers) || waited >= time.Duration(d.Wait) {
+			workflow.GetLogger(ctx).Warn("no worker knows the agent", "activity", name, "waited", waited)
+			return temporal.NewNonRetryableApplicationError(agents.UnknownEverywhere(answers, waited),
+				agents.ErrTypeUnknownAgent, nil, answers)
+		}
+		if err := workflow.Sleep(ctx, min(delay, time.Duration(d.Wait)-waited)); err != nil {
+			return err
+		}
+		delay = min(2*delay, unknownAgentMaxDelay)
+		err = workflow.ExecuteActivity(elsewhere, name, in).Get(ctx, out)
+		if d, ok = unknownAgentDetails(err); !ok {
+			return err
+		}
+	}
+}
+
+// unknownAgentDetails reports whether err is an activity's UnknownAgent answer, with
+// its details. An answer without details (a worker of an older version) names no
+// worker and the default wait.
+func unknownAgentDetails(err error) (agents.UnknownAgentDetails, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != agents.ErrTypeUnknownAgent {
+		return agents.UnknownAgentDetails{}, false
+	}
+	var d agents.UnknownAgentDetails
+	if !app.HasDetails() || app.Details(&d) != nil || d.Worker == "" {
+		d = agents.UnknownAgentDetails{Worker: "(unnamed: " + app.Message() + ")"}
+	}
+	if d.Wait <= 0 {
+		d.Wait = agents.Duration(agents.DefaultUnknownAgentWait)
+	}
+	return d, true
+}
+
+// everyPollerAnswered reports whether every worker polling the queue (as the last
+// answer listed them) has answered; false when the pollers are not known.
+func everyPollerAnswered(pollers []string, answers map[string]agents.UnknownAgentDetails) bool {
+	if len(pollers) == 0 {
+		return false
+	}
+	for _, p := range pollers {
+		found := false
+		for w := range answers {
+			if p == w || strings.HasPrefix(p, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
