@@ -44,9 +44,15 @@ const (
 // Options configure a Server. The zero value is a server that gives every agent the
 // default reply at once and logs nothing.
 type Options struct {
-	// Scripts holds scripted replies by agent id: the i-th model request of that agent in
-	// one chat (by agents.ChatHeader; 0-based, counting every chat completion, response
-	// creation and run, errors included) gets Scripts[agent][i]; past the end, the
+	// Scripts holds scripted replies by agent id. An agent's own model call (one with
+	// AuthorHeader, as agentchat's model activity sends it; Chat Completions and
+	// Responses) gets the answer at its place in the conversation it carries: with k of
+	// the agent's replies in it, the k-th answer of the script (0-based, counting the
+	// entries without a Status), so the same conversation gets the same answer in any
+	// process; the errors (entries with a Status) listed before that answer are answered
+	// first, once each per chat. Other requests (selectors, judges, summaries, Assistants
+	// runs, clients other than agentchat) take the entries in order, one per request of
+	// the agent in one chat (by agents.ChatHeader), errors included. Past the end, the
 	// default reply. New copies the map and slices.
 	Scripts map[string][]Reply
 	// Latency is waited before every model answer, on top of any Reply.Delay;
