@@ -60,8 +60,8 @@ type Options struct {
 	Latency time.Duration
 	// ChunkDelay is the pause between Server-Sent Events when streaming; zero means none.
 	ChunkDelay time.Duration
-	// Logger receives one Debug record per request (never its headers, so never the
-	// Authorization key); nil discards.
+	// Logger receives one Debug record per request and an Info record per refused
+	// request (never its headers, so never the Authorization key); nil discards.
 	Logger *slog.Logger
 }
 
@@ -97,10 +97,17 @@ func New(opts Options) *Server {
 // Start is New plus serving on 127.0.0.1 at a free port in a goroutine, until Close.
 // It fails only when it cannot listen.
 func Start(opts Options) (*Server, error) {
+	return StartOn("127.0.0.1:0", opts)
+}
+
+// StartOn is Start on addr, a host:port as net.Listen takes it ("127.0.0.1:8000";
+// port 0 picks a free one): `go run ./starter model --listen HOST:PORT` serves the
+// offline model on its own with it. It fails only when it cannot listen on addr.
+func StartOn(addr string, opts Options) (*Server, error) {
 	s := New(opts)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("offline: listen: %w", err)
+		return nil, fmt.Errorf("offline: listen on %s: %w", addr, err)
 	}
 	base, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -220,7 +227,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, v *Violation) {
 	s.refusedMu.Lock()
 	s.refused = append(s.refused, *v)
 	s.refusedMu.Unlock()
-	s.log.Debug("offline: refused a request", "path", v.Path, "agent", v.Agent, "status", v.Status,
+	s.log.Info("offline: refused a request", "path", v.Path, "agent", v.Agent, "status", v.Status,
 		"param", v.Param, "message", v.Message)
 	writeJSON(w, v.Status, v.body())
 }
