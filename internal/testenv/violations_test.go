@@ -19,7 +19,9 @@ type errorRecorder struct {
 	errs []string
 }
 
-func (r *errorRecorder) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
+func (r *errorRecorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
 
 // A harness's test fails when the offline model refused a request OpenAI refuses, and
 // says which; one without refusals does not.
