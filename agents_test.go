@@ -1017,6 +1017,8 @@ func TestTruncateNeverStartsWithAToolResult(t *testing.T) {
 		assert.Equal(t, []string{"system", "user", "assistant", "tool"}, roles(req), "3 messages fit whole")
 
 		// [A, call c1, result c1, "checked", B]: the latest 3 would start at the result.
+		// The agent is sent one of its replies ("checked"), so its script is at 1.
+		h.Model.SetScript("trunc", []offline.Reply{{}, {Text: "done"}})
 		res := send(t, h, id, "b", "And the date?")
 		assert.Equal(t, "[offline] trunc: done", res.Messages[0].Text())
 		req, _ = h.Model.LastRequest("trunc")

@@ -3,6 +3,7 @@ package agentchat_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -194,7 +195,9 @@ agents:
   - {id: helper, name: Helper, model: offline, call: {heartbeatTimeout: 1s, initialInterval: 50ms, maxAttempts: 3}}
 `,
 		Model: offline.Options{Scripts: map[string][]offline.Reply{
-			"helper": {{Text: "too late", Delay: agents.Duration(hang)}, {Text: "here I am"}},
+			// A hung attempt: an error entry, answered once for its place in the
+			// conversation, after a delay the client does not wait out.
+			"helper": {{Status: http.StatusServiceUnavailable, Message: "too late", Delay: agents.Duration(hang)}, {Text: "here I am"}},
 		}},
 	})
 	id := testenv.ChatID(t)

@@ -1,10 +1,13 @@
 package activities
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -86,14 +89,23 @@ func reducers() []agents.Reducer {
 }
 
 // Every model request a chat_history agent's reducer makes, and every summary request
-// of a summarizing one, passes OpenAI's rules (offline.Validate), for generated
+// of a summarizing one, passes OpenAI's rules (offline.Validate), and the Responses
+// input of the same history is answered 200 by the strict offline server, for generated
 // histories with system messages, parallel calls and approvals, at every reducer
 // setting. Fault 6: truncate sent a tool result without its call when system messages
 // left room for one message, and when an approval split one reply's results.
 func TestEveryReducerMakesValidRequests(t *testing.T) {
+	model := offline.New(offline.Options{})
 	for seed := range uint64(*requestSeeds) {
 		rng := rand.New(rand.NewPCG(seed, 6))
 		h := genHistory(rng)
+		// A responses agent sends the history as input items (here all of it at once).
+		body, _ := json.Marshal(map[string]any{"model": "m", "input": responsesInput("a", h)})
+		rec := httptest.NewRecorder()
+		model.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/responses", bytes.NewReader(body)))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("seed %d: Responses answered %d: %s\nhistory:\n%s", seed, rec.Code, rec.Body, describe(h))
+		}
 		for _, r := range reducers() {
 			var state json.RawMessage
 			if from, to, due := r.ToSummarize(h, nil); due {

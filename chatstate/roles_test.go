@@ -11,9 +11,11 @@ import (
 )
 
 // Fault 7: import accepted contents in the wrong role and then sent the model what it
-// refuses or misreads. Each is refused, naming the field, and Encode refuses it too.
+// refuses or misreads. Each is refused, naming the field; Encode and the JSON Schema
+// refuse it too.
 func TestDecodeRefusesContentsInTheWrongRole(t *testing.T) {
 	doc := goldenDocs()["v1-group-chat.json"]
+	schema := compileSchema(t)
 	img := chat.Content{Type: chat.ContentImage, URI: "https://example.com/a.png"}
 	for _, tt := range []struct {
 		name  string
@@ -53,7 +55,9 @@ func TestDecodeRefusesContentsInTheWrongRole(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := doc
 			d.History = tt.edit(cloneMessages(doc.History))
-			_, _, err := Decode(seal(t, asMap(t, d)))
+			b := seal(t, asMap(t, d))
+			assert.Error(t, schemaErr(t, schema, b), "the JSON Schema refuses it too")
+			_, _, err := Decode(b)
 			var fe *FieldError
 			require.True(t, errors.As(err, &fe), "%v", err)
 			assert.Equal(t, tt.field, fe.Field)

@@ -35,6 +35,13 @@
 // The calling agent is named by the AgentHeader request header. Unscripted requests get
 // the default reply (see DefaultText), which quotes the conversation it received so a
 // reader can see which context reached the model. Options.Scripts and SetScript give an
-// agent a list of scripted replies (text, tool calls, HTTP errors, delays) answered in
-// order before the default reply resumes.
+// agent a list of scripted replies (text, tool calls, HTTP errors, delays); an agent's
+// own call gets the one at its place in the conversation (the number of its replies
+// the request holds), so a script goes on where it was after a worker restart.
+//
+// The server is as strict as OpenAI: a request that breaks one of OpenAI's request
+// rules (Validate; for Responses, call pairing, names, roles, an unknown
+// previous_response_id) is refused as OpenAI refuses it, 400 (404) with an
+// invalid_request_error naming the param, and recorded (Server.Violations), so that a
+// test sees every request the project built that a real provider would refuse.
 package offline

@@ -125,16 +125,16 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.svc.storeResponse(req, items, ans))
 }
 
-// responsesPosition is scriptPosition for a Responses conversation: the number of
-// assistant messages since the last user message (the Responses API takes no author
-// names, so in a group chat other agents' messages count too); -1 without AuthorHeader.
+// responsesPosition is scriptPosition for a Responses conversation: the number of its
+// assistant messages (the Responses API takes no author names, so in a group chat
+// other agents' messages count too); -1 without AuthorHeader.
 func responsesPosition(r *http.Request, conv []openai.ChatCompletionMessage) int {
 	if _, ok := r.Header[http.CanonicalHeaderKey(AuthorHeader)]; !ok {
 		return -1
 	}
 	n := 0
-	for i := len(conv) - 1; i >= 0 && conv[i].Role != openai.ChatMessageRoleUser; i-- {
-		if conv[i].Role == openai.ChatMessageRoleAssistant {
+	for _, m := range conv {
+		if m.Role == openai.ChatMessageRoleAssistant {
 			n++
 		}
 	}

@@ -140,10 +140,11 @@ func (l *ledger) record(agent string, req openai.ChatCompletionRequest) {
 const AuthorHeader = agents.AuthorHeader
 
 // scriptPosition is where in its script the agent of r is, by the conversation msgs
-// the request carries: the number of its own replies since the last user message (the
-// assistant messages whose name is r's AuthorHeader). So a scripted turn (a tool call,
-// then the answer to its result) goes on where it was in any process: after a worker
-// restart, after an approval, after a retry. It is -1 (the chat's next position by
+// the request carries: the number of its own replies in it (the assistant messages
+// whose name is r's AuthorHeader). So a scripted chat (a tool call, the answer to its
+// result, the next turn's reply) goes on where it was in any process: after a worker
+// restart, after an approval, after a retry. A reducer that leaves replies out of what
+// the agent is sent moves it back by as many. It is -1 (the chat's next position by
 // request count) when r has no AuthorHeader: a selector or judge, whose answers are
 // never part of what it is sent, or a client other than agentchat.
 func scriptPosition(r *http.Request, msgs []openai.ChatCompletionMessage) int {
@@ -153,8 +154,8 @@ func scriptPosition(r *http.Request, msgs []openai.ChatCompletionMessage) int {
 	}
 	name := strings.TrimSpace(strings.Join(author, ""))
 	n := 0
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != openai.ChatMessageRoleUser; i-- {
-		if msgs[i].Role == openai.ChatMessageRoleAssistant && msgs[i].Name == name {
+	for _, m := range msgs {
+		if m.Role == openai.ChatMessageRoleAssistant && m.Name == name {
 			n++
 		}
 	}
@@ -169,9 +170,10 @@ func conversationKey(msgs []openai.ChatCompletionMessage) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// SetScript replaces agent's script with a copy of replies and resets its request counter,
-// so the next request of agent gets replies[0]. A nil or empty replies means default
-// replies only. It is safe for concurrent use; a request already being answered keeps
+// SetScript replaces agent's script with a copy of replies and resets its request
+// counter and the scripted errors answered: a request without AuthorHeader then gets
+// replies[0], an agent's own call the answer at its place in its conversation (see
+// Options.Scripts). A nil or empty replies means default replies only. It is safe for concurrent use; a request already being answered keeps
 // the reply it was given.
 func (s *Server) SetScript(agent string, replies []Reply) {
 	s.ledger.mu.Lock()

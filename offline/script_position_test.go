@@ -66,11 +66,15 @@ func TestScriptFollowsTheConversationInAnyProcess(t *testing.T) {
 		assert.Empty(t, got.ToolCalls, "the refund is not asked for again")
 		assert.Equal(t, "[offline] clerk: The kettle of order 1002 is refunded.", got.Content)
 	}
-	// The next turn starts the script again; another agent's replies do not count.
+	// The next turn goes on after the script's end; another agent's replies do not count.
 	next := append(turn, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: "Clerk", Content: "done"},
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "And order 1003?"},
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: "Other", Content: "I am another agent."})
 	got := complete(t, authorClient(second), openai.ChatCompletionRequest{Model: offline.ModelID, Messages: next}).Choices[0].Message
+	assert.Empty(t, got.ToolCalls)
+	assert.Contains(t, got.Content, "[offline] clerk received 8 messages.", "the default reply")
+	// Three of the clerk's replies left out (a reducer): the script is back at its start.
+	got = complete(t, authorClient(second), openai.ChatCompletionRequest{Model: offline.ModelID, Messages: next[6:]}).Choices[0].Message
 	require.Len(t, got.ToolCalls, 1)
 	assert.Equal(t, "call_lookup", got.ToolCalls[0].ID)
 	assert.Empty(t, second.Violations())
@@ -101,11 +105,7 @@ func TestScriptedErrorsAreAnsweredOncePerPosition(t *testing.T) {
 	assert.Equal(t, "[offline] clerk: first", text)
 	turn = append(turn, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: "Clerk", Content: text},
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "again"})
-	code, text = statusOf()
-	assert.Equal(t, http.StatusOK, code, "a new turn is position 0 again, whose error was answered")
-	assert.Equal(t, "[offline] clerk: first", text)
-	turn = append(turn, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: "Clerk", Content: text})
-	// Position 1: the clerk's second reply in this turn; its two errors come first.
+	// Position 1: the clerk's second reply; its two errors come first.
 	code, _ = statusOf()
 	assert.Equal(t, http.StatusTooManyRequests, code)
 	code, _ = statusOf()
@@ -113,5 +113,9 @@ func TestScriptedErrorsAreAnsweredOncePerPosition(t *testing.T) {
 	code, text = statusOf()
 	assert.Equal(t, http.StatusOK, code)
 	assert.Equal(t, "[offline] clerk: second", text)
-	assert.Equal(t, 6, s.Requests("clerk"), "every attempt counts")
+	assert.Equal(t, 5, s.Requests("clerk"), "every attempt counts")
+	turn = turn[:1]
+	code, text = statusOf()
+	assert.Equal(t, http.StatusOK, code, "position 0 again: its error was answered")
+	assert.Equal(t, "[offline] clerk: first", text)
 }

@@ -44,9 +44,15 @@ const (
 // Options configure a Server. The zero value is a server that gives every agent the
 // default reply at once and logs nothing.
 type Options struct {
-	// Scripts holds scripted replies by agent id: the i-th model request of that agent in
-	// one chat (by agents.ChatHeader; 0-based, counting every chat completion, response
-	// creation and run, errors included) gets Scripts[agent][i]; past the end, the
+	// Scripts holds scripted replies by agent id. An agent's own model call (one with
+	// AuthorHeader, as agentchat's model activity sends it; Chat Completions and
+	// Responses) gets the answer at its place in the conversation it carries: with k of
+	// the agent's replies in it, the k-th answer of the script (0-based, counting the
+	// entries without a Status), so the same conversation gets the same answer in any
+	// process; the errors (entries with a Status) listed before that answer are answered
+	// first, once each per chat. Other requests (selectors, judges, summaries, Assistants
+	// runs, clients other than agentchat) take the entries in order, one per request of
+	// the agent in one chat (by agents.ChatHeader), errors included. Past the end, the
 	// default reply. New copies the map and slices.
 	Scripts map[string][]Reply
 	// Latency is waited before every model answer, on top of any Reply.Delay;
@@ -54,8 +60,8 @@ type Options struct {
 	Latency time.Duration
 	// ChunkDelay is the pause between Server-Sent Events when streaming; zero means none.
 	ChunkDelay time.Duration
-	// Logger receives one Debug record per request (never its headers, so never the
-	// Authorization key); nil discards.
+	// Logger receives one Debug record per request and an Info record per refused
+	// request (never its headers, so never the Authorization key); nil discards.
 	Logger *slog.Logger
 }
 
@@ -91,10 +97,17 @@ func New(opts Options) *Server {
 // Start is New plus serving on 127.0.0.1 at a free port in a goroutine, until Close.
 // It fails only when it cannot listen.
 func Start(opts Options) (*Server, error) {
+	return StartOn("127.0.0.1:0", opts)
+}
+
+// StartOn is Start on addr, a host:port as net.Listen takes it ("127.0.0.1:8000";
+// port 0 picks a free one): `go run ./starter model --listen HOST:PORT` serves the
+// offline model on its own with it. It fails only when it cannot listen on addr.
+func StartOn(addr string, opts Options) (*Server, error) {
 	s := New(opts)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("offline: listen: %w", err)
+		return nil, fmt.Errorf("offline: listen on %s: %w", addr, err)
 	}
 	base, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
@@ -214,7 +227,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, v *Violation) {
 	s.refusedMu.Lock()
 	s.refused = append(s.refused, *v)
 	s.refusedMu.Unlock()
-	s.log.Debug("offline: refused a request", "path", v.Path, "agent", v.Agent, "status", v.Status,
+	s.log.Info("offline: refused a request", "path", v.Path, "agent", v.Agent, "status", v.Status,
 		"param", v.Param, "message", v.Message)
 	writeJSON(w, v.Status, v.body())
 }

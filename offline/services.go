@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -29,15 +30,20 @@ import (
 // services is what the stateful endpoints keep. Its mutex guards everything in it.
 type services struct {
 	mu           sync.Mutex
-	seq          int                          // last id number handed out
+	seq          int64                        // last id number handed out
 	responses    map[string]*storedResponse   // by response id
 	lastResponse map[string][]byte            // the last Responses request body, by agent
 	assistants   map[string]*openai.Assistant // by assistant id
 	threads      map[string]*thread           // by thread id
 }
 
+// newServices starts the id numbers at a random multiple of 1000 below 10^12, so that a
+// new server (a restarted worker's) does not hand out the ids an earlier one did: an
+// id from before the restart is unknown (404), as a real service's id from another
+// project is, never another conversation's.
 func newServices() *services {
 	return &services{
+		seq:          rand.Int64N(1e9) * 1000,
 		responses:    map[string]*storedResponse{},
 		lastResponse: map[string][]byte{},
 		assistants:   map[string]*openai.Assistant{},
@@ -48,7 +54,7 @@ func newServices() *services {
 // newID returns "<prefix>_offline_<n>", unique in the server. v.mu must be held.
 func (v *services) newID(prefix string) string {
 	v.seq++
-	return prefix + "_offline_" + strconv.Itoa(v.seq)
+	return prefix + "_offline_" + strconv.FormatInt(v.seq, 10)
 }
 
 // serveService answers the paths of the stateful endpoints and reports whether path is

@@ -1,6 +1,6 @@
 // Package cli is the starter command line: every subcommand of `go run ./starter`
 // (demo, start, send, chat, state, history, approve, export, import, participants,
-// migrate, server). starter/main.go only calls Execute, so everything here can be
+// migrate, server, model). starter/main.go only calls Execute, so everything here can be
 // tested.
 package cli
 
@@ -63,7 +63,7 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 		SilenceErrors: true,
 	}
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
-		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" {
+		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" && cmd.Name() != "model" {
 			ctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
 			g.cancel = cancel
 			cmd.SetContext(ctx)
@@ -78,7 +78,7 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", workflows.TaskQueue, "task queue of the worker that runs new chats")
 	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s),
-		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(s), migrateCmd(g, s), serverCmd(g, s))
+		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s))
 	return root, g
 }
 

@@ -168,6 +168,11 @@ type Options struct {
 	Config string
 	// Model tunes the offline model (scripts, latency).
 	Model offline.Options
+	// ExpectViolations is for a test that sends the model requests OpenAI refuses on
+	// purpose. Otherwise the test fails at its end when the offline model refused any
+	// request for breaking OpenAI's rules (offline.Server.Violations): a real provider
+	// would have refused it too.
+	ExpectViolations bool
 }
 
 // DefaultConfig defines helper, writer and reviewer with fast retries, so tests of
@@ -205,6 +210,9 @@ func New(t testing.TB, opts Options) *Harness {
 	model, err := offline.Start(opts.Model)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = model.Close() })
+	if !opts.ExpectViolations {
+		t.Cleanup(func() { failOnViolations(t, model) })
+	}
 	cfg, err := agents.ParseConfig([]byte(opts.Config))
 	require.NoError(t, err)
 	reg := agents.NewRegistry(cfg)
@@ -394,5 +402,15 @@ func moduleRoot() (string, error) {
 			return "", fmt.Errorf("no go.mod above the working directory")
 		}
 		dir = parent
+	}
+}
+
+// failOnViolations fails t when model refused a request for breaking OpenAI's rules,
+// listing the refusals.
+func failOnViolations(t testing.TB, model *offline.Server) {
+	t.Helper()
+	for _, v := range model.Violations() {
+		t.Errorf("the offline model refused a request OpenAI refuses too: %s %s (agent %q, chat %q): %d %s (param %q)",
+			"POST", v.Path, v.Agent, v.Chat, v.Status, v.Message, v.Param)
 	}
 }
