@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
@@ -116,4 +118,59 @@ func TestLostResponseChainIsSentAgainFromTheHistory(t *testing.T) {
 	send(t, h, id, "m3", "Thanks")
 	req, _ = h.Model.LastResponseRequest("analyst")
 	assert.Equal(t, st.PreviousResponseID, req.PreviousResponseID, "the next turn goes on the new chain")
+}
+
+// Fault 8: a restored history ends with an open call that needs no approval, and the
+// model refuses the call after it. The chat runs the tool once, fails that turn once,
+// and takes the queued turn: no resumption loop (unbounded model calls and tool runs).
+func TestRestoredOpenCallWhoseTurnFailsFailsOnce(t *testing.T) {
+	var lookups counter
+	h := testenv.New(t, testenv.Options{
+		Config: `
+tools:
+  lookup_order: {}
+agents:
+  - {id: clerk, name: Clerk, model: offline, tools: [lookup_order], call: {initialInterval: 50ms, maxAttempts: 2}}
+`,
+		Tools: map[string]activities.ToolFunc{"lookup_order": func(ctx context.Context, args json.RawMessage) (string, error) {
+			lookups.add("lookup")
+			return tools.LookupOrder(ctx, args)
+		}},
+		Model: offline.Options{Scripts: map[string][]offline.Reply{"clerk": {
+			{Status: 400, Message: "Invalid request"}, {Status: 400, Message: "Invalid request"}}}},
+	})
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	user := chat.TextMessage("m1", chat.RoleUser, "", "Where is order 1002?")
+	reply := chat.Message{MessageID: "m1/1", Role: chat.RoleAssistant, AuthorName: "Clerk", AgentID: "clerk",
+		Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "lookup_order", Arguments: `{"order":"1002"}`}}}
+	queued := chat.TextMessage("later", chat.RoleUser, "", "Hello?")
+	user.CreatedAt, reply.CreatedAt, queued.CreatedAt = at, at, at
+	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: []chat.Message{user, reply},
+		Participants: []chatstate.Participant{{ID: "clerk", Name: "Clerk", Type: "chat_completion"}},
+		Strategies: chatstate.Strategies{
+			Selection:   chatstate.Strategy{Type: "sequential", State: json.RawMessage(`{"nextIndex":0}`)},
+			Termination: chatstate.Strategy{Type: "maxIterations", State: json.RawMessage(`{"iterations":0}`)}},
+		PendingTurns: []chat.Message{queued}})
+	require.NoError(t, err)
+	id := testenv.ChatID(t)
+	_, err = h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Document: doc})
+	require.NoError(t, err)
+
+	var st agentchat.StateResult
+	require.Eventually(t, func() bool {
+		st, err = h.Client.State(ctxFor(t), id)
+		require.NoError(t, err)
+		return st.LastError != nil && st.LastError.MessageID == "later"
+	}, 30*time.Second, 50*time.Millisecond, "the queued turn was never taken")
+	time.Sleep(time.Second) // a loop would go on meanwhile
+	assert.Equal(t, 1, lookups.get("lookup"), "the open call ran once")
+	assert.Equal(t, 2, h.Model.Requests("clerk"), "the resumed turn's call, then the queued turn's")
+	st, err = h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Empty(t, st.PendingTurns)
+	assert.Empty(t, st.ActiveTurn)
+	hist, err := h.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"m1", "m1/1", "m1/2"}, messageIDs(hist.Messages), "the lookup's result stays")
 }
