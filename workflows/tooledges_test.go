@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -92,6 +93,7 @@ func TestApprovedToolRunsOnceWhenTheResumedTurnFails(t *testing.T) {
 	var st workflows.StateResult
 	e.at(2*time.Minute, func() { st = e.state() })
 	again := e.update(3*time.Minute, workflows.ApproveUpdate, "approve-again", workflows.ApproveInput{CallID: "c1", Approved: true})
+	resent := e.send(210*time.Second, msg("m1", "refund order 1001"))
 	next := e.send(4*time.Minute, msg("m2", "did it work?"))
 	var hist []chat.Message
 	e.at(5*time.Minute, func() { hist = e.history() })
@@ -106,6 +108,8 @@ func TestApprovedToolRunsOnceWhenTheResumedTurnFails(t *testing.T) {
 	assert.Equal(t, "m1", st.LastError.MessageID)
 	require.NoError(t, again.rejected)
 	require.NoError(t, again.err, "a repeated approval answers what the call did")
+	require.Error(t, resent.rejected, "the failed turn's message is in the history: it is not run again")
+	assert.Contains(t, resent.rejected.Error(), "send a new message to go on")
 	require.NoError(t, next.err, "the chat takes the next turn")
 	assert.Equal(t, "done", next.result.Messages[len(next.result.Messages)-1].Text())
 	assert.Equal(t, []string{"c1"}, ft.ran, "the refund ran once")
@@ -137,6 +141,33 @@ func TestRetriedTurnReusesTheResultOfACallIDThatRan(t *testing.T) {
 	assert.Equal(t, `lookup of {"order":1}`, resultsOf(hist[2])["c1"].Result)
 	assert.Equal(t, `lookup of {"order":2}`, resultsOf(hist[4])["m1/3#1"].Result)
 	assert.Empty(t, openCallsOf(hist))
+}
+
+// The result of a call that ran in a turn taken back is carried across continue-as-new:
+// the retried turn in the next run reuses it.
+func TestToolRunsAreCarriedAcrossContinueAsNew(t *testing.T) {
+	e, _ := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`)}
+	e.model.errs["clerk#2"] = rejected400()
+	failed := e.send(time.Second, msg("m1", "look up order 1"))
+	e.at(time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(clerk(), 0)
+	require.Error(t, failed.err)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	require.Len(t, next.Carry.ToolRuns, 1)
+
+	e2, ft := newToolEnv(t, 0)
+	e2.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`)}
+	e2.model.replies["clerk#2"] = "found it"
+	retried := e2.send(time.Second, msg("m1", "look up order 1"))
+	e2.run(next, time.Minute)
+	require.NoError(t, retried.err)
+	assert.Empty(t, ft.ran, "c1 ran in the previous run: its result is reused")
+	assert.Equal(t, `lookup of {"order":1}`, resultsOf(retried.result.Messages[1])["c1"].Result)
+	assert.Equal(t, "found it", retried.result.Messages[2].Text())
 }
 
 // Fault 9: a document that waits for the approval of a call by an agent the importing

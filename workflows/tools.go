@@ -393,10 +393,15 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	t.mark = len(s.history)
 	agent := sus.agent
 	s.continueTurn(ctx, t, &agent)
-	if t.err != nil && !changed(ctx, versionResumedTurnFails) {
+	if t.err == nil {
+		return
+	}
+	if !changed(ctx, versionResumedTurnFails) {
 		s.history, t.mark = s.history[:beforeTools], beforeTools
 		s.suspension = sus // the old way: back to waiting, and resumed again
+		return
 	}
+	s.forgetAnswered(s.history[beforeTools:]) // the history keeps the results
 }
 
 func (s *chatState) failResumed(t *turn, sus *suspension, err error) {
