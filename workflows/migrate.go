@@ -111,6 +111,7 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	in := s.in
 	in.Participants = s.ids()
 	in.Restore = &DocumentSource{Document: exp.Document, URI: exp.URI}
+	in.Carry = nil // a run that continued as new holds its carry: the target restores the document instead
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: startTargetTimeout, HeartbeatTimeout: transferHeartbeat,
 		// Once a target may exist, the migration never gives up by itself: retrying
