@@ -20,6 +20,7 @@ import (
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // limitsUnderTest are the limits as the README's table gives them; the tests use these
@@ -159,4 +160,55 @@ func TestChatWithAReplyOverThePayloadLimitImportsAndMigrates(t *testing.T) {
 	next := send(t, b, id, "m3", "Still there?")
 	assert.Contains(t, next.Messages[0].Text(), "received 6 messages", "the big reply reached the model in the target")
 	assertOneLiveChat(t, id, a, b)
+}
+
+// replyOfBytes is a scripted text whose reply (as the offline model prefixes it) encodes,
+// as the activity measures it, to exactly n bytes.
+func replyOfBytes(n int) string {
+	const prefix = "[offline] helper: "
+	base := workflows.MessageBytes(chat.Message{Contents: []chat.Content{chat.Text(prefix + "x")}})
+	return strings.Repeat("r", n-base+1)
+}
+
+// A reply at ReplyInlineLimit stays in the workflow; one byte more goes to the message
+// store and the turn answers with a reference. Both export, import and migrate, and the
+// imported chat holds them whole.
+func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
+	at, over := replyOfBytes(workflows.ReplyInlineLimit), replyOfBytes(workflows.ReplyInlineLimit+1)
+	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: at}, {Text: over}}}}})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	id := testenv.ChatID(t)
+	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
+	require.NoError(t, err)
+	first := send(t, a, id, "m1", "at the limit")
+	require.NotNil(t, first.Messages[0].Contents, "inline")
+	second, err := a.Client.Send(ctxFor(t), id, ofBytes("m2", messageLimit))
+	require.NoError(t, err)
+	require.Nil(t, second.Messages[0].Contents, "stored")
+
+	doc, _, err := a.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "doc.json")
+	require.NoError(t, os.WriteFile(path, doc, 0o644))
+	copyID := id + "-copy"
+	_, err = a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: path})
+	require.NoError(t, err)
+	withStore := agentchat.NewClient(a.Temporal, agentchat.ClientOptions{TaskQueue: a.TaskQueue,
+		MessageStores: map[string]msgstore.Store{a.MessageStore.Name(): a.MessageStore}})
+	hist, err := withStore.History(ctxFor(t), copyID, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 4)
+	assert.Equal(t, "[offline] helper: "+at, hist.Messages[1].Text())
+	assert.Equal(t, "[offline] helper: "+over, hist.Messages[3].Text())
+	assert.Equal(t, messageLimit, workflows.MessageBytes(chat.Message{MessageID: "m2", Role: chat.RoleUser,
+		Contents: hist.Messages[2].Contents}), "the user message at the limit arrived whole")
+
+	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
+	require.NoError(t, err)
+	next := send(t, b, id, "m3", "Still there?")
+	assert.Contains(t, next.Messages[0].Text(), "received 6 messages")
+	for _, h := range []*testenv.Harness{a, b} {
+		assertNoRunFailed(t, h, id)
+	}
+	assertNoRunFailed(t, a, copyID)
 }

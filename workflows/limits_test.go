@@ -189,3 +189,35 @@ func TestHistoryPagesAreBoundedByTheirEncodedSize(t *testing.T) {
 	assert.Less(t, len(all.Messages), all.Total, "a page with no limit stops at HistoryPageBytes")
 	assert.LessOrEqual(t, enc(all), workflows.HistoryPageBytes+1024)
 }
+
+// A turn's answer is an update result, under the payload limit like any: a group turn of
+// large replies returns those past HistoryPageBytes as references, which History returns
+// whole.
+func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
+	e := newEnv(t)
+	for _, agent := range []string{"writer", "reviewer"} {
+		for n := 1; n <= 2; n++ {
+			e.model.replies[fmt.Sprintf("%s#%d", agent, n)] = strings.Repeat(agent[:1], 600_000)
+		}
+	}
+	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+		Termination: agents.TerminationStrategy{Type: agents.TerminationMaxIterations, MaxIterations: 4}}
+	o := e.send(time.Second, msg("t1", "write a lot"))
+	var last workflows.HistoryResult
+	e.at(2*time.Second, func() {
+		last = query[workflows.HistoryResult](e, workflows.HistoryQuery, workflows.HistoryInput{Offset: 4})
+	})
+	e.run(in, 3*time.Second)
+
+	require.True(t, o.done)
+	require.NoError(t, o.err)
+	require.Len(t, o.result.Messages, 4)
+	b, err := json.Marshal(o.result)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(b), workflows.HistoryPageBytes+4096)
+	assert.NotNil(t, o.result.Messages[0].Contents, "the first reply is whole")
+	assert.Nil(t, o.result.Messages[3].Contents, "the last is a reference")
+	require.NotEmpty(t, last.Messages)
+	assert.Equal(t, o.result.Messages[3].MessageID, last.Messages[0].MessageID)
+	assert.Len(t, last.Messages[0].Text(), 600_000, "History has it whole")
+}
