@@ -221,3 +221,33 @@ func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
 	assert.Equal(t, o.result.Messages[3].MessageID, last.Messages[0].MessageID)
 	assert.Len(t, last.Messages[0].Text(), 600_000, "History has it whole")
 }
+
+// The turns waiting in a chat are bounded by QueuedTurnsLimit: an update that brings
+// them to the limit is taken, one a byte past it is refused with the retryable
+// QueueFull, naming the limit, and nothing is written.
+func TestQueuedTurnsAtTheLimitAndJustOver(t *testing.T) {
+	for _, over := range []int{0, 1} {
+		e := newEnv(t)
+		in := workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: workflows.MaxMessageBytesLimit}
+		first, second := e.send(time.Second, sized("q1", 600_000)), e.send(time.Second, sized("q2", 600_000))
+		third := e.send(time.Second, sized("q3", workflows.QueuedTurnsLimit-1_200_000+over))
+		e.run(in, 3*time.Second)
+		for _, o := range []*outcome{first, second} {
+			require.True(t, o.done)
+			require.NoError(t, o.rejected)
+			require.NoError(t, o.err)
+		}
+		require.True(t, third.done)
+		if over == 0 {
+			require.NoError(t, third.rejected, "at the limit")
+			require.NoError(t, third.err)
+			continue
+		}
+		require.Error(t, third.rejected)
+		var app *temporal.ApplicationError
+		require.True(t, errors.As(third.rejected, &app))
+		assert.Equal(t, agents.ErrTypeQueueFull, app.Type())
+		assert.False(t, app.NonRetryable())
+		assert.Contains(t, app.Message(), fmt.Sprint(workflows.QueuedTurnsLimit))
+	}
+}
