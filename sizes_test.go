@@ -3,6 +3,7 @@ package agentchat_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,9 +18,11 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // limitsUnderTest are the limits as the README's table gives them; the tests use these
@@ -159,4 +162,100 @@ func TestChatWithAReplyOverThePayloadLimitImportsAndMigrates(t *testing.T) {
 	next := send(t, b, id, "m3", "Still there?")
 	assert.Contains(t, next.Messages[0].Text(), "received 6 messages", "the big reply reached the model in the target")
 	assertOneLiveChat(t, id, a, b)
+}
+
+// replyOfBytes is a scripted text whose reply (as the offline model prefixes it) encodes,
+// as the activity measures it, to exactly n bytes.
+func replyOfBytes(n int) string {
+	const prefix = "[offline] helper: "
+	base := workflows.MessageBytes(chat.Message{Contents: []chat.Content{chat.Text(prefix + "x")}})
+	return strings.Repeat("r", n-base+1)
+}
+
+// A reply at ReplyInlineLimit stays in the workflow; one byte more goes to the message
+// store and the turn answers with a reference. Both export, import and migrate, and the
+// imported chat holds them whole.
+func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
+	at, over := replyOfBytes(workflows.ReplyInlineLimit), replyOfBytes(workflows.ReplyInlineLimit+1)
+	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: at}, {Text: over}}}}})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	id := testenv.ChatID(t)
+	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
+	require.NoError(t, err)
+	first := send(t, a, id, "m1", "at the limit")
+	require.NotNil(t, first.Messages[0].Contents, "inline")
+	second, err := a.Client.Send(ctxFor(t), id, ofBytes("m2", messageLimit))
+	require.NoError(t, err)
+	require.Nil(t, second.Messages[0].Contents, "stored")
+
+	doc, _, err := a.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "doc.json")
+	require.NoError(t, os.WriteFile(path, doc, 0o644))
+	copyID := id + "-copy"
+	_, err = a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: path})
+	require.NoError(t, err)
+	withStore := agentchat.NewClient(a.Temporal, agentchat.ClientOptions{TaskQueue: a.TaskQueue,
+		MessageStores: map[string]msgstore.Store{a.MessageStore.Name(): a.MessageStore}})
+	hist, err := withStore.History(ctxFor(t), copyID, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 4)
+	assert.Equal(t, "[offline] helper: "+at, hist.Messages[1].Text())
+	assert.Equal(t, "[offline] helper: "+over, hist.Messages[3].Text())
+	assert.Equal(t, messageLimit, workflows.MessageBytes(chat.Message{MessageID: "m2", Role: chat.RoleUser,
+		Contents: hist.Messages[2].Contents}), "the user message at the limit arrived whole")
+
+	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
+	require.NoError(t, err)
+	next := send(t, b, id, "m3", "Still there?")
+	assert.Contains(t, next.Messages[0].Text(), "received 6 messages")
+	for _, h := range []*testenv.Harness{a, b} {
+		assertNoRunFailed(t, h, id)
+	}
+	assertNoRunFailed(t, a, copyID)
+}
+
+// Turns queued behind a running one travel in the export's snapshot and the document's
+// header: however large they are, the chat exports and migrates while they wait. Past
+// QueuedTurnsLimit a new turn is refused until the queue drains (the Go client retries
+// a refused Send by itself; a signal's refusal is State's lastError).
+func TestLargeQueuedTurnsExportAndMigrate(t *testing.T) {
+	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "slow", Delay: agents.Duration(3 * time.Second)}}}}})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	id := testenv.ChatID(t)
+	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
+	require.NoError(t, err)
+	_, err = a.Client.Post(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "slow", Text: "take your time"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := a.Client.State(ctxFor(t), id)
+		return err == nil && st.ActiveTurn == "slow"
+	}, time.Minute, 50*time.Millisecond)
+	for i := range 3 {
+		_, err := a.Client.Post(ctxFor(t), id, ofBytes(fmt.Sprintf("q%d", i), 700_000))
+		require.NoError(t, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	doc, _, err := a.Client.Export(ctxFor(t), id)
+	require.NoError(t, err, "export while large turns wait")
+	decoded, _, err := chatstate.Decode(doc)
+	require.NoError(t, err)
+	st, err := a.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Len(t, decoded.PendingTurns, 1+len(st.PendingTurns))
+
+	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := b.Client.State(ctxFor(t), id)
+		return err == nil && st.TurnCount >= 2 && len(st.PendingTurns) == 0 && st.ActiveTurn == ""
+	}, time.Minute, 100*time.Millisecond)
+	// The signals past the limit were refused, and the source's State says so.
+	st, err = a.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	require.NotNil(t, st.LastError)
+	assert.Equal(t, agents.ErrTypeQueueFull, st.LastError.Type)
+	assert.Contains(t, st.LastError.Message, fmt.Sprint(workflows.QueuedTurnsLimit))
+	assertNoRunFailed(t, a, id)
+	assertNoRunFailed(t, b, id)
 }
