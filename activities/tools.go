@@ -16,6 +16,12 @@ import (
 // arguments (a JSON object, as the model wrote it) and returns the result text the
 // model reads. An error goes back to the model as the call's error result; return a
 // NonRetryable error (ToolError) for failures a retry cannot cure.
+//
+// ctx is cancelled when the attempt ends without the function: its timeout passed,
+// Temporal gave the attempt up (the call is retried elsewhere), or the worker stops.
+// A long tool should return when ctx is done. CallTool heartbeats while the function
+// runs, so a worker that dies mid-call costs the tool's heartbeatTimeout, not its
+// whole timeout.
 type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 
 // ToolError returns a tool failure that is not retried (bad arguments, a refusal).
@@ -31,7 +37,9 @@ func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (age
 	if !ok {
 		return agents.CallToolResult{}, ToolError("tool %q has no function on this worker", in.Name)
 	}
+	stop := heartbeatWhileWaiting(ctx)
 	res, err := f(ctx, json.RawMessage(in.Arguments))
+	stop()
 	if err != nil {
 		return agents.CallToolResult{}, err
 	}

@@ -22,6 +22,7 @@ func Builtin() map[string]activities.ToolFunc {
 		"calculate":    Calculate,
 		"lookup_order": LookupOrder,
 		"refund":       Refund,
+		"wait":         Wait,
 	}
 }
 
