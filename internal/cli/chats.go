@@ -283,7 +283,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					if errors.Is(err, agentchat.ErrChatClosed) {
 						return err
 					}
-					fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
+					fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err))
 					continue
 				}
 				printTurn(s.Out, chatID, res, completeNoteShort)
@@ -414,4 +414,14 @@ func sendAgainHint(err error, chatID, msgID string) error {
 		return fmt.Errorf("%w; the turn left nothing in the chat, to send it again: starter send --chat %s --id %s ...", err, chatID, msgID)
 	}
 	return err
+}
+
+// turnLeftNothing is what the interactive chat adds to the error of a turn that failed
+// and left nothing in the chat: that typing it again retries it.
+func turnLeftNothing(err error) string {
+	var ce *agentchat.Error
+	if errors.As(err, &ce) && (ce.Type == agents.ErrTypeTurnFailed || ce.Type == agents.ErrTypeStoreUnavailable) {
+		return " (the turn left nothing in the chat; type it again to retry)"
+	}
+	return ""
 }
