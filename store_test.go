@@ -15,6 +15,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
@@ -125,8 +126,15 @@ func TestUnreachableStoreFailsTheTurnAndLosesNothing(t *testing.T) {
 	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "t41", Text: "turn 41"})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Equal(t, agents.ErrTypeStoreUnavailable, app.Type(), "the caller sees what to do: retry")
 	assert.Contains(t, err.Error(), "message store unavailable")
+	assert.Contains(t, err.Error(), "send it again")
+	var out, errOut strings.Builder
+	code := cli.Execute(ctxFor(t), []string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue,
+		"send", "--chat", id, "--id", "t41", "turn 41"}, cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut.String(), "message store unavailable")
+	assert.Contains(t, errOut.String(), "starter send --chat "+id+" --id t41", "the CLI says how to send it again")
 	st, err = h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	require.NotNil(t, st.LastError)
@@ -136,6 +144,9 @@ func TestUnreachableStoreFailsTheTurnAndLosesNothing(t *testing.T) {
 	pg.start(t)
 	res := send(t, h, id, "t41", "turn 41")
 	assert.Contains(t, res.Messages[0].Text(), "received 82 messages")
+	st, err = h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Nil(t, st.LastError, "turn t41 has been answered since it failed")
 	b, _, err := h.Client.Export(ctxFor(t), id)
 	require.NoError(t, err)
 	doc, _, err := chatstate.Decode(b)

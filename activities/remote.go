@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -148,31 +149,60 @@ func targetFailed(ctx context.Context, tc client.Client, target workflows.ChatLo
 		target.ChatID, target.Namespace, app.Message()), agents.ErrTypeMigrationFailed, nil)
 }
 
-// targetReady fails the migration at once, before anything is started, when the target
-// namespace does not exist or no worker serves the task queue there: a target started
-// then would wait for ever, and the chat with it.
+// TargetWorkerWait is how long a migration waits for a worker to poll the target's
+// task queue before it gives up. A server that has just restarted lists no pollers
+// until the workers' next polls reach it (a few seconds), so one look is not enough.
+const TargetWorkerWait = 15 * time.Second
+
+// targetReady fails the migration, before anything is started, when the target
+// namespace does not exist or no worker has polled the task queue there within
+// TargetWorkerWait: a target started then would wait for ever, and the chat with it.
 func targetReady(ctx context.Context, tc client.Client, in workflows.StartTargetInput) error {
 	if _, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, ""); err == nil {
 		return nil // a previous attempt started it: let it finish
 	}
+	deadline := time.Now().Add(TargetWorkerWait)
+	for {
+		served, err := taskQueueServed(ctx, tc, in)
+		if err != nil || served {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"no worker serves task queue %q in namespace %q (none polled it within %s); start one there (go run ./worker --namespace %s --task-queue %s) and migrate again",
+				in.TaskQueue, in.Target.Namespace, TargetWorkerWait, in.Target.Namespace, in.TaskQueue), agents.ErrTypeInvalidInput, nil)
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// taskQueueServed reports whether a worker polled the target's task queue for
+// workflow tasks recently. A missing namespace is a non-retryable error; any other
+// failure to ask, an error the activity retries.
+func taskQueueServed(ctx context.Context, tc client.Client, in workflows.StartTargetInput) (bool, error) {
 	resp, err := tc.DescribeTaskQueue(ctx, in.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	var nf *serviceerror.NamespaceNotFound
 	switch {
 	case errors.As(err, &nf):
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		return false, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"namespace %q does not exist on the target cluster; create it (temporal operator namespace create --namespace %s) and run a worker there",
 			in.Target.Namespace, in.Target.Namespace), agents.ErrTypeInvalidInput, nil)
 	case err != nil:
-		return fmt.Errorf("describe task queue %q in namespace %q: %w", in.TaskQueue, in.Target.Namespace, err)
+		return false, fmt.Errorf("describe task queue %q in namespace %q: %w", in.TaskQueue, in.Target.Namespace, err)
 	}
 	for _, p := range resp.GetPollers() {
 		if time.Since(p.GetLastAccessTime().AsTime()) < 2*time.Minute {
-			return nil
+			return true, nil
 		}
 	}
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-		"no worker serves task queue %q in namespace %q; start one there (go run ./worker --namespace %s --task-queue %s) and migrate again",
-		in.TaskQueue, in.Target.Namespace, in.Target.Namespace, in.TaskQueue), agents.ErrTypeInvalidInput, nil)
+	return false, nil
 }
 
 // ForwardTurns signals turns to a migration's target (UserMessage signals; the target

@@ -20,6 +20,12 @@ import (
 // A call may run more than once (Temporal runs activities at least once: a worker that
 // dies after the side effect, before the completion is recorded, has the call retried).
 // A tool with side effects deduplicates on the call's idempotency key, CallOf(ctx).
+//
+// ctx is cancelled when the attempt ends without the function: its timeout passed,
+// Temporal gave the attempt up (the call is retried elsewhere), or the worker stops.
+// A long tool should return when ctx is done. CallTool heartbeats while the function
+// runs, so a worker that dies mid-call costs the tool's heartbeatTimeout, not its
+// whole timeout.
 type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 
 // ToolError returns a tool failure that is not retried (bad arguments, a refusal).
@@ -38,7 +44,9 @@ func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (age
 	}
 	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name,
 		IdempotencyKey: IdempotencyKey(in.ChatID, in.CallID)})
+	stop := heartbeatWhileWaiting(ctx)
 	res, err := f(ctx, json.RawMessage(in.Arguments))
+	stop()
 	if err != nil {
 		return agents.CallToolResult{}, err
 	}

@@ -116,8 +116,10 @@ type Definition struct {
 type CallSettings struct {
 	// Timeout is the start-to-close timeout of one attempt; default 5m.
 	Timeout Duration `json:"timeout,omitempty"`
-	// HeartbeatTimeout: a call that reports no progress (no streamed chunk) for this
-	// long is retried; default 60s.
+	// HeartbeatTimeout: a call that reports no progress for this long is retried on
+	// another worker; default 15s (DefaultHeartbeatTimeout). A non-streaming call
+	// heartbeats while it waits, however slow the model; a streaming call heartbeats on
+	// every chunk, so this bounds the silence before the first chunk and between two.
 	HeartbeatTimeout Duration `json:"heartbeatTimeout,omitempty"`
 	// MaxAttempts bounds attempts on retryable provider errors; default 5.
 	MaxAttempts int `json:"maxAttempts,omitempty"`
@@ -128,10 +130,15 @@ type CallSettings struct {
 	MaxInterval Duration `json:"maxInterval,omitempty"`
 }
 
+// DefaultHeartbeatTimeout is a model call's heartbeat timeout when the agent's config
+// gives none. A worker that dies mid-call costs about this plus the retry delay and
+// Temporal's 5 s sticky timeout (README, "Crashes"); it was 60s, a minute a crash.
+const DefaultHeartbeatTimeout = 15 * time.Second
+
 // WithDefaults returns s with every zero field set to its default.
 func (s CallSettings) WithDefaults() CallSettings {
 	s.Timeout = Duration(s.Timeout.Or(5 * time.Minute))
-	s.HeartbeatTimeout = Duration(s.HeartbeatTimeout.Or(60 * time.Second))
+	s.HeartbeatTimeout = Duration(s.HeartbeatTimeout.Or(DefaultHeartbeatTimeout))
 	if s.MaxAttempts <= 0 {
 		s.MaxAttempts = 5
 	}

@@ -275,7 +275,7 @@ func TestParseConfigCallSettings(t *testing.T) {
 
 func TestCallSettingsWithDefaults(t *testing.T) {
 	defaults := CallSettings{
-		Timeout: Duration(5 * time.Minute), HeartbeatTimeout: Duration(60 * time.Second), MaxAttempts: 5,
+		Timeout: Duration(5 * time.Minute), HeartbeatTimeout: Duration(15 * time.Second), MaxAttempts: 5,
 		InitialInterval: Duration(time.Second), MaxInterval: Duration(30 * time.Second),
 	}
 	set := CallSettings{

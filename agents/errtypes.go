@@ -13,7 +13,7 @@ const (
 	// ErrTypeInvalidInput: the chat's input (strategies, participants) is malformed.
 	ErrTypeInvalidInput = "InvalidInput"
 	// ErrTypeTurnFailed: an agent could not reply; the turn left no messages in the
-	// history and the chat takes further turns.
+	// history and the chat takes further turns. The same messageId may be sent again.
 	ErrTypeTurnFailed = "TurnFailed"
 	// ErrTypeModelRejected: the provider refused the request (4xx other than 408/409/429);
 	// not retried.
@@ -37,7 +37,9 @@ const (
 	// ErrTypeContinuingAsNew: the chat is handing over to a new run; retry at once and
 	// the turn goes there. The Go client retries it by itself.
 	ErrTypeContinuingAsNew = "ContinuingAsNew"
-	// ErrTypeStoreUnavailable: the message store could not be reached; retried.
+	// ErrTypeStoreUnavailable: the message store could not be reached. Activities retry
+	// it; when a turn still fails for it, the caller gets this type: the turn left
+	// nothing in the chat, so send it again (the same messageId) once the store is back.
 	ErrTypeStoreUnavailable = "StoreUnavailable"
 	// ErrTypeAwaitingApproval: the chat waits for a person to approve or reject a tool
 	// call; it takes no new turn until then (signals are queued).

@@ -22,9 +22,20 @@ type Tool struct {
 	// Timeout is the start-to-close timeout of one attempt; default 30s.
 	Timeout Duration `json:"timeout,omitempty"`
 	// MaxAttempts bounds attempts when the tool fails with a retryable error; default 3.
-	MaxAttempts int  `json:"maxAttempts,omitempty"`
-	Approval    bool `json:"approval,omitempty"`
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// HeartbeatTimeout: the worker heartbeats while the tool runs; when no heartbeat
+	// comes for this long (the worker died), the call is retried on another worker;
+	// default 5s (DefaultToolHeartbeat).
+	HeartbeatTimeout Duration `json:"heartbeatTimeout,omitempty"`
+	Approval         bool     `json:"approval,omitempty"`
 }
+
+// DefaultToolHeartbeat is a tool call's heartbeat timeout when its config gives none.
+// The heartbeats come from the worker, not the tool, so a slow tool never misses one:
+// the timeout only has to outlast a worker's pause (garbage collection, a busy
+// machine). A crash mid-tool costs about this plus the retry delay (README,
+// "Crashes").
+const DefaultToolHeartbeat = 5 * time.Second
 
 // ToolSpec is a tool as a participant carries it: its name and settings.
 type ToolSpec struct {
@@ -50,8 +61,8 @@ func validateTools(tools map[string]Tool, defs []Definition) error {
 				return fmt.Errorf("%w: tool %q: parameters must be a JSON Schema object: %w", ErrInvalidConfig, name, err)
 			}
 		}
-		if t.MaxAttempts < 0 || t.Timeout < 0 {
-			return fmt.Errorf("%w: tool %q: timeout and maxAttempts must not be negative", ErrInvalidConfig, name)
+		if t.MaxAttempts < 0 || t.Timeout < 0 || t.HeartbeatTimeout < 0 {
+			return fmt.Errorf("%w: tool %q: timeout, heartbeatTimeout and maxAttempts must not be negative", ErrInvalidConfig, name)
 		}
 	}
 	for _, d := range defs {
@@ -67,6 +78,7 @@ func validateTools(tools map[string]Tool, defs []Definition) error {
 // WithDefaults fills zero settings.
 func (t Tool) WithDefaults() Tool {
 	t.Timeout = Duration(t.Timeout.Or(30 * time.Second))
+	t.HeartbeatTimeout = Duration(t.HeartbeatTimeout.Or(DefaultToolHeartbeat))
 	if t.MaxAttempts <= 0 {
 		t.MaxAttempts = 3
 	}

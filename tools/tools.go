@@ -23,6 +23,7 @@ func Builtin() map[string]activities.ToolFunc {
 		"calculate":    Calculate,
 		"lookup_order": LookupOrder,
 		"refund":       Refund,
+		"wait":         Wait,
 	}
 }
 

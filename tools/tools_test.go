@@ -36,5 +36,5 @@ func TestBuiltinTools(t *testing.T) {
 	now, err := time.Parse(time.RFC3339, r)
 	require.NoError(t, err, "RFC 3339")
 	assert.WithinDuration(t, time.Now(), now, time.Minute)
-	assert.Len(t, tools.Builtin(), 4)
+	assert.Len(t, tools.Builtin(), 5)
 }

@@ -234,8 +234,9 @@ func TestFailedTurnLeavesNoTraceAndChatGoesOn(t *testing.T) {
 	b := e.send(2*time.Second, msg("m2", "two"))
 	c := e.send(3*time.Second, msg("m3", "three"))
 	retry := e.send(4*time.Second, msg("m2", "two"))
-	var st workflows.StateResult
+	var failed, st workflows.StateResult
 	var hist []chat.Message
+	e.at(2500*time.Millisecond, func() { failed = e.state() })
 	e.at(5*time.Second, func() { st, hist = e.state(), e.history() })
 	e.run(thread(), 6*time.Second)
 
@@ -249,9 +250,10 @@ func TestFailedTurnLeavesNoTraceAndChatGoesOn(t *testing.T) {
 	assert.Contains(t, c.result.Messages[0].Text(), "saw 3 messages") // m2 is not in the history
 	require.NoError(t, retry.err, "a failed messageId may be sent again")
 	assert.Equal(t, []string{"m1", "m1/1", "m3", "m3/1", "m2", "m2/1"}, ids(hist))
-	require.NotNil(t, st.LastError)
-	assert.Equal(t, "m2", st.LastError.MessageID)
-	assert.Equal(t, agents.ErrTypeModelRejected, st.LastError.Type)
+	require.NotNil(t, failed.LastError)
+	assert.Equal(t, "m2", failed.LastError.MessageID)
+	assert.Equal(t, agents.ErrTypeModelRejected, failed.LastError.Type)
+	assert.Nil(t, st.LastError, "m2 has been answered since")
 }
 
 func ids(msgs []chat.Message) []string {

@@ -193,11 +193,13 @@ func (s *chatState) stampResults(at time.Time) {
 	}
 }
 
-// startTool schedules one tool call as its own activity, with the tool's timeout and
-// retry policy.
+// startTool schedules one tool call as its own activity, with the tool's timeout,
+// heartbeat timeout and retry policy.
 func (s *chatState) startTool(ctx workflow.Context, p agents.Participant, spec agents.ToolSpec, c chat.Content) workflow.Future {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(spec.Timeout),
+		// Participants resolved before tools had a heartbeat timeout carry none.
+		HeartbeatTimeout: time.Duration(spec.HeartbeatTimeout.Or(agents.DefaultToolHeartbeat)),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(spec.MaxAttempts)},
 	})

@@ -261,6 +261,9 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 	s.forgetAnswered(s.history[t.start:t.end])
 	s.turnCount++
 	s.attempted++
+	if s.lastError != nil && s.lastError.MessageID == t.msg.MessageID {
+		s.lastError = nil // the turn that failed has now been answered
+	}
 }
 
 // failTurn takes back what the turn added since t.mark and records why.
@@ -268,10 +271,21 @@ func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
 	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
 	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
-	t.err = temporal.NewApplicationError(
-		fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err)),
-		agents.ErrTypeTurnFailed, *s.lastError)
+	t.err = turnError(t, p, err, *s.lastError)
 	s.attempted++
+}
+
+// turnError is the error the caller of failed turn t gets: TurnFailed, or, when the
+// message store could not be reached, StoreUnavailable, which says to send the turn
+// again once it is back. Either way the turn left nothing and may be sent again.
+func turnError(t *turn, p agents.Participant, err error, details TurnError) error {
+	msg := fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err))
+	if details.Type == agents.ErrTypeStoreUnavailable {
+		return temporal.NewApplicationError(msg+fmt.Sprintf(
+			"; the turn left nothing in the chat: send it again (messageId %q) once the message store is back", t.msg.MessageID),
+			agents.ErrTypeStoreUnavailable, details)
+	}
+	return temporal.NewApplicationError(msg, agents.ErrTypeTurnFailed, details)
 }
 
 // invoke runs one model call of agent p as an activity and returns its reply, which

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/agents"
 )
 
 // waitNotice is how long send waits before saying that it still waits.
@@ -154,7 +155,7 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 				}
 			}
 			if err != nil {
-				return err
+				return sendAgainHint(err, chatID, msgID)
 			}
 			if asJSON {
 				return printJSON(s.Out, res)
@@ -282,7 +283,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					if errors.Is(err, agentchat.ErrChatClosed) {
 						return err
 					}
-					fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
+					fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err))
 					continue
 				}
 				printTurn(s.Out, chatID, res, completeNoteShort)
@@ -397,4 +398,30 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// sendAgainHint adds to the error of a turn that failed and left nothing in chat
+// chatID (TurnFailed, StoreUnavailable) the command that sends it again.
+func sendAgainHint(err error, chatID, msgID string) error {
+	var ce *agentchat.Error
+	if chatID == "" || !errors.As(err, &ce) {
+		return err
+	}
+	switch ce.Type {
+	case agents.ErrTypeStoreUnavailable:
+		return fmt.Errorf("%w; once the message store is back: starter send --chat %s --id %s ...", err, chatID, msgID)
+	case agents.ErrTypeTurnFailed:
+		return fmt.Errorf("%w; the turn left nothing in the chat, to send it again: starter send --chat %s --id %s ...", err, chatID, msgID)
+	}
+	return err
+}
+
+// turnLeftNothing is what the interactive chat adds to the error of a turn that failed
+// and left nothing in the chat: that typing it again retries it.
+func turnLeftNothing(err error) string {
+	var ce *agentchat.Error
+	if errors.As(err, &ce) && (ce.Type == agents.ErrTypeTurnFailed || ce.Type == agents.ErrTypeStoreUnavailable) {
+		return " (the turn left nothing in the chat; type it again to retry)"
+	}
+	return ""
 }
