@@ -1,0 +1,563 @@
+package systest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// actionTimeout bounds one action; an action still waiting then is a stuck chat.
+const actionTimeout = 90 * time.Second
+
+// settleTimeout bounds the wait, at the end of a round, for every chat to finish its
+// turns (approving what waits for a person).
+const settleTimeout = 2 * time.Minute
+
+// Outcomes of a user message.
+const (
+	outAnswered  = "answered"  // its turn's replies came back (Send or Approve)
+	outSuspended = "suspended" // its turn waits for an approval
+	outFailed    = "failed"    // TurnFailed: the turn left nothing in the history
+	outRefused   = "refused"   // refused before anything was written
+	outPosted    = "posted"    // signalled; what became of it is read from History
+)
+
+// msgState is what became of one user message.
+type msgState struct {
+	id     string
+	text   string
+	size   int
+	posted bool
+	// suspended: its turn waited for an approval, so Send returned only part of it.
+	suspended bool
+	group     int // acceptance order: a later group was accepted after an earlier one
+	outcome   string
+	replies   []string // message ids of the replies Send returned
+	texts     []string // their texts
+	detail    string   // an error's message
+}
+
+// location is where a chat lives: a namespace index and a workflow id.
+type location struct {
+	ns int
+	id string
+}
+
+// chatRun is one chat of the round, as the runner knows it.
+type chatRun struct {
+	idx       int
+	loc       location
+	locations []location // every place it lived at, oldest first (migrations)
+	maxBytes  int
+	limit     int
+	agents    []string
+	msgs      map[string]*msgState
+	order     []string // ids in the order they were sent
+	group     int
+	// prefix are the message ids of the document it was imported from, and pending
+	// the document's pending turns.
+	prefix  []string
+	pending []string
+	started bool
+}
+
+func (c *chatRun) hasFailing() bool {
+	for _, a := range c.agents {
+		if specOf(a).Fails {
+			return true
+		}
+	}
+	return false
+}
+
+// Runner executes the actions of one round against the world.
+type Runner struct {
+	w     *World
+	name  string // unique id prefix of the round's chats
+	chats map[int]*chatRun
+	// allFaults: do not work around knownFaults.
+	allFaults bool
+
+	mu         sync.Mutex
+	log        []string
+	violations []string
+}
+
+// NewRunner returns a runner whose chats are named "<name>-c<i>". allFaults plays the
+// races of knownFaults too.
+func NewRunner(w *World, name string, allFaults bool) *Runner {
+	return &Runner{w: w, name: name, chats: map[int]*chatRun{}, allFaults: allFaults}
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log = append(r.log, fmt.Sprintf(format, args...))
+}
+
+// violate records a broken invariant, found while acting.
+func (r *Runner) violate(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.violations = append(r.violations, fmt.Sprintf(format, args...))
+}
+
+// Log is the action log so far: each action and what it did.
+func (r *Runner) Log() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.log...)
+}
+
+// Run performs the actions in order. It returns an error only when the world itself
+// failed (a worker that would not start); broken invariants are collected for Check.
+func (r *Runner) Run(ctx context.Context, actions []Action) error {
+	for _, a := range actions {
+		began := time.Now()
+		res, err := r.do(ctx, a)
+		if err != nil {
+			r.logf("%v → world error: %v", a, err)
+			return fmt.Errorf("systest: %v: %w", a, err)
+		}
+		r.logf("%v → %s [%s]", a, res, time.Since(began).Round(time.Millisecond))
+	}
+	return nil
+}
+
+func (r *Runner) do(ctx context.Context, a Action) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+	defer cancel()
+	switch a.Op {
+	case opKill:
+		return r.w.Kill(ctx, a.NS, a.Worker, a.Variant)
+	case opRestart:
+		return r.w.Restart(ctx, a.NS, a.Worker, a.Variant)
+	case opStart:
+		return r.start(ctx, a), nil
+	}
+	c := r.chats[a.Chat]
+	if c == nil || !c.started {
+		return "skipped: the chat never started", nil
+	}
+	switch a.Op {
+	case opSend:
+		return r.send(ctx, c, a)
+	case opPost:
+		return r.post(ctx, c, a.ID, a.Size), nil
+	case opBurst:
+		return r.burst(ctx, c, a), nil
+	case opApprove:
+		return r.approve(ctx, c, a.Approve), nil
+	case opRetry:
+		return r.retry(ctx, c), nil
+	case opExport:
+		return r.exportImport(ctx, c, a.Target), nil
+	case opMigrate:
+		return r.migrate(ctx, c, a.NewID), nil
+	}
+	return "", fmt.Errorf("unknown op %q", a.Op)
+}
+
+func (r *Runner) chatID(i int) string { return fmt.Sprintf("%s-c%d", r.name, i) }
+
+func (r *Runner) newChat(i, ns int, id string, agents []string, maxBytes int) *chatRun {
+	c := &chatRun{idx: i, loc: location{ns, id}, locations: []location{{ns, id}}, maxBytes: maxBytes,
+		limit: maxBytes, agents: agents, msgs: map[string]*msgState{}}
+	if c.limit == 0 {
+		c.limit = workflows.DefaultMaxMessageBytes
+	}
+	r.chats[i] = c
+	return c
+}
+
+func (r *Runner) start(ctx context.Context, a Action) string {
+	c := r.newChat(a.Chat, 0, r.chatID(a.Chat), a.Agents, a.MaxBytes)
+	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes}
+	if a.Budget > 0 {
+		opts.HistoryBudget = workflows.HistoryBudget{MaxEvents: a.Budget}
+	}
+	st, err := r.w.Client(0).Start(ctx, opts)
+	if err != nil {
+		r.violate("%v: start failed: %v", a, err)
+		return "error: " + err.Error()
+	}
+	c.started = true
+	return "started, status " + st.Status
+}
+
+// messageText is a user message of exactly size bytes of text (at least its id).
+func messageText(id string, size int) string {
+	s := id + " "
+	if size <= len(s) {
+		return s
+	}
+	return s + bigText(size-len(s))
+}
+
+// chatErr returns err's application error type and message ("" when it has none).
+func chatErr(err error) (typ, msg string) {
+	var ce *agentchat.Error
+	if errors.As(err, &ce) {
+		return ce.Type, ce.Message
+	}
+	return "", ""
+}
+
+// accept records a message sent as m, in a new acceptance group unless group >= 0.
+func (c *chatRun) accept(m *msgState, group int) {
+	if group < 0 {
+		c.group++
+		group = c.group
+	}
+	m.group = group
+	c.msgs[m.id] = m
+	c.order = append(c.order, m.id)
+}
+
+// sendOne sends one turn and records its outcome; it returns a summary.
+func (r *Runner) sendOne(ctx context.Context, c *chatRun, id string, size, group int) string {
+	m := &msgState{id: id, text: messageText(id, size), size: size}
+	c.accept(m, group)
+	res, err := r.w.Client(c.loc.ns).Send(ctx, c.loc.id, agentchat.SendMessageInput{MessageID: id, Text: m.text})
+	return r.settleSend(ctx, c, m, res, err)
+}
+
+func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res agentchat.TurnResult, err error) string {
+	if err == nil {
+		m.outcome = outAnswered
+		if len(res.AwaitingApproval) > 0 {
+			m.outcome, m.suspended = outSuspended, true
+		}
+		for _, msg := range res.Messages {
+			m.replies = append(m.replies, msg.MessageID)
+			m.texts = append(m.texts, msg.Text())
+		}
+		if m.size > c.limit {
+			r.violate("chat c%d: message %s of %d bytes was accepted; the chat's limit is %d", c.idx, m.id, m.size, c.limit)
+		}
+		return fmt.Sprintf("%s %s, %d replies", m.id, m.outcome, len(res.Messages))
+	}
+	typ, msg := chatErr(err)
+	m.detail = err.Error()
+	switch {
+	case ctx.Err() != nil:
+		m.outcome = outFailed
+		r.violate("chat c%d: message %s: no answer within %s (stuck): %v", c.idx, m.id, actionTimeout, err)
+	case typ == agents.ErrTypeInvalidMessage:
+		m.outcome = outRefused
+		if m.size <= c.limit {
+			r.violate("chat c%d: message %s of %d bytes refused within the chat's limit %d: %s", c.idx, m.id, m.size, c.limit, msg)
+		} else if !strings.Contains(msg, strconv.Itoa(c.limit)) {
+			r.violate("chat c%d: message %s refused without naming the limit %d: %s", c.idx, m.id, c.limit, msg)
+		}
+	case typ == agents.ErrTypeAwaitingApproval:
+		m.outcome = outRefused
+	case typ == agents.ErrTypeTurnFailed:
+		m.outcome = outFailed
+		if !strings.Contains(msg, Refusal) {
+			r.violate("chat c%d: message %s: the turn failed, not by the script's refusal: %s", c.idx, m.id, msg)
+		}
+	default:
+		m.outcome = outFailed
+		r.violate("chat c%d: message %s: unexpected error (type %q): %v", c.idx, m.id, typ, err)
+	}
+	return fmt.Sprintf("%s %s (%s)", m.id, m.outcome, firstLine(m.detail))
+}
+
+func (r *Runner) send(ctx context.Context, c *chatRun, a Action) (string, error) {
+	if a.KillAfter <= 0 {
+		return r.sendOne(ctx, c, a.ID, a.Size, -1), nil
+	}
+	killed := make(chan string, 1)
+	go func() {
+		time.Sleep(a.KillAfter)
+		what, err := r.w.Kill(ctx, c.loc.ns, a.Worker, a.Variant)
+		if err != nil {
+			what = "kill failed: " + err.Error()
+			r.violate("%v: %s", a, what)
+		}
+		killed <- what
+	}()
+	res := r.sendOne(ctx, c, a.ID, a.Size, -1)
+	return res + "; " + <-killed, nil
+}
+
+func (r *Runner) post(ctx context.Context, c *chatRun, id string, size int) string {
+	m := &msgState{id: id, text: messageText(id, size), size: size, posted: true}
+	c.accept(m, -1)
+	res := r.postOne(ctx, c, m)
+	if m.outcome == outPosted && size <= c.limit && isBlocked(r.allFaults, "10.S2") {
+		r.awaitTakenIn(ctx, c, id)
+	}
+	return res
+}
+
+// awaitTakenIn waits (a few seconds at most) until the chat has taken posted turn id in:
+// queued, active, answered or refused. It works around knownFaults 10.S2.
+func (r *Runner) awaitTakenIn(ctx context.Context, c *chatRun, id string) {
+	cl := r.w.Client(c.loc.ns)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		st, err := cl.State(ctx, c.loc.id)
+		if err != nil {
+			return
+		}
+		if st.ActiveTurn == id || slices.Contains(st.PendingTurns, id) || (st.LastError != nil && st.LastError.MessageID == id) {
+			return
+		}
+		h, err := cl.History(ctx, c.loc.id, agentchat.HistoryInput{})
+		if err != nil {
+			return
+		}
+		for _, m := range h.Messages {
+			if m.MessageID == id {
+				return
+			}
+		}
+	}
+}
+
+func (r *Runner) postOne(ctx context.Context, c *chatRun, m *msgState) string {
+	_, err := r.w.Client(c.loc.ns).Post(ctx, c.loc.id, agentchat.SendMessageInput{MessageID: m.id, Text: m.text})
+	if err != nil {
+		m.outcome, m.detail = outRefused, err.Error()
+		if m.size <= c.limit {
+			r.violate("chat c%d: post %s of %d bytes refused within the chat's limit %d: %v", c.idx, m.id, m.size, c.limit, err)
+		}
+		return fmt.Sprintf("%s refused (%s)", m.id, firstLine(err.Error()))
+	}
+	m.outcome = outPosted
+	return m.id + " posted"
+}
+
+func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
+	c.group++
+	group := c.group
+	var wg sync.WaitGroup
+	results := make([]string, a.Burst)
+	msgs := make([]*msgState, a.Burst)
+	for i := range msgs {
+		id := fmt.Sprintf("%s.%d", a.ID, i+1)
+		msgs[i] = &msgState{id: id, text: messageText(id, 40), size: 40, posted: i%2 == 1}
+		c.accept(msgs[i], group)
+	}
+	for i, m := range msgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if m.posted {
+				results[i] = r.postOne(ctx, c, m)
+				return
+			}
+			res, err := r.w.Client(c.loc.ns).Send(ctx, c.loc.id, agentchat.SendMessageInput{MessageID: m.id, Text: m.text})
+			results[i] = r.settleSend(ctx, c, m, res, err)
+		}()
+	}
+	wg.Wait()
+	return strings.Join(results, "; ")
+}
+
+func (r *Runner) approve(ctx context.Context, c *chatRun, approve bool) string {
+	st, err := r.w.Client(c.loc.ns).State(ctx, c.loc.id)
+	if err != nil {
+		r.violate("chat c%d: State failed: %v", c.idx, err)
+		return "State failed: " + err.Error()
+	}
+	if len(st.PendingApprovals) == 0 {
+		return "nothing to approve"
+	}
+	return r.decide(ctx, c, st.PendingApprovals[0], approve)
+}
+
+// decide approves or rejects one pending call and records what the resumed turn did.
+func (r *Runner) decide(ctx context.Context, c *chatRun, p agentchat.PendingApproval, approve bool) string {
+	in := agentchat.ApproveInput{CallID: p.CallID, Approved: approve, By: "systest"}
+	if !approve {
+		in.Reason = "systest says no"
+	}
+	res, err := r.w.Client(c.loc.ns).Approve(ctx, c.loc.id, in)
+	m := c.msgs[p.TurnID]
+	if err != nil {
+		typ, msg := chatErr(err)
+		if typ == agents.ErrTypeTurnFailed && strings.Contains(msg, Refusal) {
+			if m != nil {
+				m.outcome = outFailed
+			}
+			return fmt.Sprintf("call %s: the resumed turn failed by the script (%s)", p.CallID, firstLine(msg))
+		}
+		r.violate("chat c%d: approve %s (%t): %v", c.idx, p.CallID, approve, err)
+		return "error: " + err.Error()
+	}
+	var foreign []string
+	for _, msg := range res.Messages {
+		if !strings.HasPrefix(msg.MessageID, res.MessageID+"/") {
+			foreign = append(foreign, msg.MessageID)
+		}
+	}
+	if len(foreign) > 0 && !isBlocked(r.allFaults, "10.S3") {
+		r.violate("chat c%d: Approve of %s for turn %s returned messages of other turns: %v", c.idx, p.CallID, res.MessageID, foreign)
+	}
+	if m != nil {
+		for _, msg := range res.Messages {
+			if slices.Contains(foreign, msg.MessageID) {
+				continue
+			}
+			m.replies = append(m.replies, msg.MessageID)
+			m.texts = append(m.texts, msg.Text())
+		}
+		if len(res.AwaitingApproval) == 0 && res.MessageID == m.id {
+			m.outcome = outAnswered
+		}
+	}
+	return fmt.Sprintf("call %s approved=%t: turn %s, %d messages, %d still awaited", p.CallID, approve,
+		res.MessageID, len(res.Messages), len(res.AwaitingApproval))
+}
+
+// retry sends the earliest message Send answered directly again: the same answer must
+// come back.
+func (r *Runner) retry(ctx context.Context, c *chatRun) string {
+	for _, id := range c.order {
+		m := c.msgs[id]
+		if m.posted || m.suspended || m.outcome != outAnswered || len(m.replies) == 0 {
+			continue
+		}
+		res, err := r.w.Client(c.loc.ns).Send(ctx, c.loc.id, agentchat.SendMessageInput{MessageID: id, Text: m.text})
+		if err != nil {
+			r.violate("chat c%d: retry of answered %s failed: %v", c.idx, id, err)
+			return "error: " + err.Error()
+		}
+		var ids, texts []string
+		for _, msg := range res.Messages {
+			ids, texts = append(ids, msg.MessageID), append(texts, msg.Text())
+		}
+		if !equal(ids, m.replies) || !equal(texts, m.texts) {
+			r.violate("chat c%d: retry of %s answered %v, first answer was %v", c.idx, id, ids, m.replies)
+		}
+		return "retried " + id + ": same answer"
+	}
+	return "nothing answered to retry"
+}
+
+func (r *Runner) exportImport(ctx context.Context, c *chatRun, target int) string {
+	cl := r.w.Client(c.loc.ns)
+	doc, digest, err := cl.Export(ctx, c.loc.id)
+	if err != nil {
+		r.violate("chat c%d: export failed: %v", c.idx, err)
+		return "export error: " + err.Error()
+	}
+	d, _, err := chatstate.Decode(doc)
+	if err != nil {
+		r.violate("chat c%d: the exported document does not decode: %v", c.idx, err)
+		return "decode error: " + err.Error()
+	}
+	nc := r.newChat(target, c.loc.ns, r.chatID(target), c.agents, c.maxBytes)
+	for _, m := range d.History {
+		nc.prefix = append(nc.prefix, m.MessageID)
+	}
+	for _, m := range d.PendingTurns {
+		nc.pending = append(nc.pending, m.MessageID)
+	}
+	opts := agentchat.ImportOptions{ChatID: nc.loc.id, MaxMessageBytes: c.maxBytes}
+	if len(doc) > workflows.InlineLimit {
+		opts.Path = filepath.Join(r.w.Dir, "exports", nc.loc.id+".json")
+		if err := os.MkdirAll(filepath.Dir(opts.Path), 0o755); err == nil {
+			err = os.WriteFile(opts.Path, doc, 0o600)
+		}
+		if err != nil {
+			r.violate("write document: %v", err)
+			return "error: " + err.Error()
+		}
+	} else {
+		opts.Document = doc
+	}
+	st, err := cl.Import(ctx, opts)
+	if err != nil {
+		r.violate("chat c%d: import of its document (%d bytes, %d messages) into c%d failed: %v",
+			c.idx, len(doc), len(d.History), target, err)
+		return "import error: " + err.Error()
+	}
+	nc.started = true
+	if st.RestoredDigest != digest {
+		r.violate("chat c%d: imported digest %s, exported %s", target, st.RestoredDigest, digest)
+	}
+	return fmt.Sprintf("exported %d bytes, %d messages, %d pending; imported as c%d (%s)",
+		len(doc), len(d.History), len(d.PendingTurns), target, st.Status)
+}
+
+func (r *Runner) migrate(ctx context.Context, c *chatRun, newID bool) string {
+	to := location{1 - c.loc.ns, c.loc.id}
+	for _, l := range c.locations {
+		newID = newID || l == to
+	}
+	if newID {
+		to.id = fmt.Sprintf("%s-m%d", r.chatID(c.idx), len(c.locations))
+	}
+	res, err := r.w.Client(c.loc.ns).Migrate(ctx, c.loc.id, agentchat.MigrateOptions{
+		ToNamespace: r.w.Namespaces[to.ns], ToChatID: to.id})
+	if err != nil {
+		if typ, _ := chatErr(err); typ == agents.ErrTypeMigrationFailed {
+			// Abandoned: the source must take turns again (checked in the end), and no
+			// second live chat may be left at the target.
+			r.checkAbandoned(ctx, c, to)
+			return "migration abandoned: " + firstLine(err.Error())
+		}
+		r.violate("chat c%d: migrate to %s/%s: %v", c.idx, r.w.Namespaces[to.ns], to.id, err)
+		return "error: " + err.Error()
+	}
+	c.loc = to
+	c.locations = append(c.locations, to)
+	return fmt.Sprintf("migrated to %s/%s, %d messages", res.Target.Namespace, res.Target.ChatID, res.MessageCount)
+}
+
+// checkAbandoned checks that an abandoned migration left no live chat at its target.
+func (r *Runner) checkAbandoned(ctx context.Context, c *chatRun, to location) {
+	d, err := r.w.Temporal(to.ns).DescribeWorkflowExecution(ctx, to.id, "")
+	if err != nil {
+		return // nothing was started there
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		st, _ := r.w.Client(to.ns).State(ctx, to.id)
+		// Does the source's document keep its digest through Decode? If not, the
+		// target's restored digest can never match the exported one.
+		if doc, digest, err := r.w.Client(c.loc.ns).Export(ctx, c.loc.id); err == nil {
+			if d, _, err := chatstate.Decode(doc); err == nil && d.Digest != digest {
+				r.logf("diagnosis c%d: a fresh export's digest %s is %s after Decode", c.idx, digest, d.Digest)
+			}
+		}
+		r.violate("chat c%d: an abandoned migration left a live chat at %s/%s (restored digest %s, repairs %v, %d messages): two live copies",
+			c.idx, r.w.Namespaces[to.ns], to.id, st.RestoredDigest, st.Repairs, st.MessageCount)
+	}
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

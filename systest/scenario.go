@@ -1,0 +1,267 @@
+package systest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Operations of an Action.
+const (
+	opStart   = "start"   // start chat Chat with Agents, MaxBytes and Budget
+	opSend    = "send"    // Send ID with Size bytes of text; KillAfter > 0 kills a worker meanwhile
+	opPost    = "post"    // Post ID (the UserMessage signal)
+	opBurst   = "burst"   // Burst sends and posts at once, IDs ID.1 … ID.n (odd ones posted)
+	opApprove = "approve" // decide the chat's first pending approval: Approve, or reject
+	opRetry   = "retry"   // Send an answered messageId again
+	opExport  = "export"  // export the chat and import the document into the new chat Target
+	opMigrate = "migrate" // migrate the chat to the other namespace (NewID: under a new id)
+	opKill    = "kill"    // SIGKILL worker Worker of namespace NS, start a new one with Variant
+	opRestart = "restart" // start a worker of NS with Variant, then stop worker Worker gracefully
+)
+
+// Action is one step of a round. The list of actions is a pure function of the
+// generator's parameters (seed included), so a round is replayed by its seed; what an
+// action did (its outcome) depends on timing and is logged beside it.
+type Action struct {
+	Step int
+	Op   string
+	// Chat is the logical chat (an index into the round's chats); -1 for fleet actions.
+	Chat      int
+	Agents    []string
+	MaxBytes  int // opStart: the chat's maxMessageBytes (0 = default)
+	Budget    int // opStart: HistoryBudget.MaxEvents (0 = default)
+	ID        string
+	Size      int
+	Burst     int
+	Approve   bool
+	KillAfter time.Duration
+	Target    int    // opExport: the new chat's index
+	NewID     bool   // opMigrate
+	NS        int    // fleet: namespace index
+	Worker    int    // fleet: which worker of NS (modulo their number)
+	Variant   string // fleet: the new worker's config
+}
+
+func (a Action) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %s", a.Step, a.Op)
+	if a.Chat >= 0 {
+		fmt.Fprintf(&b, " c%d", a.Chat)
+	}
+	switch a.Op {
+	case opStart:
+		fmt.Fprintf(&b, " agents=%s maxBytes=%d budget=%d", strings.Join(a.Agents, ","), a.MaxBytes, a.Budget)
+	case opSend, opPost:
+		fmt.Fprintf(&b, " id=%s size=%d", a.ID, a.Size)
+		if a.KillAfter > 0 {
+			fmt.Fprintf(&b, " kill-after=%s worker=%d", a.KillAfter, a.Worker)
+		}
+	case opBurst:
+		fmt.Fprintf(&b, " id=%s n=%d", a.ID, a.Burst)
+	case opApprove:
+		fmt.Fprintf(&b, " approve=%t", a.Approve)
+	case opExport:
+		fmt.Fprintf(&b, " into=c%d", a.Target)
+	case opMigrate:
+		fmt.Fprintf(&b, " new-id=%t", a.NewID)
+	case opKill, opRestart:
+		fmt.Fprintf(&b, " ns=%d worker=%d variant=%s", a.NS, a.Worker, a.Variant)
+	}
+	return b.String()
+}
+
+// Params shape one round.
+type Params struct {
+	Seed int64
+	// Chats is how many chats the round starts; Steps is the number of actions per chat.
+	Chats, Steps int
+	// AllFaults runs the action classes of known faults too.
+	AllFaults bool
+}
+
+// chatPlan is what the generator knows of a chat.
+type chatPlan struct {
+	agents    []string
+	limit     int  // maxMessageBytes in effect
+	big       bool // may hold near-limit messages (then it must not continue as new while 10.1 is known)
+	bigBytes  int  // near-limit bytes sent so far
+	approvals bool
+	budget    int // HistoryBudget.MaxEvents; > 0 continues as new every few turns
+	turns     int // message ids handed out
+	imported  bool
+}
+
+type generator struct {
+	rng       *rand.Rand
+	allFaults bool
+	chats     []*chatPlan
+	initial   int // chats started by the round (the others are imports)
+	actions   []Action
+}
+
+// Generate returns the actions of the round p describes.
+func Generate(p Params) []Action {
+	g := &generator{rng: rand.New(rand.NewPCG(uint64(p.Seed), 0x5eed)), allFaults: p.AllFaults, initial: p.Chats}
+	for i := 0; i < p.Chats; i++ {
+		g.start()
+	}
+	for n := 0; n < p.Chats*p.Steps; n++ {
+		if g.rng.IntN(100) < 8 {
+			g.fleet()
+			continue
+		}
+		g.chatAction(g.rng.IntN(len(g.chats)))
+	}
+	for i := range g.actions {
+		g.actions[i].Step = i + 1
+	}
+	return g.actions
+}
+
+func (g *generator) add(a Action) { g.actions = append(g.actions, a) }
+
+// usableAgents are the behaviours whose faults are not known.
+func (g *generator) usableAgents() []string {
+	var out []string
+	for _, s := range agentSpecs {
+		if !g.blocked(s.Faults...) {
+			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
+func (g *generator) start() {
+	usable := g.usableAgents()
+	n := 1 + g.rng.IntN(2)
+	var agents []string
+	for len(agents) < n {
+		a := usable[g.rng.IntN(len(usable))]
+		if !contains(agents, a) {
+			agents = append(agents, a)
+		}
+	}
+	p := &chatPlan{agents: agents, limit: 256 << 10}
+	maxBytes := []int{0, 0, 64 << 10, 1 << 20}[g.rng.IntN(4)]
+	if maxBytes > 0 {
+		p.limit = maxBytes
+	}
+	for _, a := range agents {
+		s := specOf(a)
+		p.big = p.big || s.Big
+		p.approvals = p.approvals || s.Approvals
+	}
+	p.big = p.big || g.rng.IntN(100) < 30
+	budget := 0
+	if !p.big || !g.blocked("10.1") {
+		if g.rng.IntN(100) < 40 {
+			budget = 30 + g.rng.IntN(40) // continue as new every few turns
+		}
+	}
+	p.budget = budget
+	g.chats = append(g.chats, p)
+	g.add(Action{Op: opStart, Chat: len(g.chats) - 1, Agents: agents, MaxBytes: maxBytes, Budget: budget})
+}
+
+func (g *generator) nextID(c int) string {
+	p := g.chats[c]
+	p.turns++
+	return fmt.Sprintf("c%d-t%d", c, p.turns)
+}
+
+// size picks a user message size for chat c: mostly small, sometimes near or just over
+// its limit.
+func (g *generator) size(c int) int {
+	p := g.chats[c]
+	switch r := g.rng.IntN(100); {
+	case r < 70:
+		return 10 + g.rng.IntN(200)
+	case r < 80:
+		return 4<<10 + g.rng.IntN(12<<10)
+	case r < 90:
+		return p.limit + 1 + g.rng.IntN(1024) // refused: over the limit
+	default:
+		near := p.limit - 64 - g.rng.IntN(512) // just under, with room for the id and role
+		if p.big && (!g.blocked("10.1") || p.bigBytes+near <= 1_500_000) {
+			p.bigBytes += near
+			return near
+		}
+		return 10 + g.rng.IntN(200)
+	}
+}
+
+func (g *generator) chatAction(c int) {
+	p := g.chats[c]
+	r := g.rng.IntN(100)
+	switch {
+	case r < 40:
+		a := Action{Op: opSend, Chat: c, ID: g.nextID(c), Size: g.size(c)}
+		if g.rng.IntN(100) < 12 {
+			a.KillAfter = time.Duration(1+g.rng.IntN(400)) * time.Millisecond
+			a.Worker = g.rng.IntN(8)
+			a.Variant = g.variant()
+		}
+		g.add(a)
+	case r < 52:
+		size := g.size(c)
+		if size > 256<<10 && g.blocked("10.3") {
+			size = 100 + g.rng.IntN(100)
+		}
+		g.add(Action{Op: opPost, Chat: c, ID: g.nextID(c), Size: size})
+	case r < 58:
+		g.add(Action{Op: opBurst, Chat: c, ID: g.nextID(c), Burst: 2 + g.rng.IntN(4)})
+	case r < 70:
+		if p.approvals {
+			g.add(Action{Op: opApprove, Chat: c, Approve: g.rng.IntN(100) < 75})
+		} else {
+			g.add(Action{Op: opRetry, Chat: c})
+		}
+	case r < 76:
+		g.add(Action{Op: opRetry, Chat: c})
+	case r < 86:
+		if len(g.chats) >= 2*g.initial {
+			g.add(Action{Op: opRetry, Chat: c})
+			return
+		}
+		np := *p
+		np.imported, np.turns = true, 0
+		g.chats = append(g.chats, &np)
+		g.add(Action{Op: opExport, Chat: c, Target: len(g.chats) - 1})
+	default:
+		if p.budget > 0 && g.blocked("10.S1") {
+			g.add(Action{Op: opRetry, Chat: c})
+			return
+		}
+		g.add(Action{Op: opMigrate, Chat: c, NewID: g.rng.IntN(100) < 30})
+	}
+}
+
+// variant picks a config for a new worker.
+func (g *generator) variant() string {
+	vs := []string{variantA, variantB}
+	if !g.blocked(variantFaults[variantC]...) {
+		vs = append(vs, variantC)
+	}
+	return vs[g.rng.IntN(len(vs))]
+}
+
+func (g *generator) fleet() {
+	a := Action{Chat: -1, NS: g.rng.IntN(2), Worker: g.rng.IntN(8), Variant: g.variant()}
+	if g.rng.IntN(2) == 0 {
+		a.Op = opKill
+	} else {
+		a.Op = opRestart
+	}
+	g.add(a)
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

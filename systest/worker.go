@@ -1,0 +1,144 @@
+package systest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/tools"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// workerEnv is the environment variable that makes the test binary a worker: it holds
+// a WorkerSpec as JSON (see RunWorkerIfChild).
+const workerEnv = "AGENTCHAT_SYSTEST_WORKER"
+
+// WorkerSpec is what a child worker process needs to know.
+type WorkerSpec struct {
+	Address   string `json:"address"`
+	Namespace string `json:"namespace"`
+	TaskQueue string `json:"taskQueue"`
+	// Config is the path of the agent config (YAML).
+	Config string `json:"config"`
+	// ModelURL is the recorder's base URL; every endpoint is sent there.
+	ModelURL string `json:"modelUrl"`
+	// Dir is the world's shared folder: documents (exports/), the SQLite message store
+	// (messages.db) and the tool record (toolFile).
+	Dir string `json:"dir"`
+}
+
+// Tool names of the recording tools the system test's agents call.
+const (
+	// toolRecord is a plain tool: it writes the execution and returns "recorded <callId>".
+	toolRecord = "record"
+	// toolRefund needs a person's approval; it records the execution like toolRecord.
+	toolRefund = "refund_rec"
+)
+
+// toolFile is the file, in the world's folder, where the recording tools append one
+// line per real execution: "<chatId>\t<callId>\t<tool>\n". Lines are written with one
+// O_APPEND write, so a process killed at any point leaves whole lines.
+const toolFile = "tool-executions.log"
+
+// RunWorkerIfChild runs a worker and exits when the process was started as one of the
+// system test's workers (workerEnv set); otherwise it returns at once. Call it first
+// in TestMain.
+func RunWorkerIfChild() {
+	raw := os.Getenv(workerEnv)
+	if raw == "" {
+		return
+	}
+	var spec WorkerSpec
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
+		fmt.Fprintln(os.Stderr, "systest worker: bad", workerEnv, err)
+		os.Exit(2)
+	}
+	if err := runWorker(spec); err != nil {
+		fmt.Fprintln(os.Stderr, "systest worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// runWorker serves spec's task queue until SIGINT or SIGTERM (or SIGKILL, when the
+// test plays a crash).
+func runWorker(spec WorkerSpec) error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg, err := agents.LoadConfig(spec.Config)
+	if err != nil {
+		return err
+	}
+	tc, err := client.Dial(client.Options{HostPort: spec.Address, Namespace: spec.Namespace,
+		Logger: tlog.NewStructuredLogger(logger)})
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", spec.Address, err)
+	}
+	defer tc.Close()
+	store, err := msgstore.OpenSQLite(filepath.Join(spec.Dir, "messages.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	rec := &toolRecorder{path: filepath.Join(spec.Dir, toolFile)}
+	toolFuncs := tools.Builtin()
+	toolFuncs[toolRecord] = rec.tool
+	toolFuncs[toolRefund] = rec.tool
+	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), BaseURLOverride: spec.ModelURL,
+		Logger: logger, Temporal: tc, Namespace: spec.Namespace,
+		Store:         activities.FileStore{Dir: filepath.Join(spec.Dir, "exports")},
+		MessageStores: map[string]msgstore.Store{store.Name(): store}, Tools: toolFuncs})
+	if err != nil {
+		return err
+	}
+	w := worker.New(tc, spec.TaskQueue, worker.Options{})
+	agentchat.Register(w, acts)
+	// CallTool again, wrapped so the recording tools know the call they run (a
+	// ToolFunc sees only the arguments).
+	w.RegisterActivityWithOptions(func(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+		return acts.CallTool(context.WithValue(ctx, callKey{}, in), in)
+	}, activity.RegisterOptions{Name: workflows.CallToolActivity, DisableAlreadyRegisteredCheck: true})
+	return w.Run(worker.InterruptCh())
+}
+
+// callKey is the context key of the agents.CallToolInput a recording tool runs.
+type callKey struct{}
+
+// toolRecorder appends one line per real tool execution to its file.
+type toolRecorder struct {
+	path string
+	mu   sync.Mutex
+}
+
+// tool is the recording ToolFunc: it writes the execution, then answers.
+func (r *toolRecorder) tool(ctx context.Context, _ json.RawMessage) (string, error) {
+	in, ok := ctx.Value(callKey{}).(agents.CallToolInput)
+	if !ok {
+		return "", errors.New("systest: recording tool called without its call")
+	}
+	line := fmt.Sprintf("%s\t%s\t%s\n", in.ChatID, in.CallID, in.Name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, err := os.OpenFile(r.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line); err != nil {
+		return "", err
+	}
+	return "recorded " + in.CallID, nil
+}
