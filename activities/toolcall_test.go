@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
@@ -36,9 +37,14 @@ func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
 			return "ok", nil
 		}}})
 	require.NoError(t, err)
-	res, err := acts.CallTool(context.Background(), agents.CallToolInput{ChatID: "chat-1", AgentID: "helper",
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.RegisterActivity(acts.CallTool)
+	v, err := env.ExecuteActivity(acts.CallTool, agents.CallToolInput{ChatID: "chat-1", AgentID: "helper",
 		CallID: "call_1", Name: "record", Arguments: `{}`})
 	require.NoError(t, err)
+	var res agents.CallToolResult
+	require.NoError(t, v.Get(&res))
 	assert.Equal(t, "ok", res.Result)
 	assert.Equal(t, activities.ToolCall{ChatID: "chat-1", AgentID: "helper", CallID: "call_1", Name: "record",
 		IdempotencyKey: "chat-1/call_1"}, got)
