@@ -82,7 +82,8 @@ agents:
 // response id no server ever gave) answers its next turn: the chain is dropped and the
 // agent is sent the whole primary history as a new chain; the state records the loss.
 func TestLostResponseChainIsSentAgainFromTheHistory(t *testing.T) {
-	h := testenv.New(t, testenv.Options{Config: kindsConfig})
+	// The service's 404 for the lost chain is the point of the test.
+	h := testenv.New(t, testenv.Options{Config: kindsConfig, ExpectViolations: true})
 	src := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: src, Participants: []string{"analyst"}})
 	require.NoError(t, err)
@@ -136,8 +137,10 @@ agents:
 			lookups.add("lookup")
 			return tools.LookupOrder(ctx, args)
 		}},
+		// Script positions follow the conversation: both requests hold one clerk reply (the
+		// restored call), so both are at position 1, and each meets one refusal.
 		Model: offline.Options{Scripts: map[string][]offline.Reply{"clerk": {
-			{Status: 400, Message: "Invalid request"}, {Status: 400, Message: "Invalid request"}}}},
+			{Text: "not reached"}, {Status: 400, Message: "Invalid request"}, {Status: 400, Message: "Invalid request"}}}},
 	})
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	user := chat.TextMessage("m1", chat.RoleUser, "", "Where is order 1002?")
