@@ -56,6 +56,7 @@ var replayScenarios = []struct {
 	{"tools-approval", []string{"tools-approval"}, captureToolsApproval},
 	{"llm-strategies", []string{"llm-strategies"}, captureLLMStrategies},
 	{"summarize", []string{"summarize"}, captureSummarize},
+	{"tool-edges", []string{"tool-edges"}, captureToolEdges},
 }
 
 // TestReplayCapture runs each scenario on the dev server and saves its runs' histories;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -64,8 +65,10 @@ const threadScanLimit = 1000
 //
 // A run that requires action (function tools on the assistant) is cancelled: this
 // kind does not submit tool outputs. Errors: InvalidInput for a malformed state or a
-// missing replyId; provider errors as providerError, prefixed with the thread (an
-// unknown thread is a non-retryable 404 naming it); a failed run by its last_error
+// missing replyId; ServiceThreadLost (not retryable, naming it) for a thread of the
+// state that the service does not know (404), on which the workflow sends the primary
+// history again to a new thread; other provider errors as providerError, prefixed with
+// the thread; a failed run by its last_error
 // code (serviceFailure: rate_limit_exceeded and server_error are retried); an expired
 // or cancelled run is retried.
 func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition, in agents.InvokeInput,
@@ -102,6 +105,11 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 	var run *openai.Run
 	if !fresh {
 		if run, err = priorRun(ctx, c, threadID, in.ReplyID, prog); err != nil {
+			if status, _ := statusOf(err); status == http.StatusNotFound && threadID == st.ThreadID {
+				return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"%s: the service no longer knows this thread (another project, or deleted): %s", where, errorText(err)),
+					agents.ErrTypeThreadLost, nil)
+			}
 			return agents.InvokeResult{}, fail(err, where)
 		}
 	}
@@ -134,7 +142,8 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 	if err != nil {
 		return agents.InvokeResult{}, fail(err, where)
 	}
-	state, err := json.Marshal(agents.AssistantThreadState{ThreadID: threadID, SyncedThrough: in.ReplyID})
+	state, err := json.Marshal(agents.AssistantThreadState{ThreadID: threadID, SyncedThrough: in.ReplyID,
+		LostThreadID: st.LostThreadID})
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}

@@ -146,15 +146,29 @@ func TestAssistantRejectedRequestIsNotRetried(t *testing.T) {
 	assert.Contains(t, err.Error(), "answered 401 Unauthorized: Incorrect API key provided")
 }
 
-func TestAssistantUnknownThreadIsNotRetried(t *testing.T) {
-	acts, _ := setupServiceAgents(t)
+// A thread the service no longer knows (404) is ServiceThreadLost, not retried as is;
+// sent again as a new channel (agents.LostThreadState), the whole history goes to a
+// new thread and the state keeps the record of the lost one.
+func TestAssistantUnknownThreadIsAThreadLost(t *testing.T) {
+	acts, srv := setupServiceAgents(t)
+	old := json.RawMessage(`{"threadId":"thread_gone","syncedThrough":"m3/1"}`)
 	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap},
-		ChannelState: json.RawMessage(`{"threadId":"thread_gone","syncedThrough":"m3/1"}`)})
+		ChannelState: old})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeModelRejected, app.Type())
+	assert.Equal(t, agents.ErrTypeThreadLost, app.Type())
 	assert.True(t, app.NonRetryable())
-	assert.Contains(t, err.Error(), `assistant_thread: thread "thread_gone": model endpoint answered 404 Not Found: `+
-		`No thread found with id 'thread_gone'.`)
+	assert.Contains(t, err.Error(), `assistant_thread: thread "thread_gone": the service no longer knows this thread`)
+	assert.Contains(t, err.Error(), `No thread found with id 'thread_gone'.`)
+
+	res, err, _ := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "asst", ReplyID: "m4/1",
+		History: append(conversation("asst"), recap), ChannelState: agents.LostThreadState(agents.ChannelAssistantThread, old)})
+	require.NoError(t, err)
+	var st agents.AssistantThreadState
+	require.NoError(t, json.Unmarshal(res.ChannelState, &st))
+	assert.NotEqual(t, "thread_gone", st.ThreadID)
+	assert.Equal(t, "thread_gone", st.LostThreadID, "the record of the lost thread stays")
+	_, msgs := threadOf(t, srv, res.ChannelState)
+	assert.Len(t, msgs, 7, "the whole history, then the reply")
 }
 
 func TestAssistantRunThatRequiresActionIsCancelled(t *testing.T) {

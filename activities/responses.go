@@ -35,7 +35,7 @@ import (
 // the same previous response, so the chain forks and nothing is sent twice.
 //
 // Errors: InvalidInput (not retryable) for a malformed channel state or a missing
-// replyId; ResponseChainLost (not retryable, naming the response) when the service no
+// replyId; ServiceThreadLost (not retryable, naming the response) when the service no
 // longer knows previous_response_id (chainLost), on which the workflow sends the
 // primary history again as a new chain; other provider errors as providerError,
 // prefixed with the previous response's id; a response that failed, by its error code
@@ -68,7 +68,7 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 		if st.PreviousResponseID != "" && chainLost(err) {
 			return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 				"%s: the service no longer knows this response (another project, or past its retention): %s",
-				where, errorText(err)), agents.ErrTypeChainLost, nil)
+				where, errorText(err)), agents.ErrTypeThreadLost, nil)
 		}
 		return agents.InvokeResult{}, serviceError(ctx, err, call.retryAfter, where)
 	}

@@ -131,21 +131,22 @@ func TestResponsesSkipMessagesUpToTheWatermark(t *testing.T) {
 	assert.Equal(t, "[offline] resp "+secondReply, res.Contents[0].Text)
 }
 
-// Fault 12: a previous_response_id the service no longer knows (404) is ResponseChainLost,
-// not retried as is; sent again as a new chain (agents.LostChainState, with the whole
+// Fault 12: a previous_response_id the service no longer knows (404) is ServiceThreadLost,
+// not retried as is; sent again as a new chain (agents.LostThreadState, with the whole
 // history), the call answers and its state keeps the record of the lost chain.
 func TestResponsesUnknownPreviousResponseIsAChainLost(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: []chat.Message{recap},
 		ChannelState: json.RawMessage(`{"previousResponseId":"resp_gone","syncedThrough":"m3/1"}`)})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeChainLost, app.Type())
+	assert.Equal(t, agents.ErrTypeThreadLost, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), `responses_thread: previous response "resp_gone": the service no longer knows this response`)
 	assert.Contains(t, err.Error(), `Previous response with id 'resp_gone' not found.`)
 
 	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m4/1",
-		History: append(conversation("resp"), recap), ChannelState: agents.LostChainState("resp_gone")})
+		History: append(conversation("resp"), recap), ChannelState: agents.LostThreadState(agents.ChannelResponsesThread,
+			json.RawMessage(`{"previousResponseId":"resp_gone","syncedThrough":"m3/1"}`))})
 	require.NoError(t, err)
 	req, ok := srv.LastResponseRequest("resp")
 	require.True(t, ok)

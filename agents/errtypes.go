@@ -53,9 +53,9 @@ const (
 	// ErrTypeToolError: a tool failed in a way a retry cannot cure (activities.ToolError);
 	// the model gets the call's error result.
 	ErrTypeToolError = "ToolError"
-	// ErrTypeChainLost: the Responses API no longer knows the channel's
-	// previous_response_id (404: another project, or past its retention). Not retried
-	// as is: the workflow drops the chain and sends the agent the primary history again,
-	// once per call.
-	ErrTypeChainLost = "ResponseChainLost"
+	// ErrTypeThreadLost: the service no longer knows a service-thread channel's
+	// conversation (404 for the Responses previous_response_id or the Assistants thread:
+	// another project, or past its retention). Not retried as is: the workflow drops the
+	// channel's state and sends the agent the primary history again, once per call.
+	ErrTypeThreadLost = "ServiceThreadLost"
 )

@@ -93,11 +93,24 @@ type ResponsesThreadState struct {
 	LostResponseID string `json:"lostResponseId,omitempty"`
 }
 
-// LostChainState is the channel state of a responses_thread whose chain, ending at
-// response lost, the service no longer knows: a new channel (its next call sends the
-// whole primary history) that records the lost chain.
-func LostChainState(lost string) json.RawMessage {
-	b, _ := json.Marshal(ResponsesThreadState{LostResponseID: lost})
+// LostThreadState is the channel state of a service-thread channel (responses_thread
+// or assistant_thread) whose conversation the service no longer knows: a new channel
+// (its next call sends the whole primary history) that records what was lost, from the
+// old state: {"lostResponseId":…} or {"lostThreadId":…}. A state of another channel
+// type is returned as a new channel ({}).
+func LostThreadState(channelType string, old json.RawMessage) json.RawMessage {
+	var v any = struct{}{}
+	switch channelType {
+	case ChannelResponsesThread:
+		var st ResponsesThreadState
+		_ = DecodeChannelState(old, &st)
+		v = ResponsesThreadState{LostResponseID: st.PreviousResponseID}
+	case ChannelAssistantThread:
+		var st AssistantThreadState
+		_ = DecodeChannelState(old, &st)
+		v = AssistantThreadState{LostThreadID: st.ThreadID}
+	}
+	b, _ := json.Marshal(v)
 	return b
 }
 
@@ -110,6 +123,9 @@ type AssistantThreadState struct {
 	// SyncedThrough is the messageId of the last primary message the thread holds: the
 	// watermark.
 	SyncedThrough string `json:"syncedThrough,omitempty"`
+	// LostThreadID records the latest thread the service no longer knew (a 404): the
+	// channel then started a new thread from the primary history. Only a record.
+	LostThreadID string `json:"lostThreadId,omitempty"`
 }
 
 // DecodeChannelState decodes a service-thread channel state into v (a

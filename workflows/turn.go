@@ -323,7 +323,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 		if err == nil {
 			break
 		}
-		if err = unwrapActivityError(err); resynced || !s.dropLostChain(ctx, p, err) {
+		if err = unwrapActivityError(err); resynced || !s.dropLostThread(ctx, p, err) {
 			return chat.Message{}, err
 		}
 	}

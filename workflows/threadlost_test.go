@@ -19,7 +19,7 @@ import (
 func TestLostResponseChainIsResentFromThePrimaryHistory(t *testing.T) {
 	e := newEnv(t)
 	e.model.errs["responder#2"] = temporal.NewNonRetryableApplicationError(
-		`responses_thread: previous response "resp_1": the service no longer knows this response`, agents.ErrTypeChainLost, nil)
+		`responses_thread: previous response "resp_1": the service no longer knows this response`, agents.ErrTypeThreadLost, nil)
 	first := e.send(time.Second, msg("m1", "Hello"))
 	second := e.send(2*time.Second, msg("m2", "Still there?"))
 	third := e.send(3*time.Second, msg("m3", "And now?"))
@@ -42,7 +42,7 @@ func TestLostResponseChainIsResentFromThePrimaryHistory(t *testing.T) {
 // turn fails (bounded, once per call) and the chat goes on.
 func TestLostResponseChainIsResentOncePerCall(t *testing.T) {
 	e := newEnv(t)
-	lost := temporal.NewNonRetryableApplicationError("lost", agents.ErrTypeChainLost, nil)
+	lost := temporal.NewNonRetryableApplicationError("lost", agents.ErrTypeThreadLost, nil)
 	e.model.errs["responder#2"], e.model.errs["responder#3"] = lost, lost
 	e.send(time.Second, msg("m1", "Hello"))
 	second := e.send(2*time.Second, msg("m2", "Still there?"))

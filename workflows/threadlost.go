@@ -1,0 +1,33 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// versionResyncLostThread: a service thread (Responses chain, Assistants thread) the
+// service no longer knows is dropped and the agent sent the primary history again;
+// before, the turn failed (and every later one).
+const versionResyncLostThread = "resync-lost-service-thread"
+
+// dropLostThread handles a model call of agent p that failed with err: when the
+// service no longer knows the channel's conversation (agents.ErrTypeThreadLost: a
+// Responses previous_response_id or an Assistants thread of another project, or past
+// its retention), the channel's state is dropped, what was lost recorded in it
+// (agents.LostThreadState), and it reports true: the call is made again, once, as for
+// a new channel, with the whole primary history the chat holds. A turn that fails
+// later puts the old state back, like any failed turn, and its next call drops it again.
+func (s *chatState) dropLostThread(ctx workflow.Context, p agents.Participant, err error) bool {
+	if errorType(err) != agents.ErrTypeThreadLost || !p.Kind.ServiceThread() {
+		return false
+	}
+	ch := s.channelOf(p)
+	if ch == nil || !changed(ctx, versionResyncLostThread) {
+		return false
+	}
+	workflow.GetLogger(ctx).Warn("the service no longer knows this agent's conversation; sending it the chat's history again",
+		"agent", p.ID, "lostState", string(ch.state))
+	ch.state = agents.LostThreadState(ch.typ, ch.state)
+	return true
+}
