@@ -73,7 +73,8 @@ var chatRoles = []string{"system", "assistant", "user", "function", "tool", "dev
 var responsesRoles = []string{"assistant", "system", "developer", "user"}
 
 // Validate checks a Chat Completions request against OpenAI's rules and returns the
-// first breach, in message order, as a *Violation (Status 400), or nil:
+// first breach (the tools first, then the messages in order) as a *Violation (Status
+// 400), or nil:
 //
 //   - messages is not empty;
 //   - every role is system, assistant, user, function, tool or developer
@@ -83,8 +84,8 @@ var responsesRoles = []string{"assistant", "system", "developer", "user"}
 //     "messages[i].tool_calls[j].function.name", "tools[i].function.name");
 //   - an assistant message has content or tool calls ("messages.[i].content");
 //   - image parts are only in user messages ("messages.[i].content");
-//   - a tool message answers a tool_call_id of the assistant message just before the
-//     run of tool messages it is in ("messages.[i].role");
+//   - a tool message answers a tool_call_id, not answered yet, of the assistant message
+//     just before the run of tool messages it is in ("messages.[i].role");
 //   - every tool call of an assistant message is answered before the next message that
 //     is not a tool message, or the end ("messages.[i].role", i the assistant message).
 func Validate(req openai.ChatCompletionRequest) error {
@@ -94,6 +95,7 @@ func Validate(req openai.ChatCompletionRequest) error {
 	return nil
 }
 
+// validateChat is Validate with the breach typed, for the server.
 func validateChat(req openai.ChatCompletionRequest) *Violation {
 	if len(req.Messages) == 0 {
 		return &Violation{Status: http.StatusBadRequest, Param: "messages",

@@ -46,6 +46,8 @@ var ruleCases = []struct {
 		nil, "messages.[2].role", "Invalid parameter: messages with role 'tool'"},
 	{"a tool message after a user message", []openai.ChatCompletionMessage{user("hi"), calls("c1"), result("c1"), user("and?"), result("c1")},
 		nil, "messages.[4].role", "Invalid parameter: messages with role 'tool'"},
+	{"a call answered twice", []openai.ChatCompletionMessage{user("hi"), calls("c1"), result("c1"), result("c1")},
+		nil, "messages.[3].role", "Invalid parameter: messages with role 'tool'"},
 	{"a call left open before the next message", []openai.ChatCompletionMessage{user("hi"), calls("c1", "c2"), result("c2"), user("and?")},
 		nil, "messages.[1].role", "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: c1"},
 	{"a call left open at the end", []openai.ChatCompletionMessage{user("hi"), calls("c1")},
