@@ -3,6 +3,7 @@ package agentchat_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -114,7 +115,9 @@ agents:
 func TestWorkerKilledMidModelCallDefaultHeartbeat(t *testing.T) {
 	slow := agents.DefaultHeartbeatTimeout + 5*time.Second // slower than the heartbeat timeout
 	model, err := offline.Start(offline.Options{Scripts: map[string][]offline.Reply{"helper": {
-		{Text: "never sent", Delay: agents.Duration(time.Minute)},
+		// A hang, scripted as an error entry so that it is met once at this position
+		// (scripts follow the conversation, and the retry sends the same one).
+		{Status: http.StatusServiceUnavailable, Message: "never sent", Delay: agents.Duration(time.Minute)},
 		{Text: "slow but whole", Delay: agents.Duration(slow)},
 	}}})
 	require.NoError(t, err)
