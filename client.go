@@ -472,15 +472,16 @@ func (c *Client) migratedTo(ctx context.Context, chatID string) *MigratedError {
 }
 
 // retryBusy runs f until it succeeds, fails with an error other than Temporal's
-// resource-exhausted (at most 10 in-flight updates per workflow by default) or the
-// chat's ContinuingAsNew refusal (the turn belongs in the next run), or ctx ends.
+// resource-exhausted (at most 10 in-flight updates per workflow by default), the chat's
+// ContinuingAsNew refusal (the turn belongs in the next run) or its QueueFull refusal
+// (the turns waiting hold QueuedTurnsLimit), or ctx ends.
 func retryBusy(ctx context.Context, f func() error) error {
 	delay := 20 * time.Millisecond
 	for {
 		err := f()
 		var busy *serviceerror.ResourceExhausted
 		var app *temporal.ApplicationError
-		if !errors.As(err, &busy) && !(errors.As(err, &app) && app.Type() == agents.ErrTypeContinuingAsNew) {
+		if !errors.As(err, &busy) && !(errors.As(err, &app) && (app.Type() == agents.ErrTypeContinuingAsNew || app.Type() == agents.ErrTypeQueueFull)) {
 			return err
 		}
 		select {

@@ -3,6 +3,7 @@ package agentchat_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
@@ -211,4 +213,49 @@ func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
 		assertNoRunFailed(t, h, id)
 	}
 	assertNoRunFailed(t, a, copyID)
+}
+
+// Turns queued behind a running one travel in the export's snapshot and the document's
+// header: however large they are, the chat exports and migrates while they wait. Past
+// QueuedTurnsLimit a new turn is refused until the queue drains (the Go client retries
+// a refused Send by itself; a signal's refusal is State's lastError).
+func TestLargeQueuedTurnsExportAndMigrate(t *testing.T) {
+	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "slow", Delay: agents.Duration(3 * time.Second)}}}}})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	id := testenv.ChatID(t)
+	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
+	require.NoError(t, err)
+	_, err = a.Client.Post(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "slow", Text: "take your time"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := a.Client.State(ctxFor(t), id)
+		return err == nil && st.ActiveTurn == "slow"
+	}, time.Minute, 50*time.Millisecond)
+	for i := range 3 {
+		_, err := a.Client.Post(ctxFor(t), id, ofBytes(fmt.Sprintf("q%d", i), 700_000))
+		require.NoError(t, err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	doc, _, err := a.Client.Export(ctxFor(t), id)
+	require.NoError(t, err, "export while large turns wait")
+	decoded, _, err := chatstate.Decode(doc)
+	require.NoError(t, err)
+	st, err := a.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Len(t, decoded.PendingTurns, 1+len(st.PendingTurns))
+
+	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := b.Client.State(ctxFor(t), id)
+		return err == nil && st.TurnCount >= 2 && len(st.PendingTurns) == 0 && st.ActiveTurn == ""
+	}, time.Minute, 100*time.Millisecond)
+	// The signals past the limit were refused, and the source's State says so.
+	st, err = a.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	require.NotNil(t, st.LastError)
+	assert.Equal(t, agents.ErrTypeQueueFull, st.LastError.Type)
+	assert.Contains(t, st.LastError.Message, fmt.Sprint(workflows.QueuedTurnsLimit))
+	assertNoRunFailed(t, a, id)
+	assertNoRunFailed(t, b, id)
 }

@@ -117,7 +117,7 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 	if err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
-	if err := workflows.CheckDocumentLength(doc.History); err != nil {
+	if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
 	if len(opts.Participants) == 0 {

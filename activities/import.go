@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -35,7 +36,7 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	if err != nil {
 		return workflows.ImportPage{}, InvalidDocument(err)
 	}
-	if err := workflows.CheckDocumentLength(doc.History); err != nil {
+	if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
 		return workflows.ImportPage{}, temporal.NewNonRetryableApplicationError("import: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
 	}
 	page := workflows.ImportPage{Total: len(doc.History)}
@@ -53,6 +54,9 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 		stubBelow = len(doc.History) - importKeepInline
 	}
 	size := 0
+	if page.Header != nil {
+		size = workflows.MessageBytes(chat.Message{}) + len(mustEncode(page.Header)) // the page carries it too
+	}
 	var stub []int // indexes in page.Messages of the messages to store
 	for i := in.Offset; i < len(doc.History) && (size < importPageBytes || i == in.Offset); i++ {
 		m := doc.History[i]
@@ -169,6 +173,12 @@ func (c *docCache) forget(b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = slices.DeleteFunc(c.entries, func(e docEntry) bool { return e.key == key })
+}
+
+// mustEncode returns v's JSON, or nothing for what does not encode.
+func mustEncode(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // InvalidDocument wraps a document error as the non-retryable InvalidDocument error.

@@ -44,6 +44,10 @@ const (
 	ErrTypeAwaitingApproval = "AwaitingApproval"
 	// ErrTypeUnknownCluster: a migration named a cluster the worker has no client for.
 	ErrTypeUnknownCluster = "UnknownCluster"
+	// ErrTypeQueueFull: the turns queued in the chat already hold
+	// workflows.QueuedTurnsLimit bytes; retry once they are answered. The Go client
+	// retries it by itself.
+	ErrTypeQueueFull = "QueueFull"
 	// ErrTypeToolError: a tool failed in a way a retry cannot cure (activities.ToolError);
 	// the model gets the call's error result.
 	ErrTypeToolError = "ToolError"

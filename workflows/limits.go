@@ -49,6 +49,11 @@ const (
 	// MiB, ChatLengthLimit plus room for the turn that reached it, so that every chat that
 	// can exist can be imported and migrated. A longer document is refused.
 	DocumentLengthLimit = 1280 << 10
+	// QueuedTurnsLimit bounds the turns waiting in a chat (the one being answered
+	// included): 1.25 MiB of messages, so that an export's snapshot and a document's
+	// header, which carry them, stay under a payload. Past it a new turn is refused
+	// (QueueFull, retryable) until the queue drains.
+	QueuedTurnsLimit = 1280 << 10
 	// CarryLimit is the most a continue-as-new input may encode to: 1.75 MiB, a quarter
 	// MiB under TemporalPayloadLimit. Message bodies move to the message store until the
 	// carried state fits.
@@ -91,12 +96,21 @@ func HistoryStubBytes(msgs []chat.Message) int {
 	return n
 }
 
-// CheckDocumentLength refuses a document history whose references would pass
-// DocumentLengthLimit: a chat could not hold it.
-func CheckDocumentLength(history []chat.Message) error {
+// CheckDocumentSizes refuses a document whose history's references would pass
+// DocumentLengthLimit, or whose pending turns pass QueuedTurnsLimit: a chat could not
+// hold it.
+func CheckDocumentSizes(history, pending []chat.Message) error {
 	if n := HistoryStubBytes(history); n > DocumentLengthLimit {
 		return fmt.Errorf("the document's %d messages take %d bytes as references; a chat holds at most %d (DocumentLengthLimit)",
 			len(history), n, DocumentLengthLimit)
+	}
+	n := 0
+	for _, m := range pending {
+		n += MessageBytes(m)
+	}
+	if n > QueuedTurnsLimit {
+		return fmt.Errorf("the document's %d pending turns take %d bytes; a chat queues at most %d (QueuedTurnsLimit)",
+			len(pending), n, QueuedTurnsLimit)
 	}
 	return nil
 }

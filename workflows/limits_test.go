@@ -94,9 +94,10 @@ func TestContinueAsNewOfLargeMessagesStaysUnderThePayloadLimit(t *testing.T) {
 	assert.Positive(t, answered)
 }
 
-// Queued turns are part of what a continue-as-new carries: large ones are stored too, and
-// the next run answers them with their whole text.
-func TestContinueAsNewStoresLargeQueuedTurns(t *testing.T) {
+// Queued turns are part of what a continue-as-new carries: a burst of large signals
+// fills the queue up to QueuedTurnsLimit, the rest is refused (State's lastError says
+// so), and what is carried fits CarryLimit; a queued turn whose body was stored keeps it.
+func TestContinueAsNewCarriesQueuedTurnsUnderTheLimits(t *testing.T) {
 	e := newEnv(t)
 	st := e.withStore()
 	in := workflows.AgentChatInput{Participants: []string{"helper"}}
@@ -111,15 +112,18 @@ func TestContinueAsNewStoresLargeQueuedTurns(t *testing.T) {
 	next, size := canInput(t, e)
 	assert.LessOrEqual(t, size, workflows.CarryLimit)
 	require.NotNil(t, next.Carry)
-	total := len(next.Carry.History) / 2
+	require.NotNil(t, next.Carry.LastError)
+	assert.Equal(t, agents.ErrTypeQueueFull, next.Carry.LastError.Type)
+	queued := 0
 	for _, m := range next.Carry.Pending {
-		total++
 		if m.Contents == nil {
 			require.Contains(t, st.bodies, m.MessageID)
 			assert.Len(t, st.bodies[m.MessageID].Contents, 2)
 		}
+		queued += workflows.MessageBytes(m)
 	}
-	assert.Equal(t, 12, total, "every signalled turn is answered or carried")
+	assert.NotEmpty(t, next.Carry.Pending)
+	assert.LessOrEqual(t, queued, workflows.QueuedTurnsLimit+len(next.Carry.Pending)*64)
 }
 
 // Fault 2: maxMessageBytes had no upper bound; a chat started with 8 MiB was terminated
@@ -220,4 +224,34 @@ func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
 	require.NotEmpty(t, last.Messages)
 	assert.Equal(t, o.result.Messages[3].MessageID, last.Messages[0].MessageID)
 	assert.Len(t, last.Messages[0].Text(), 600_000, "History has it whole")
+}
+
+// The turns waiting in a chat are bounded by QueuedTurnsLimit: an update that brings
+// them to the limit is taken, one a byte past it is refused with the retryable
+// QueueFull, naming the limit, and nothing is written.
+func TestQueuedTurnsAtTheLimitAndJustOver(t *testing.T) {
+	for _, over := range []int{0, 1} {
+		e := newEnv(t)
+		in := workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: workflows.MaxMessageBytesLimit}
+		first, second := e.send(time.Second, sized("q1", 600_000)), e.send(time.Second, sized("q2", 600_000))
+		third := e.send(time.Second, sized("q3", workflows.QueuedTurnsLimit-1_200_000+over))
+		e.run(in, 3*time.Second)
+		for _, o := range []*outcome{first, second} {
+			require.True(t, o.done)
+			require.NoError(t, o.rejected)
+			require.NoError(t, o.err)
+		}
+		require.True(t, third.done)
+		if over == 0 {
+			require.NoError(t, third.rejected, "at the limit")
+			require.NoError(t, third.err)
+			continue
+		}
+		require.Error(t, third.rejected)
+		var app *temporal.ApplicationError
+		require.True(t, errors.As(third.rejected, &app))
+		assert.Equal(t, agents.ErrTypeQueueFull, app.Type())
+		assert.False(t, app.NonRetryable())
+		assert.Contains(t, app.Message(), fmt.Sprint(workflows.QueuedTurnsLimit))
+	}
 }

@@ -188,10 +188,35 @@ func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 		}
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 			RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}})
-		if err := workflow.ExecuteActivity(actx, ForwardTurnsActivity, ForwardTurnsInput{Target: m.result.Target, Turns: late}).Get(ctx, nil); err != nil {
-			return err
+		for _, batch := range forwardBatches(ctx, late) {
+			if err := workflow.ExecuteActivity(actx, ForwardTurnsActivity, ForwardTurnsInput{Target: m.result.Target, Turns: batch}).Get(ctx, nil); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// forwardBatchesChange versions forwardBatches: late turns forwarded in batches under a
+// payload (issue 10); before it, in one activity whatever their size.
+const forwardBatchesChange = "forward-turns-in-batches"
+
+// forwardBatches cuts turns into batches of at most carryInlineBytes encoded (a turn
+// larger than that alone), so that no ForwardTurns input passes the payload limit.
+func forwardBatches(ctx workflow.Context, turns []SendMessageInput) [][]SendMessageInput {
+	var batches [][]SendMessageInput
+	size := 0
+	for _, t := range turns {
+		n := t.Bytes()
+		if len(batches) == 0 || size+n > carryInlineBytes {
+			batches, size = append(batches, nil), 0
+		}
+		batches[len(batches)-1] = append(batches[len(batches)-1], t)
+		size += n
+	}
+	if len(batches) <= 1 || workflow.GetVersion(ctx, forwardBatchesChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return [][]SendMessageInput{turns}
+	}
+	return batches
 }
 
 func describe(l ChatLocation) string {

@@ -62,6 +62,9 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
 	}
+	if err := s.roomFor(m); err != nil {
+		return chat.Message{}, err
+	}
 	if n := s.length(); n >= ChatLengthLimit {
 		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
@@ -69,6 +72,35 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 			agents.ErrTypeNotAcceptingTurns)
 	}
 	return m, nil
+}
+
+// roomFor refuses m (QueueFull, retryable) when the turns waiting would pass
+// QueuedTurnsLimit with it.
+func (s *chatState) roomFor(m chat.Message) error {
+	if n := s.queuedBytes() + MessageBytes(m); n > QueuedTurnsLimit {
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q has %d bytes of turns waiting; with this message they would pass %d (QueuedTurnsLimit): retry once they are answered",
+			s.chatID, n-MessageBytes(m), QueuedTurnsLimit), agents.ErrTypeQueueFull)
+	}
+	return nil
+}
+
+// queuedBytes is the encoded size of the turns waiting, as their clients sent them
+// (without the time the chat adds): the active turn's message and the queue's, what an
+// export's snapshot carries as pending turns.
+func (s *chatState) queuedBytes() int {
+	sent := func(m chat.Message) int {
+		m.CreatedAt = time.Time{}
+		return MessageBytes(m)
+	}
+	n := 0
+	if s.active != nil {
+		n += sent(s.active.msg)
+	}
+	for _, t := range s.queue {
+		n += sent(t.msg)
+	}
+	return n
 }
 
 // length is the chat's length as ChatLengthLimit counts it: the references to its
@@ -110,8 +142,11 @@ func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnR
 // not validate is not dropped silently: it becomes lastError and a warning.
 func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
 	m, err := s.admit(in)
-	if err != nil && (s.migration != nil || s.draining || s.suspension != nil) && errorType(err) != agents.ErrTypeInvalidMessage {
-		m, err = in.message(s.in.maxMessageBytes())
+	if err != nil && (s.migration != nil || s.draining || s.suspension != nil) &&
+		errorType(err) != agents.ErrTypeInvalidMessage && errorType(err) != agents.ErrTypeQueueFull {
+		if m, err = in.message(s.in.maxMessageBytes()); err == nil {
+			err = s.roomFor(m)
+		}
 	}
 	if err != nil {
 		s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
