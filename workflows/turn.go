@@ -413,8 +413,9 @@ func sameContents(a, b []chat.Content) bool {
 // from the run, so a model call's input holds only what is new since the previous one.
 const InlineHistoryBytes = 16 << 10
 
-// maxDeltaBytes is the largest delta a model call's input carries, well under the 2 MB
-// payload limit whatever else the input holds; a larger one is read by the activity.
+// maxDeltaBytes is the largest delta (encoded) a model call's input carries, well under
+// the 2 MB payload limit whatever else the input holds; a larger one is read by the
+// activity.
 const maxDeltaBytes = 256 << 10
 
 // invokeInput describes the history agent p sees for this call.
@@ -443,7 +444,7 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 	}
 	committed := s.historyIndex(t.msg.MessageID)
 	switch {
-	case s.sentCommitted > 0 && s.sentCommitted <= committed && size(s.history[s.sentCommitted:]) <= maxDeltaBytes:
+	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.history[s.sentCommitted:]) <= maxDeltaBytes:
 		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.history[s.sentCommitted:])
 	case inlineable(s.history):
 		in.Delta = slices.Clone(s.history)
@@ -463,9 +464,9 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 }
 
 // inlineable reports whether msgs may travel whole in an activity's input: at most
-// InlineHistoryBytes, with every body present.
+// InlineHistoryBytes encoded, with every body present.
 func inlineable(msgs []chat.Message) bool {
-	return size(msgs) <= InlineHistoryBytes && !historyHasStubs(msgs)
+	return messagesBytes(msgs) <= InlineHistoryBytes && !historyHasStubs(msgs)
 }
 
 // channelOf returns participant p's channel.
