@@ -299,3 +299,28 @@ func TestMigrationThatCannotFinishIsAbandoned(t *testing.T) {
 	runs := allRuns(t, b, id)
 	assert.LessOrEqual(t, len(runs), 2, "target runs do not pile up")
 }
+
+// Fault 1, on the real server: turns of two 125,000-byte text parts (each message under
+// the default maxMessageBytes) with a small history budget were terminated by Temporal at
+// continue-as-new after about 11 turns. The chat now hands over run after run, under the
+// payload limit, and remembers every turn.
+func TestLargeTurnsAcrossContinueAsNewOnTheServer(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"},
+		HistoryBudget: workflows.HistoryBudget{MaxEvents: 60}})
+	require.NoError(t, err)
+	const turns = 16
+	for i := range turns {
+		_, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: fmt.Sprintf("t%d", i), Contents: []chat.Content{
+			chat.Text(strings.Repeat("a", 125_000)), chat.Text(strings.Repeat("b", 125_000))}})
+		require.NoError(t, err, "turn %d", i)
+	}
+	st, err := h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Equal(t, turns, st.TurnCount)
+	assert.Positive(t, st.Runs, "the chat continued as new")
+	assertNoRunFailed(t, h, id)
+	res := send(t, h, id, "last", "how many?")
+	assert.Contains(t, res.Messages[0].Text(), fmt.Sprintf("received %d messages", 2*turns+2))
+}
