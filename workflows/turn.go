@@ -77,10 +77,11 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 // roomFor refuses m (QueueFull, retryable) when the turns waiting would pass
 // QueuedTurnsLimit with it.
 func (s *chatState) roomFor(m chat.Message) error {
-	if n := s.queuedBytes() + MessageBytes(m); n > QueuedTurnsLimit {
+	waiting := s.queuedBytes()
+	if waiting+sentBytes(m) > QueuedTurnsLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q has %d bytes of turns waiting; with this message they would pass %d (QueuedTurnsLimit): retry once they are answered",
-			s.chatID, n-MessageBytes(m), QueuedTurnsLimit), agents.ErrTypeQueueFull)
+			s.chatID, waiting, QueuedTurnsLimit), agents.ErrTypeQueueFull)
 	}
 	return nil
 }
@@ -89,18 +90,20 @@ func (s *chatState) roomFor(m chat.Message) error {
 // (without the time the chat adds): the active turn's message and the queue's, what an
 // export's snapshot carries as pending turns.
 func (s *chatState) queuedBytes() int {
-	sent := func(m chat.Message) int {
-		m.CreatedAt = time.Time{}
-		return MessageBytes(m)
-	}
 	n := 0
 	if s.active != nil {
-		n += sent(s.active.msg)
+		n += s.active.bytes
 	}
 	for _, t := range s.queue {
-		n += sent(t.msg)
+		n += t.bytes
 	}
 	return n
+}
+
+// sentBytes is m's encoded size as its client sent it, without the time the chat adds.
+func sentBytes(m chat.Message) int {
+	m.CreatedAt = time.Time{}
+	return MessageBytes(m)
 }
 
 // length is the chat's length as ChatLengthLimit counts it: the references to its
@@ -164,7 +167,7 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = workflow.Now(ctx).UTC()
 	}
-	t := &turn{msg: m, signal: signal}
+	t := &turn{msg: m, signal: signal, bytes: sentBytes(m)}
 	s.turns[m.MessageID] = t
 	s.queue = append(s.queue, t)
 	return t
