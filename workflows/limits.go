@@ -42,12 +42,12 @@ const (
 	// MaxMessageBytesLimit) is returned alone.
 	HistoryPageBytes = 1 << 20
 	// ChatLengthLimit bounds how long a chat grows: once the references the workflow keeps
-	// for its messages (id, role, author, agent and time: about 140 bytes each with short
-	// ids, so about 11,000 messages) pass 1.5 MiB, the chat takes no new turn. It can
+	// for its messages (id, role, author, agent and time: 120 to 150 bytes each with short
+	// ids, so 10,000 to 13,000 messages) pass 1.5 MiB, the chat takes no new turn. It can
 	// still be read, exported, imported and migrated.
 	ChatLengthLimit = 1536 << 10
 	// DocumentLengthLimit is the most an imported document's references may take: 1.625
-	// MiB (about 12,000 messages), ChatLengthLimit plus room for the turn that reached it,
+	// MiB (11,000 to 14,000 messages), ChatLengthLimit plus room for the turn that reached it,
 	// so that every chat that can exist can be imported and migrated. A longer document
 	// is refused.
 	DocumentLengthLimit = 1664 << 10
