@@ -28,11 +28,12 @@ func longDocument(t *testing.T, stubBytes int) (string, int) {
 	t.Helper()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var history []chat.Message
-	for i := 0; workflows.HistoryStubBytes(history) < stubBytes; i++ {
+	for i, size := 0, 0; size < stubBytes; i++ {
 		u := chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "Alice", fmt.Sprintf("turn %d", i))
 		r := chat.TextMessage(fmt.Sprintf("m%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
 		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
 		history = append(history, u, r)
+		size += workflows.StubBytes(u) + workflows.StubBytes(r)
 	}
 	b, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "long", ExportedAt: at,
 		Source:       chatstate.Source{Namespace: "default", WorkflowID: "long"},
@@ -53,16 +54,19 @@ func longDocument(t *testing.T, stubBytes int) (string, int) {
 // the chat stays empty and working.
 func TestDocumentOverTheLengthLimitIsRefused(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
-	path, n := longDocument(t, workflows.DocumentLengthLimit+1)
-	t.Logf("%d messages", n)
 	id := testenv.ChatID(t)
-	_, err := h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Path: path})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), fmt.Sprint(workflows.DocumentLengthLimit))
-	_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
-	require.Error(t, err, "nothing was created")
+	for _, stubBytes := range []int{2_900_000, workflows.DocumentLengthLimit + 1} { // about 24,000 messages; just over
+		path, n := longDocument(t, stubBytes)
+		t.Logf("%d messages", n)
+		_, err := h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Path: path})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), fmt.Sprint(workflows.DocumentLengthLimit))
+		_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
+		require.Error(t, err, "nothing was created")
+	}
+	path, _ := longDocument(t, workflows.DocumentLengthLimit+1)
 
-	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
 	require.NoError(t, err)
 	_, err = h.Client.ImportInto(ctxFor(t), id, nil, path)
 	require.Error(t, err)

@@ -259,3 +259,68 @@ func TestLargeQueuedTurnsExportAndMigrate(t *testing.T) {
 	assertNoRunFailed(t, a, id)
 	assertNoRunFailed(t, b, id)
 }
+
+// A chat that could not start (here: an unknown agent) does not burn its id: the next
+// start under it works.
+func TestFailedStartLeavesTheIDFree(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"nobody"}})
+	require.Error(t, err)
+	assert.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
+	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	send(t, h, id, "m1", "Hello")
+}
+
+// A migration whose target cannot become the chat (its worker does not know the chat's
+// agent, so its restore fails) is abandoned cleanly: the caller gets MigrationFailed,
+// the source takes turns again and its State says why, and no target run is left
+// running or started again and again.
+func TestMigrationThatCannotFinishIsAbandoned(t *testing.T) {
+	a := testenv.New(t, testenv.Options{})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue,
+		Config: "agents:\n  - {id: writer, name: Writer, model: offline}\n"})
+	id := testenv.ChatID(t)
+	seedThread(t, a, id)
+	_, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
+	require.Error(t, err)
+	assert.Equal(t, agents.ErrTypeMigrationFailed, appType(err), "%v", err)
+
+	st, err := a.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Equal(t, "running", st.Status)
+	require.NotNil(t, st.LastError)
+	assert.Equal(t, agents.ErrTypeMigrationFailed, st.LastError.Type)
+	assert.Contains(t, st.LastError.Message, "helper")
+	send(t, a, id, "m3", "still here?")
+	assertOneLiveChat(t, id, a, b)
+	time.Sleep(2 * time.Second)
+	runs := allRuns(t, b, id)
+	assert.LessOrEqual(t, len(runs), 2, "target runs do not pile up")
+}
+
+// Fault 1, on the real server: turns of two 125,000-byte text parts (each message under
+// the default maxMessageBytes) with a small history budget were terminated by Temporal at
+// continue-as-new after about 11 turns. The chat now hands over run after run, under the
+// payload limit, and remembers every turn.
+func TestLargeTurnsAcrossContinueAsNewOnTheServer(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"},
+		HistoryBudget: workflows.HistoryBudget{MaxEvents: 60}})
+	require.NoError(t, err)
+	const turns = 16
+	for i := range turns {
+		_, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: fmt.Sprintf("t%d", i), Contents: []chat.Content{
+			chat.Text(strings.Repeat("a", 125_000)), chat.Text(strings.Repeat("b", 125_000))}})
+		require.NoError(t, err, "turn %d", i)
+	}
+	st, err := h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Equal(t, turns, st.TurnCount)
+	assert.Positive(t, st.Runs, "the chat continued as new")
+	assertNoRunFailed(t, h, id)
+	res := send(t, h, id, "last", "how many?")
+	assert.Contains(t, res.Messages[0].Text(), fmt.Sprintf("received %d messages", 2*turns+2))
+}

@@ -19,7 +19,7 @@ import (
 
 // pageBytes bounds one History query answer: well under Temporal's 2 MB payload and
 // gRPC's 4 MiB message limits, whatever the size of the messages.
-const pageBytes = 1 << 20
+const pageBytes = workflows.HistoryPageBytes
 
 // ExportChat builds the document of the calling chat run from its ExportSnapshot and
 // History queries (so the chat's messages never pass through an activity input) and

@@ -44,6 +44,9 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 		header := doc
 		header.History = nil
 		page.Header, page.Repairs = &header, report.Repairs
+		if err := a.stubHeader(ctx, in.Store, &page); err != nil {
+			return workflows.ImportPage{}, err
+		}
 	}
 	// A large document: the bodies of all but the latest messages go to the message
 	// store now, so the restored run holds stubs, not megabytes; a page is then sized by
@@ -173,6 +176,27 @@ func (c *docCache) forget(b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = slices.DeleteFunc(c.entries, func(e docEntry) bool { return e.key == key })
+}
+
+// stubHeader stores the bodies of the header's pending turns when they would leave the
+// first page too little room (over half of importPageBytes): the restored chat queues
+// stubs, which its model calls fill from the store.
+func (a *Activities) stubHeader(ctx context.Context, store string, page *workflows.ImportPage) error {
+	h := page.Header
+	if len(h.PendingTurns) == 0 || len(mustEncode(h)) <= importPageBytes/2 {
+		return nil
+	}
+	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
+	res, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: chatID, Store: store, Messages: h.PendingTurns})
+	if err != nil {
+		return err
+	}
+	page.Store = res.Store
+	h.PendingTurns = slices.Clone(h.PendingTurns) // the cached document's turns stay whole
+	for i := range h.PendingTurns {
+		h.PendingTurns[i].Contents = nil
+	}
+	return nil
 }
 
 // mustEncode returns v's JSON, or nothing for what does not encode.

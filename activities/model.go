@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -60,7 +61,14 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 		return agents.InvokeResult{}, temporal.NewApplicationError(
 			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), agents.ErrTypeModelUnavailable)
 	}
-	if size := workflows.MessageBytes(chat.Message{Contents: res.Contents}); size > ReplyInlineLimit && in.ReplyID != "" {
+	size := workflows.MessageBytes(chat.Message{Contents: res.Contents})
+	if size > ReplyInlineLimit && slices.ContainsFunc(res.Contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
+		// The workflow runs the calls it reads in the reply; a reference would hide them.
+		return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"agent %q: model %q replied with tool calls of %d bytes, over the %d a reply with tool calls may take (ReplyInlineLimit)",
+			def.ID, def.Model, size, ReplyInlineLimit), agents.ErrTypeModelRejected, nil)
+	}
+	if size > ReplyInlineLimit && in.ReplyID != "" {
 		// Too large for a Temporal payload: the body goes to the message store and
 		// the workflow keeps a reference.
 		stored, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,

@@ -28,8 +28,9 @@ const carryBySizeChange = "carry-by-encoded-size"
 // them. The references (stubs) that stay are bounded by ChatLengthLimit.
 func (s *chatState) spillToFit(ctx workflow.Context, next AgentChatInput) *Carried {
 	measure := func() int {
-		next.Carry = s.carry()
-		return encodedBytes(next)
+		c := s.carry()
+		next.Carry = c
+		return carryBytes(next)
 	}
 	total := measure()
 	if s.in.Store == "" && total <= carryInlineBytes {
@@ -57,6 +58,29 @@ func (s *chatState) spillToFit(ctx workflow.Context, next AgentChatInput) *Carri
 		workflow.GetLogger(ctx).Error("the carried state passes CarryLimit with every body stored", "bytes", total, "limit", CarryLimit)
 	}
 	return next.Carry
+}
+
+// carryBytes is the length of next's JSON; its messages are measured without encoding
+// them (a workflow task must not stall on megabytes).
+func carryBytes(next AgentChatInput) int {
+	c := *next.Carry
+	h, p := c.History, c.Pending
+	c.History, c.Pending = nil, nil
+	next.Carry = &c
+	n := encodedBytes(next) - len(`null`) + messagesBytes(h) // "history":null becomes the list
+	if len(p) > 0 {
+		n += len(`,"pending":`) + messagesBytes(p)
+	}
+	return n
+}
+
+// messagesBytes is the length of msgs as a JSON list.
+func messagesBytes(msgs []chat.Message) int {
+	n := len(`[]`) + max(len(msgs)-1, 0)
+	for _, m := range msgs {
+		n += MessageBytes(m)
+	}
+	return n
 }
 
 // spillCandidates returns the history messages whose bodies may move to the store, oldest

@@ -129,7 +129,8 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t
 	return nil
 }
 
-// size sums the sizes of messages.
+// size sums the content sizes of messages (Message.Size); the spill of runs that predate
+// carryBySizeChange decides by it.
 func size(msgs []chat.Message) int {
 	n := 0
 	for _, m := range msgs {

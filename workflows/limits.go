@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentchat/agentchat/chat"
@@ -41,40 +42,48 @@ const (
 	// MaxMessageBytesLimit) is returned alone.
 	HistoryPageBytes = 1 << 20
 	// ChatLengthLimit bounds how long a chat grows: once the references the workflow keeps
-	// for its messages (id, role, author, agent and time: about 150 bytes each with the
-	// usual ids, so about 7,000 messages) pass 1 MiB, the chat takes no new turn. It can
-	// still be read, exported and migrated.
-	ChatLengthLimit = 1 << 20
-	// DocumentLengthLimit is the most an imported document's references may take: 1.25
-	// MiB, ChatLengthLimit plus room for the turn that reached it, so that every chat that
-	// can exist can be imported and migrated. A longer document is refused.
-	DocumentLengthLimit = 1280 << 10
+	// for its messages (id, role, author, agent and time: 120 to 150 bytes each with short
+	// ids, so 10,000 to 13,000 messages) pass 1.5 MiB, the chat takes no new turn. It can
+	// still be read, exported, imported and migrated.
+	ChatLengthLimit = 1536 << 10
+	// DocumentLengthLimit is the most an imported document's references may take: 1.625
+	// MiB (11,000 to 14,000 messages), ChatLengthLimit plus room for the turn that reached it,
+	// so that every chat that can exist can be imported and migrated. A longer document
+	// is refused.
+	DocumentLengthLimit = 1664 << 10
 	// QueuedTurnsLimit bounds the turns waiting in a chat (the one being answered
 	// included): 1.25 MiB of messages, so that an export's snapshot and a document's
 	// header, which carry them, stay under a payload. Past it a new turn is refused
 	// (QueueFull, retryable) until the queue drains.
 	QueuedTurnsLimit = 1280 << 10
-	// CarryLimit is the most a continue-as-new input may encode to: 1.75 MiB, a quarter
-	// MiB under TemporalPayloadLimit. Message bodies move to the message store until the
-	// carried state fits.
-	CarryLimit = 1792 << 10
+	// CarryLimit is the most a continue-as-new input may encode to: 1.875 MiB, 128 KiB
+	// under TemporalPayloadLimit. Message bodies move to the message store until the
+	// carried state fits: what stays is at most DocumentLengthLimit of references, the
+	// latest bodies within carryTailBytes, and the chat's other state.
+	CarryLimit = 1920 << 10
 )
 
-// MessageBytes returns m's encoded size: the bytes of its JSON, as Temporal carries it.
+// MessageBytes returns m's encoded size: the length of json.Marshal(m), as Temporal
+// carries it. It is computed without encoding (workflow code measures messages often,
+// and must not stall its task), except for contents of unknown types.
 func MessageBytes(m chat.Message) int {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return 0 // only unknown contents that are not JSON fail, and Validate refuses those
+	n := stubShape + jsonStringBytes(m.MessageID) + jsonStringBytes(string(m.Role)) + optionalBytes(m)
+	if m.Contents == nil {
+		return n
 	}
-	return len(b)
+	n += len(`[]`) - len(`null`) + max(len(m.Contents)-1, 0) // brackets and commas
+	for _, c := range m.Contents {
+		n += contentBytes(c)
+	}
+	return n
 }
 
-// StubBytes returns the encoded size of m's reference (m without its contents), or a
-// little more: it is computed without encoding, so that a chat can check its length at
-// every turn.
-func StubBytes(m chat.Message) int {
-	const shape = len(`{"messageId":"","role":"","contents":null}`)
-	n := shape + jsonStringBytes(m.MessageID) + jsonStringBytes(string(m.Role))
+// stubShape is the JSON of a message without its variable parts.
+const stubShape = len(`{"messageId":"","role":"","contents":null}`)
+
+// optionalBytes is the JSON of m's optional fields (author, agent, time).
+func optionalBytes(m chat.Message) int {
+	n := 0
 	if m.AuthorName != "" {
 		n += len(`,"authorName":""`) + jsonStringBytes(m.AuthorName)
 	}
@@ -82,9 +91,42 @@ func StubBytes(m chat.Message) int {
 		n += len(`,"agentId":""`) + jsonStringBytes(m.AgentID)
 	}
 	if !m.CreatedAt.IsZero() {
-		n += len(`,"createdAt":"2006-01-02T15:04:05.999999999-07:00"`)
+		n += len(`,"createdAt":""`) + len(m.CreatedAt.Format(time.RFC3339Nano))
 	}
 	return n
+}
+
+// contentBytes is the length of c's JSON as chat.Content.MarshalJSON writes it.
+func contentBytes(c chat.Content) int {
+	field := func(name, v string) int { return len(`,"":""`) + len(name) + jsonStringBytes(v) }
+	opt := func(name, v string) int {
+		if v == "" {
+			return 0
+		}
+		return field(name, v)
+	}
+	n := len(`{"type":""}`) + jsonStringBytes(c.Type)
+	switch c.Type {
+	case chat.ContentText:
+		return n + field("text", c.Text)
+	case chat.ContentImage:
+		return n + opt("uri", c.URI) + opt("data", c.Data) + opt("mediaType", c.MediaType)
+	case chat.ContentFunctionCall:
+		return n + opt("callId", c.CallID) + opt("name", c.Name) + field("arguments", c.Arguments)
+	case chat.ContentFunctionResult:
+		return n + opt("callId", c.CallID) + field("result", c.Result) + opt("error", c.Error)
+	}
+	b, err := json.Marshal(c) // kept byte-for-byte, then compacted and escaped by encoding/json
+	if err != nil {
+		return len(c.Raw)
+	}
+	return len(b)
+}
+
+// StubBytes returns the encoded size of m's reference: m without its contents.
+func StubBytes(m chat.Message) int {
+	m.Contents = nil
+	return MessageBytes(m)
 }
 
 // HistoryStubBytes sums StubBytes over msgs: what the workflow keeps of them at the least.
@@ -115,19 +157,33 @@ func CheckDocumentSizes(history, pending []chat.Message) error {
 	return nil
 }
 
-// jsonStringBytes is at least the length of s encoded as a JSON string without its quotes:
-// escaped characters count as six bytes.
+// jsonStringBytes is the length of s as encoding/json writes it in a string, without the
+// quotes: \" \\ \b \f \n \r \t take two bytes; other control characters, < > & (HTML
+// escaping), U+2028, U+2029 and each byte of invalid UTF-8 (\ufffd) take six.
 func jsonStringBytes(s string) int {
 	n := 0
-	for _, r := range s {
-		switch {
-		case r == utf8.RuneError, r < 0x20, r == '<', r == '>', r == '&', r == 0x2028, r == 0x2029:
-			n += 6
-		case r == '"', r == '\\':
-			n += 2
-		default:
-			n += utf8.RuneLen(r)
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
+				n += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == 0x2028, r == 0x2029:
+			n += 6
+		default:
+			n += size
+		}
+		i += size
 	}
 	return n
 }

@@ -20,6 +20,9 @@ type turn struct {
 	mark int
 	// suspended: the turn waits for the approval of tool calls (tools.go).
 	suspended bool
+	// bytes is msg's encoded size as sent (sentBytes), for QueuedTurnsLimit; set when
+	// the turn is queued.
+	bytes int
 }
 
 // chatState is the whole state of one chat, with a method per handler.

@@ -327,7 +327,7 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 	if t.err != nil {
 		return TurnResult{}, t.err
 	}
-	res := TurnResult{MessageID: t.msg.MessageID, Messages: append([]chat.Message{}, s.history[min(mark, len(s.history)):]...),
+	res := TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.history[min(mark, len(s.history)):]),
 		IsComplete: s.isComplete}
 	res.AwaitingApproval = s.awaitingApproval()
 	return res, nil
@@ -361,7 +361,7 @@ func (s *chatState) sinceResult(i int) TurnResult {
 			break
 		}
 	}
-	return TurnResult{MessageID: turnID, Messages: append([]chat.Message{}, s.history[i:end]...),
+	return TurnResult{MessageID: turnID, Messages: boundMessages(s.history[i:end]),
 		IsComplete: s.isComplete && end == len(s.history), AwaitingApproval: s.awaitingApproval()}
 }
 

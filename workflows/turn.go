@@ -82,10 +82,11 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 // roomFor refuses m (QueueFull, retryable) when the turns waiting would pass
 // QueuedTurnsLimit with it.
 func (s *chatState) roomFor(m chat.Message) error {
-	if n := s.queuedBytes() + MessageBytes(m); n > QueuedTurnsLimit {
+	waiting := s.queuedBytes()
+	if waiting+sentBytes(m) > QueuedTurnsLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q has %d bytes of turns waiting; with this message they would pass %d (QueuedTurnsLimit): retry once they are answered",
-			s.chatID, n-MessageBytes(m), QueuedTurnsLimit), agents.ErrTypeQueueFull)
+			s.chatID, waiting, QueuedTurnsLimit), agents.ErrTypeQueueFull)
 	}
 	return nil
 }
@@ -94,18 +95,20 @@ func (s *chatState) roomFor(m chat.Message) error {
 // (without the time the chat adds): the active turn's message and the queue's, what an
 // export's snapshot carries as pending turns.
 func (s *chatState) queuedBytes() int {
-	sent := func(m chat.Message) int {
-		m.CreatedAt = time.Time{}
-		return MessageBytes(m)
-	}
 	n := 0
 	if s.active != nil {
-		n += sent(s.active.msg)
+		n += s.active.bytes
 	}
 	for _, t := range s.queue {
-		n += sent(t.msg)
+		n += t.bytes
 	}
 	return n
+}
+
+// sentBytes is m's encoded size as its client sent it, without the time the chat adds.
+func sentBytes(m chat.Message) int {
+	m.CreatedAt = time.Time{}
+	return MessageBytes(m)
 }
 
 // length is the chat's length as ChatLengthLimit counts it: the references to its
@@ -169,7 +172,7 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = workflow.Now(ctx).UTC()
 	}
-	t := &turn{msg: m, signal: signal}
+	t := &turn{msg: m, signal: signal, bytes: sentBytes(m)}
 	s.turns[m.MessageID] = t
 	s.queue = append(s.queue, t)
 	return t
@@ -449,8 +452,9 @@ func sameContents(a, b []chat.Content) bool {
 // from the run, so a model call's input holds only what is new since the previous one.
 const InlineHistoryBytes = 16 << 10
 
-// maxDeltaBytes is the largest delta a model call's input carries, well under the 2 MB
-// payload limit whatever else the input holds; a larger one is read by the activity.
+// maxDeltaBytes is the largest delta (encoded) a model call's input carries, well under
+// the 2 MB payload limit whatever else the input holds; a larger one is read by the
+// activity.
 const maxDeltaBytes = 256 << 10
 
 // invokeInput describes the history agent p sees for this call.
@@ -479,7 +483,7 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 	}
 	committed := s.historyIndex(t.msg.MessageID)
 	switch {
-	case s.sentCommitted > 0 && s.sentCommitted <= committed && size(s.history[s.sentCommitted:]) <= maxDeltaBytes:
+	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.history[s.sentCommitted:]) <= maxDeltaBytes:
 		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.history[s.sentCommitted:])
 	case inlineable(s.history):
 		in.Delta = slices.Clone(s.history)
@@ -499,9 +503,9 @@ func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *t
 }
 
 // inlineable reports whether msgs may travel whole in an activity's input: at most
-// InlineHistoryBytes, with every body present.
+// InlineHistoryBytes encoded, with every body present.
 func inlineable(msgs []chat.Message) bool {
-	return size(msgs) <= InlineHistoryBytes && !historyHasStubs(msgs)
+	return messagesBytes(msgs) <= InlineHistoryBytes && !historyHasStubs(msgs)
 }
 
 // channelOf returns participant p's channel.

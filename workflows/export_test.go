@@ -1,0 +1,4 @@
+package workflows
+
+// CarryBytes exposes carryBytes to the tests.
+var CarryBytes = carryBytes
