@@ -19,12 +19,6 @@ var knownFaults = map[string]string{
 	// another namespace under a new id: the migration is abandoned ("target … already
 	// exists and holds another chat (digest "", want …)") and the target stays running
 	// with the chat's 6 messages: two live copies.
-	// Found by this test; it breaks "History order = acceptance order" (README: turns
-	// queue in arrival order). Reproduction: start a chat of helper; Post t2 (the call
-	// returns: the signal is in the history); at once Send t3: in about half the runs
-	// History holds t3 before t2. While listed, the runner waits after each Post until
-	// the chat has taken the turn in, so the race is not played.
-	"10.S2": "a Send right after a Post to an idle chat can be answered before the posted turn, against arrival order",
 	// Found by this test (workflows/tools.go:282, handleApprove returns
 	// s.history[mark:] after the queue went on). Reproduction: a chat of clerk; Send t1
 	// (waits for the refund's approval); Post t2; Approve the call: the TurnResult of
