@@ -19,12 +19,6 @@ var knownFaults = map[string]string{
 	// another namespace under a new id: the migration is abandoned ("target … already
 	// exists and holds another chat (digest "", want …)") and the target stays running
 	// with the chat's 6 messages: two live copies.
-	// Found by this test (workflows/tools.go:282, handleApprove returns
-	// s.history[mark:] after the queue went on). Reproduction: a chat of clerk; Send t1
-	// (waits for the refund's approval); Post t2; Approve the call: the TurnResult of
-	// t1 holds t1's messages and then t2 and its reply. While listed, the runner
-	// ignores the other turns' messages in an Approve's answer.
-	"10.S3": "Approve's TurnResult also holds the messages of turns that ran after the resumed one",
 	"16.1":  "a worker without an agent fails the turns it picks up (UnknownAgent) while another worker of the queue has the agent",
 }
 
