@@ -13,12 +13,6 @@ var knownFaults = map[string]string{
 	"10.6":  "the truncate reducer sends a tool result without its call after an approval when one reply held an approval call and a plain call",
 	"10.10": "an approved tool runs twice: the turn fails after it ran, the rollback removes its result, and a second approval runs it again",
 	"10.11": "a turn that reaches maxToolRounds ends on a tool error, with no answer from the agent",
-	// Found by this test; it breaks issue 10's "a migration that cannot finish is
-	// abandoned cleanly". Reproduction: a chat of clerk with HistoryBudget.MaxEvents 34;
-	// Send t1 (it waits for the refund's approval); Post t3; Approve the call; Migrate to
-	// another namespace under a new id: the migration is abandoned ("target … already
-	// exists and holds another chat (digest "", want …)") and the target stays running
-	// with the chat's 6 messages: two live copies.
 	"16.1":  "a worker without an agent fails the turns it picks up (UnknownAgent) while another worker of the queue has the agent",
 }
 
