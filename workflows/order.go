@@ -11,9 +11,10 @@ const versionSignalsBeforeUpdate = "signals-before-update"
 // update now being handled, so that turns queue in the order of their events in the
 // workflow's history: a signal is recorded when it arrives, an update only when the
 // chat accepts it, and the update's handler runs before the main loop takes the
-// signals from their channel.
+// signals from their channel. While the chat starts, the signals wait: a restored
+// document's pending turns, queued at the end of the start, come before them.
 func (s *chatState) takeEarlierSignals(ctx workflow.Context) {
-	if s.signals.Len() > 0 && changed(ctx, versionSignalsBeforeUpdate) {
+	if s.signals.Len() > 0 && s.status != StatusStarting && changed(ctx, versionSignalsBeforeUpdate) {
 		s.drainSignals(ctx)
 	}
 }
