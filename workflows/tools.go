@@ -177,6 +177,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 	s.appendResults(t, p, answered)
 	if len(pending) > 0 {
 		s.suspension = &suspension{turn: t, agent: p, pending: pending}
+		s.refuseQueuedUpdates(ctx)
 		return errSuspended
 	}
 	return nil
