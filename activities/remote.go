@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
@@ -88,8 +89,10 @@ func (a *Activities) temporal(ns string) (client.Client, error) { return a.clien
 // StartMigrationTarget starts the target chat of a migration with its restore input
 // (Update-With-Start of the Describe update, reusing a chat that a previous attempt
 // started), waits until it has restored the document, and checks that its digest is
-// the one exported. A target that exists with another digest is not this migration's:
-// that is a non-retryable error and the target is left alone.
+// the one exported. A target with another digest is refused (non-retryable): one that
+// held the id before (ChatNotEmpty) is left alone; one this migration started
+// (workflows.MigrationMemo) is terminated, so that no second live chat is left there,
+// and the migration is abandoned (MigrationFailed).
 func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.StartTargetInput) (workflows.StartTargetResult, error) {
 	tc, err := a.clients.at(in.Target)
 	if err != nil {
@@ -103,6 +106,7 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 	op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: in.Target.ChatID, TaskQueue: in.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		Memo:                     map[string]any{workflows.MigrationMemo: in.ExpectedDigest},
 	}, workflows.WorkflowType, in.Input)
 	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
@@ -120,9 +124,7 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 		return res, fmt.Errorf("start target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
 	}
 	if res.State.RestoredDigest != in.ExpectedDigest {
-		return res, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"target chat %q in namespace %q already exists and holds another chat (digest %q, want %q); choose another target chat id",
-			in.Target.ChatID, in.Target.Namespace, res.State.RestoredDigest, in.ExpectedDigest), agents.ErrTypeNotEmpty, nil)
+		return res, wrongTarget(ctx, tc, in, res.State.RestoredDigest)
 	}
 	run, err := op.Get(ctx)
 	if err != nil {
@@ -130,6 +132,37 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 	}
 	res.RunID = run.GetRunID()
 	return res, nil
+}
+
+// wrongTarget is the error for a target that answered with digest got, not the one
+// exported. A target that this migration started (its MigrationMemo is the expected
+// digest) did not become the chat: it is terminated, and the migration abandoned
+// (MigrationFailed). Any other is a chat that held the id before: left alone
+// (ChatNotEmpty). An error to look or terminate is returned as is, for a retry.
+func wrongTarget(ctx context.Context, tc client.Client, in workflows.StartTargetInput, got string) error {
+	d, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, "")
+	if err != nil {
+		return fmt.Errorf("describe target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
+	}
+	var started string
+	if p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[workflows.MigrationMemo]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &started)
+	}
+	if started != in.ExpectedDigest {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"target chat %q in namespace %q already exists and holds another chat (digest %q, want %q); choose another target chat id",
+			in.Target.ChatID, in.Target.Namespace, got, in.ExpectedDigest), agents.ErrTypeNotEmpty, nil)
+	}
+	msg := fmt.Sprintf("target chat %q in namespace %q, started by this migration, holds digest %q, not the exported %q",
+		in.Target.ChatID, in.Target.Namespace, got, in.ExpectedDigest)
+	if err := tc.TerminateWorkflow(ctx, in.Target.ChatID, "", "agentchat: "+msg); err != nil {
+		var nf *serviceerror.NotFound
+		if !errors.As(err, &nf) { // NotFound: it has closed already
+			return fmt.Errorf("terminate target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
+		}
+	}
+	return temporal.NewNonRetryableApplicationError(msg+"; it was terminated, so the chat lives only at its source",
+		agents.ErrTypeMigrationFailed, nil)
 }
 
 // targetFailed returns a non-retryable MigrationFailed error when the target answered

@@ -13,25 +13,6 @@ var knownFaults = map[string]string{
 	"10.6":  "the truncate reducer sends a tool result without its call after an approval when one reply held an approval call and a plain call",
 	"10.10": "an approved tool runs twice: the turn fails after it ran, the rollback removes its result, and a second approval runs it again",
 	"10.11": "a turn that reaches maxToolRounds ends on a tool error, with no answer from the agent",
-	// Found by this test; it breaks issue 10's "a migration that cannot finish is
-	// abandoned cleanly". Reproduction: a chat of clerk with HistoryBudget.MaxEvents 34;
-	// Send t1 (it waits for the refund's approval); Post t3; Approve the call; Migrate to
-	// another namespace under a new id: the migration is abandoned ("target … already
-	// exists and holds another chat (digest "", want …)") and the target stays running
-	// with the chat's 6 messages: two live copies.
-	"10.S1": "a migration of a chat that continued as new with a turn queued behind an approval is abandoned as 'target holds another chat' and leaves the target running",
-	// Found by this test; it breaks "History order = acceptance order" (README: turns
-	// queue in arrival order). Reproduction: start a chat of helper; Post t2 (the call
-	// returns: the signal is in the history); at once Send t3: in about half the runs
-	// History holds t3 before t2. While listed, the runner waits after each Post until
-	// the chat has taken the turn in, so the race is not played.
-	"10.S2": "a Send right after a Post to an idle chat can be answered before the posted turn, against arrival order",
-	// Found by this test (workflows/tools.go:282, handleApprove returns
-	// s.history[mark:] after the queue went on). Reproduction: a chat of clerk; Send t1
-	// (waits for the refund's approval); Post t2; Approve the call: the TurnResult of
-	// t1 holds t1's messages and then t2 and its reply. While listed, the runner
-	// ignores the other turns' messages in an Approve's answer.
-	"10.S3": "Approve's TurnResult also holds the messages of turns that ran after the resumed one",
 	"16.1":  "a worker without an agent fails the turns it picks up (UnknownAgent) while another worker of the queue has the agent",
 }
 

@@ -72,3 +72,8 @@ const (
 	// (ForwardTurnsInput → nothing).
 	ForwardTurnsActivity = "ForwardTurns"
 )
+
+// MigrationMemo is the memo field a migration sets on the target chat it starts: the
+// digest of the document the target is to restore. It tells a target this migration
+// started (and may end again) from a chat that held the id before.
+const MigrationMemo = "migrationDigest"

@@ -72,6 +72,9 @@ type suspension struct {
 	pending []PendingApproval
 	// resumed counts resumptions, so Approve callers wait for the one they caused.
 	resumed int
+	// answer is what the last resumption added to the turn (up to its end, or to where
+	// it waits again): what Approve answers.
+	answer TurnResult
 }
 
 // runAgent runs agent p's reply to turn t: a model call, and while the model asks for
@@ -174,6 +177,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 	s.appendResults(t, p, answered)
 	if len(pending) > 0 {
 		s.suspension = &suspension{turn: t, agent: p, pending: pending}
+		s.refuseQueuedUpdates(ctx)
 		return errSuspended
 	}
 	return nil
@@ -318,6 +322,9 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 	if len(s.awaitingApproval()) > 0 {
 		return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
 	}
+	if changed(ctx, versionApproveAnswersItsTurn) {
+		return s.awaitResumed(ctx, sus)
+	}
 	gen := sus.resumed
 	mark := len(s.history)
 	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen && s.active == nil }); err != nil {
@@ -371,7 +378,8 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	sus := s.suspension
 	t := sus.turn
 	s.active = t
-	defer func() { s.active = nil; sus.resumed++ }()
+	from := len(s.history)
+	defer func() { s.active = nil; sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
 	s.suspension = nil
 	t.suspended, t.err = false, nil
 	t.mark = len(s.history)

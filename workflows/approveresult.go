@@ -1,0 +1,30 @@
+package workflows
+
+import "go.temporal.io/sdk/workflow"
+
+// versionApproveAnswersItsTurn: Approve answers when the turn it resumed ends (or waits
+// again), with that turn's messages only (10.S3). Before, it waited until no turn was
+// active and answered everything the history had gained, the queued turns that ran
+// after the resumed one included.
+const versionApproveAnswersItsTurn = "approve-answers-its-turn"
+
+// awaitResumed waits for the resumption of sus that the last decision caused and
+// returns its answer (resumedAnswer), or the error of a resumed turn that failed.
+func (s *chatState) awaitResumed(ctx workflow.Context, sus *suspension) (TurnResult, error) {
+	gen := sus.resumed
+	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen }); err != nil {
+		return TurnResult{}, err
+	}
+	if t := sus.turn; t.err != nil {
+		return TurnResult{}, t.err
+	}
+	return sus.answer, nil
+}
+
+// resumedAnswer is what the resumption of turn t that began at history index from
+// added, as it ends: the tool results and the agents' replies, up to the turn's end or
+// to the calls it waits for again (AwaitingApproval); IsComplete as the turn left it.
+func (s *chatState) resumedAnswer(t *turn, from int) TurnResult {
+	return TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.history[min(from, len(s.history)):]),
+		IsComplete: s.isComplete, AwaitingApproval: s.awaitingApproval()}
+}

@@ -1,0 +1,53 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Turns queue in the order of their events in the history (10.S2): a UserMessage
+// signal that arrives while a turn runs, then a SendMessage update, are answered signal
+// first, although the update's handler runs at once and the signal waits in its channel
+// until the main loop is back.
+func TestSignalThenUpdateDuringATurnQueueInHistoryOrder(t *testing.T) {
+	e := newEnv(t)
+	// Every model call takes 2 s of workflow time, so the turn t1 is still running at 1 s.
+	e.env.OnActivity(workflows.InvokeAgentActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+			return e.model.invoke(ctx, in)
+		}).
+		After(2 * time.Second)
+	first := e.send(0, msg("t1", "a long one"))
+	sent := &outcome{}
+	e.at(time.Second, func() {
+		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("t2", "posted first"))
+		e.env.UpdateWorkflow(workflows.SendMessageUpdate, "u-t3", &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { sent.rejected, sent.done = err, true },
+			OnComplete: func(v any, err error) {
+				sent.done, sent.err = true, err
+				if err == nil {
+					sent.result = v.(workflows.TurnResult)
+				}
+			},
+		}, msg("t3", "sent second"))
+	})
+	var hist []string
+	e.at(time.Minute, func() { hist = ids(e.history()) })
+	e.run(thread(), 2*time.Minute)
+	require.NoError(t, first.err)
+	require.True(t, sent.done)
+	require.NoError(t, sent.err)
+	assert.Equal(t, []string{"t1", "t1/1", "t2", "t2/1", "t3", "t3/1"}, hist)
+	require.Len(t, sent.result.Messages, 1)
+	assert.Contains(t, sent.result.Messages[0].Text(), "saw 5 messages", "t3's reply saw t2 and its answer")
+}
