@@ -32,6 +32,7 @@ const requestsPerTurn = 60
 func (r *Runner) Settle(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
+	defer r.applyLate()
 	for _, i := range r.chatOrder() {
 		c := r.chats[i]
 		for {
@@ -73,6 +74,9 @@ func (r *Runner) chatOrder() []int {
 // Check checks every invariant over the round's chats (after Settle) and returns the
 // broken ones, with those found while acting.
 func (r *Runner) Check(ctx context.Context) []string {
+	if r.stopBg != nil {
+		defer r.stopBg()
+	}
 	execs, err := readToolRecord(filepath.Join(r.w.Dir, toolFile))
 	if err != nil {
 		r.violate("tool record: %v", err)
@@ -145,6 +149,31 @@ func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]i
 	for _, v := range r.checkTransfer(ctx, c, h.Messages) {
 		r.violate("%s: %s", name, v)
 	}
+	for _, v := range r.checkMigration(ctx, c, h.Messages) {
+		r.violate("%s: %s", name, v)
+	}
+}
+
+// checkMigration migrates the settled chat to the other namespace under a new id (the
+// last thing done to it): every chat can be migrated, and arrives whole.
+func (r *Runner) checkMigration(ctx context.Context, c *chatRun, msgs []chat.Message) []string {
+	if c.budget > 0 && isBlocked(r.allFaults, "10.S1") {
+		return nil
+	}
+	to := location{1 - c.loc.ns, c.loc.id + "-fm"}
+	res, err := r.w.Client(c.loc.ns).Migrate(ctx, c.loc.id, agentchat.MigrateOptions{ToNamespace: r.w.Namespaces[to.ns], ToChatID: to.id})
+	if err != nil {
+		return []string{fmt.Sprintf("final migration to %s/%s: %v", r.w.Namespaces[to.ns], to.id, err)}
+	}
+	h, err := r.w.Client(to.ns).History(ctx, to.id, agentchat.HistoryInput{})
+	if err != nil {
+		return []string{fmt.Sprintf("History after the final migration: %v", err)}
+	}
+	if !equal(ids(h.Messages), ids(msgs)) || res.MessageCount != len(msgs) {
+		return []string{fmt.Sprintf("the final migration arrived with %d messages (result says %d), the source had %d",
+			len(h.Messages), res.MessageCount, len(msgs))}
+	}
+	return nil
 }
 
 // checkHistory checks that no turn is lost or repeated: message ids are unique, each
@@ -194,7 +223,7 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 				out = append(out, fmt.Sprintf("turn %q (accepted in step group %d) answered after a turn of group %d", id, m.group, group))
 			}
 			group = max(group, m.group)
-			if m.outcome == outAnswered && !m.posted && len(m.replies) > 0 && !equal(ids(t.replies), m.replies) {
+			if m.outcome == outAnswered && !m.posted && !m.suspended && len(m.replies) > 0 && !equal(ids(t.replies), m.replies) {
 				out = append(out, fmt.Sprintf("turn %q holds replies %v; Send returned %v", id, ids(t.replies), m.replies))
 			}
 		case slices.Contains(c.pending, id):

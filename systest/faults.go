@@ -8,9 +8,12 @@ package systest
 // test shows whether the fix holds. `-systest.faults=all` runs every class anyway.
 var knownFaults = map[string]string{
 	"10.1":  "continue-as-new carries the latest 32 messages inline at any size: near-limit messages in a chat that continues as new get it terminated",
+	"10.2":  "maxMessageBytes has no upper bound: a chat started with 8 MiB is terminated by Temporal when a 3 MB message arrives",
 	"10.3":  "Post checks 256 KiB whatever the chat's own maxMessageBytes; a message over about 2 MB fails the workflow task",
 	"10.4":  "a chat holding a model reply over 2 MB exports, but its import fails and its migration never finishes",
 	"10.6":  "the truncate reducer sends a tool result without its call after an approval when one reply held an approval call and a plain call",
+	"10.7":  "import accepts contents in the wrong role (a functionCall inside a user message) and sends invalid sequences to the model",
+	"10.8":  "a restored history that ends with an open call needing no approval, whose resumed model call fails non-retryably, resumes again at once, forever",
 	"10.10": "an approved tool runs twice: the turn fails after it ran, the rollback removes its result, and a second approval runs it again",
 	"10.11": "a turn that reaches maxToolRounds ends on a tool error, with no answer from the agent",
 	// Found by this test; it breaks issue 10's "a migration that cannot finish is

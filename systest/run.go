@@ -20,6 +20,10 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
+// payloadLimit is Temporal's payload limit (2 MB): a message over it may be refused
+// whatever the chat's own limit says.
+const payloadLimit = 2_000_000
+
 // actionTimeout bounds one action; an action still waiting then is a stuck chat.
 const actionTimeout = 90 * time.Second
 
@@ -64,6 +68,7 @@ type chatRun struct {
 	locations []location // every place it lived at, oldest first (migrations)
 	maxBytes  int
 	limit     int
+	budget    int // HistoryBudget.MaxEvents (0 = default)
 	agents    []string
 	msgs      map[string]*msgState
 	order     []string // ids in the order they were sent
@@ -91,6 +96,11 @@ type Runner struct {
 	chats map[int]*chatRun
 	// allFaults: do not work around knownFaults.
 	allFaults bool
+	// bg outlives single actions, for Sends left in flight; inflight counts them.
+	bg        context.Context
+	stopBg    context.CancelFunc
+	inflight  sync.WaitGroup
+	lateFuncs []func()
 
 	mu         sync.Mutex
 	log        []string
@@ -126,6 +136,7 @@ func (r *Runner) Log() []string {
 // Run performs the actions in order. It returns an error only when the world itself
 // failed (a worker that would not start); broken invariants are collected for Check.
 func (r *Runner) Run(ctx context.Context, actions []Action) error {
+	r.bg, r.stopBg = context.WithTimeout(ctx, time.Duration(len(actions))*actionTimeout+2*settleTimeout)
 	for _, a := range actions {
 		began := time.Now()
 		res, err := r.do(ctx, a)
@@ -166,6 +177,8 @@ func (r *Runner) do(ctx context.Context, a Action) (string, error) {
 		return r.retry(ctx, c), nil
 	case opExport:
 		return r.exportImport(ctx, c, a.Target), nil
+	case opEdit:
+		return r.importEdited(ctx, c, a.Target, a.Edit), nil
 	case opMigrate:
 		return r.migrate(ctx, c, a.NewID), nil
 	}
@@ -186,11 +199,15 @@ func (r *Runner) newChat(i, ns int, id string, agents []string, maxBytes int) *c
 
 func (r *Runner) start(ctx context.Context, a Action) string {
 	c := r.newChat(a.Chat, 0, r.chatID(a.Chat), a.Agents, a.MaxBytes)
+	c.budget = a.Budget
 	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes}
 	if a.Budget > 0 {
 		opts.HistoryBudget = workflows.HistoryBudget{MaxEvents: a.Budget}
 	}
 	st, err := r.w.Client(0).Start(ctx, opts)
+	if err != nil && a.MaxBytes > payloadLimit && strings.Contains(err.Error(), "maxMessageBytes") {
+		return "refused: " + firstLine(err.Error()) // a limit over what Temporal carries
+	}
 	if err != nil {
 		r.violate("%v: start failed: %v", a, err)
 		return "error: " + err.Error()
@@ -259,6 +276,9 @@ func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res ag
 		r.violate("chat c%d: message %s: no answer within %s (stuck): %v", c.idx, m.id, actionTimeout, err)
 	case typ == agents.ErrTypeInvalidMessage:
 		m.outcome = outRefused
+		if m.size > payloadLimit && strings.Contains(msg, "bytes") {
+			break // over what Temporal carries: refused, whatever the chat's own limit
+		}
 		if m.size <= c.limit {
 			r.violate("chat c%d: message %s of %d bytes refused within the chat's limit %d: %s", c.idx, m.id, m.size, c.limit, msg)
 		} else if !strings.Contains(msg, strconv.Itoa(c.limit)) {
@@ -343,31 +363,101 @@ func (r *Runner) postOne(ctx context.Context, c *chatRun, m *msgState) string {
 	return m.id + " posted"
 }
 
+// burstWait is how long a burst waits for its Sends: one queued behind a turn that waits
+// for a person's approval is answered only after the approval, so it is left in flight
+// and its answer is recorded when it comes (applyLate).
+const burstWait = 15 * time.Second
+
 func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 	c.group++
 	group := c.group
-	var wg sync.WaitGroup
-	results := make([]string, a.Burst)
 	msgs := make([]*msgState, a.Burst)
 	for i := range msgs {
 		id := fmt.Sprintf("%s.%d", a.ID, i+1)
 		msgs[i] = &msgState{id: id, text: messageText(id, 40), size: 40, posted: i%2 == 1}
 		c.accept(msgs[i], group)
 	}
-	for i, m := range msgs {
-		wg.Add(1)
+	type answer struct {
+		m   *msgState
+		res agentchat.TurnResult
+		err error
+	}
+	answers := make(chan answer, len(msgs))
+	var posts sync.WaitGroup
+	results := make([]string, 0, len(msgs))
+	var resMu sync.Mutex
+	sends := 0
+	for _, m := range msgs {
+		if m.posted {
+			posts.Add(1)
+			go func() {
+				defer posts.Done()
+				res := r.postOne(ctx, c, m)
+				resMu.Lock()
+				results = append(results, res)
+				resMu.Unlock()
+			}()
+			continue
+		}
+		sends++
+		r.inflight.Add(1)
 		go func() {
-			defer wg.Done()
-			if m.posted {
-				results[i] = r.postOne(ctx, c, m)
-				return
-			}
-			res, err := r.w.Client(c.loc.ns).Send(ctx, c.loc.id, agentchat.SendMessageInput{MessageID: m.id, Text: m.text})
-			results[i] = r.settleSend(ctx, c, m, res, err)
+			defer r.inflight.Done()
+			res, err := r.w.Client(c.loc.ns).Send(r.bg, c.loc.id, agentchat.SendMessageInput{MessageID: m.id, Text: m.text})
+			answers <- answer{m, res, err}
 		}()
 	}
-	wg.Wait()
+	posts.Wait()
+	timeout := time.After(burstWait)
+	for ; sends > 0; sends-- {
+		select {
+		case a := <-answers:
+			results = append(results, r.settleSend(r.bg, c, a.m, a.res, a.err))
+			continue
+		case <-timeout:
+		}
+		break
+	}
+	if sends > 0 {
+		results = append(results, fmt.Sprintf("%d sends still waiting", sends))
+		r.late(func() {
+			for ; sends > 0; sends-- {
+				a := <-answers
+				r.logf("late answer in c%d: %s", c.idx, r.settleSend(r.bg, c, a.m, a.res, a.err))
+			}
+		})
+	}
 	return strings.Join(results, "; ")
+}
+
+// late queues f to run once every Send in flight has returned (applyLate).
+func (r *Runner) late(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lateFuncs = append(r.lateFuncs, f)
+}
+
+// applyLate waits for the Sends left in flight (at most settleTimeout) and records
+// their answers.
+func (r *Runner) applyLate() {
+	done := make(chan struct{})
+	go func() {
+		r.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(settleTimeout):
+		r.violate("Sends still without an answer %s after the chats settled (stuck)", settleTimeout)
+		return
+	}
+	r.mu.Lock()
+	fs := r.lateFuncs
+	r.lateFuncs = nil
+	r.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 func (r *Runner) approve(ctx context.Context, c *chatRun, approve bool) string {
@@ -418,6 +508,7 @@ func (r *Runner) decide(ctx context.Context, c *chatRun, p agentchat.PendingAppr
 			m.replies = append(m.replies, msg.MessageID)
 			m.texts = append(m.texts, msg.Text())
 		}
+		m.suspended = true
 		if len(res.AwaitingApproval) == 0 && res.MessageID == m.id {
 			m.outcome = outAnswered
 		}
