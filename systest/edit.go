@@ -3,14 +3,10 @@ package systest
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
 )
 
 // Edits of an exported document before it is imported again: documents a client could
@@ -72,17 +68,9 @@ func (r *Runner) importEdited(ctx context.Context, c *chatRun, target int, edit 
 	for _, m := range d.PendingTurns {
 		nc.pending = append(nc.pending, m.MessageID)
 	}
-	opts := agentchat.ImportOptions{ChatID: id, MaxMessageBytes: c.maxBytes}
-	if len(b) > workflows.InlineLimit {
-		opts.Path = filepath.Join(r.w.Dir, "exports", id+".json")
-		if err := os.MkdirAll(filepath.Dir(opts.Path), 0o755); err != nil {
-			return err.Error()
-		}
-		if err := os.WriteFile(opts.Path, b, 0o600); err != nil {
-			return err.Error()
-		}
-	} else {
-		opts.Document = b
+	opts, err := r.importOptions(b, id, c.maxBytes)
+	if err != nil {
+		return err.Error()
 	}
 	st, err := cl.Import(ctx, opts)
 	if edit == editWrongRole {

@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
-	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -363,103 +358,6 @@ func (r *Runner) postOne(ctx context.Context, c *chatRun, m *msgState) string {
 	return m.id + " posted"
 }
 
-// burstWait is how long a burst waits for its Sends: one queued behind a turn that waits
-// for a person's approval is answered only after the approval, so it is left in flight
-// and its answer is recorded when it comes (applyLate).
-const burstWait = 15 * time.Second
-
-func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
-	c.group++
-	group := c.group
-	msgs := make([]*msgState, a.Burst)
-	for i := range msgs {
-		id := fmt.Sprintf("%s.%d", a.ID, i+1)
-		msgs[i] = &msgState{id: id, text: messageText(id, 40), size: 40, posted: i%2 == 1}
-		c.accept(msgs[i], group)
-	}
-	type answer struct {
-		m   *msgState
-		res agentchat.TurnResult
-		err error
-	}
-	answers := make(chan answer, len(msgs))
-	var posts sync.WaitGroup
-	results := make([]string, 0, len(msgs))
-	var resMu sync.Mutex
-	sends := 0
-	for _, m := range msgs {
-		if m.posted {
-			posts.Add(1)
-			go func() {
-				defer posts.Done()
-				res := r.postOne(ctx, c, m)
-				resMu.Lock()
-				results = append(results, res)
-				resMu.Unlock()
-			}()
-			continue
-		}
-		sends++
-		r.inflight.Add(1)
-		go func() {
-			defer r.inflight.Done()
-			res, err := r.w.Client(c.loc.ns).Send(r.bg, c.loc.id, agentchat.SendMessageInput{MessageID: m.id, Text: m.text})
-			answers <- answer{m, res, err}
-		}()
-	}
-	posts.Wait()
-	timeout := time.After(burstWait)
-	for ; sends > 0; sends-- {
-		select {
-		case a := <-answers:
-			results = append(results, r.settleSend(r.bg, c, a.m, a.res, a.err))
-			continue
-		case <-timeout:
-		}
-		break
-	}
-	if sends > 0 {
-		results = append(results, fmt.Sprintf("%d sends still waiting", sends))
-		r.late(func() {
-			for ; sends > 0; sends-- {
-				a := <-answers
-				r.logf("late answer in c%d: %s", c.idx, r.settleSend(r.bg, c, a.m, a.res, a.err))
-			}
-		})
-	}
-	return strings.Join(results, "; ")
-}
-
-// late queues f to run once every Send in flight has returned (applyLate).
-func (r *Runner) late(f func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lateFuncs = append(r.lateFuncs, f)
-}
-
-// applyLate waits for the Sends left in flight (at most settleTimeout) and records
-// their answers.
-func (r *Runner) applyLate() {
-	done := make(chan struct{})
-	go func() {
-		r.inflight.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(settleTimeout):
-		r.violate("Sends still without an answer %s after the chats settled (stuck)", settleTimeout)
-		return
-	}
-	r.mu.Lock()
-	fs := r.lateFuncs
-	r.lateFuncs = nil
-	r.mu.Unlock()
-	for _, f := range fs {
-		f()
-	}
-}
-
 func (r *Runner) approve(ctx context.Context, c *chatRun, approve bool) string {
 	st, err := r.w.Client(c.loc.ns).State(ctx, c.loc.id)
 	if err != nil {
@@ -540,97 +438,6 @@ func (r *Runner) retry(ctx context.Context, c *chatRun) string {
 		return "retried " + id + ": same answer"
 	}
 	return "nothing answered to retry"
-}
-
-func (r *Runner) exportImport(ctx context.Context, c *chatRun, target int) string {
-	cl := r.w.Client(c.loc.ns)
-	doc, digest, err := cl.Export(ctx, c.loc.id)
-	if err != nil {
-		r.violate("chat c%d: export failed: %v", c.idx, err)
-		return "export error: " + err.Error()
-	}
-	d, _, err := chatstate.Decode(doc)
-	if err != nil {
-		r.violate("chat c%d: the exported document does not decode: %v", c.idx, err)
-		return "decode error: " + err.Error()
-	}
-	nc := r.newChat(target, c.loc.ns, r.chatID(target), c.agents, c.maxBytes)
-	for _, m := range d.History {
-		nc.prefix = append(nc.prefix, m.MessageID)
-	}
-	for _, m := range d.PendingTurns {
-		nc.pending = append(nc.pending, m.MessageID)
-	}
-	opts := agentchat.ImportOptions{ChatID: nc.loc.id, MaxMessageBytes: c.maxBytes}
-	if len(doc) > workflows.InlineLimit {
-		opts.Path = filepath.Join(r.w.Dir, "exports", nc.loc.id+".json")
-		if err := os.MkdirAll(filepath.Dir(opts.Path), 0o755); err == nil {
-			err = os.WriteFile(opts.Path, doc, 0o600)
-		}
-		if err != nil {
-			r.violate("write document: %v", err)
-			return "error: " + err.Error()
-		}
-	} else {
-		opts.Document = doc
-	}
-	st, err := cl.Import(ctx, opts)
-	if err != nil {
-		r.violate("chat c%d: import of its document (%d bytes, %d messages) into c%d failed: %v",
-			c.idx, len(doc), len(d.History), target, err)
-		return "import error: " + err.Error()
-	}
-	nc.started = true
-	if st.RestoredDigest != digest {
-		r.violate("chat c%d: imported digest %s, exported %s", target, st.RestoredDigest, digest)
-	}
-	return fmt.Sprintf("exported %d bytes, %d messages, %d pending; imported as c%d (%s)",
-		len(doc), len(d.History), len(d.PendingTurns), target, st.Status)
-}
-
-func (r *Runner) migrate(ctx context.Context, c *chatRun, newID bool) string {
-	to := location{1 - c.loc.ns, c.loc.id}
-	for _, l := range c.locations {
-		newID = newID || l == to
-	}
-	if newID {
-		to.id = fmt.Sprintf("%s-m%d", r.chatID(c.idx), len(c.locations))
-	}
-	res, err := r.w.Client(c.loc.ns).Migrate(ctx, c.loc.id, agentchat.MigrateOptions{
-		ToNamespace: r.w.Namespaces[to.ns], ToChatID: to.id})
-	if err != nil {
-		if typ, _ := chatErr(err); typ == agents.ErrTypeMigrationFailed {
-			// Abandoned: the source must take turns again (checked in the end), and no
-			// second live chat may be left at the target.
-			r.checkAbandoned(ctx, c, to)
-			return "migration abandoned: " + firstLine(err.Error())
-		}
-		r.violate("chat c%d: migrate to %s/%s: %v", c.idx, r.w.Namespaces[to.ns], to.id, err)
-		return "error: " + err.Error()
-	}
-	c.loc = to
-	c.locations = append(c.locations, to)
-	return fmt.Sprintf("migrated to %s/%s, %d messages", res.Target.Namespace, res.Target.ChatID, res.MessageCount)
-}
-
-// checkAbandoned checks that an abandoned migration left no live chat at its target.
-func (r *Runner) checkAbandoned(ctx context.Context, c *chatRun, to location) {
-	d, err := r.w.Temporal(to.ns).DescribeWorkflowExecution(ctx, to.id, "")
-	if err != nil {
-		return // nothing was started there
-	}
-	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		st, _ := r.w.Client(to.ns).State(ctx, to.id)
-		// Does the source's document keep its digest through Decode? If not, the
-		// target's restored digest can never match the exported one.
-		if doc, digest, err := r.w.Client(c.loc.ns).Export(ctx, c.loc.id); err == nil {
-			if d, _, err := chatstate.Decode(doc); err == nil && d.Digest != digest {
-				r.logf("diagnosis c%d: a fresh export's digest %s is %s after Decode", c.idx, digest, d.Digest)
-			}
-		}
-		r.violate("chat c%d: an abandoned migration left a live chat at %s/%s (restored digest %s, repairs %v, %d messages): two live copies",
-			c.idx, r.w.Namespaces[to.ns], to.id, st.RestoredDigest, st.Repairs, st.MessageCount)
-	}
 }
 
 func firstLine(s string) string {
