@@ -55,6 +55,11 @@ func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 		}()
 	}
 	posts.Wait()
+	for _, m := range msgs {
+		if m.posted && m.outcome == outPosted && isBlocked(r.allFaults, "10.S2") {
+			r.awaitTakenIn(ctx, c, m.id)
+		}
+	}
 	timeout := time.After(burstWait)
 	for ; sends > 0; sends-- {
 		select {
