@@ -40,12 +40,8 @@ func TestSystem(t *testing.T) {
 	if seed == 0 {
 		seed = time.Now().UnixNano() % 1_000_000_000
 	}
-	ns := [2]string{testenv.Namespace(t, "default"), testenv.Namespace(t, "systest-b")}
 	ctx := context.Background()
-	w, err := NewWorld(ctx, WorldOptions{Address: testenv.Address(t), Namespaces: ns,
-		TaskQueue: testenv.TaskQueue(t), Dir: t.TempDir()})
-	require.NoError(t, err)
-	defer w.Close()
+	w := newTestWorld(t)
 	t.Logf("system test: first seed %d, %d chats × %d steps a round, for %s; known faults skipped: %s",
 		seed, *chatsFlag, *stepsFlag, *durFlag, knownList())
 
