@@ -49,6 +49,7 @@ func startProcess(ctx context.Context, spec WorkerSpec, variant string) (*Proces
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), workerEnv+"="+string(raw))
 	cmd.Stdout, cmd.Stderr = log, log
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("systest: start worker: %w", err)
 	}
