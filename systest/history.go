@@ -35,6 +35,9 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 			out = append(out, fmt.Sprintf("turn %q has no reply", t.user.MessageID))
 			continue
 		}
+		if m := c.msgs[t.user.MessageID]; m != nil && keptFailed(m) {
+			continue // a failed resumed turn may keep what its approved calls did
+		}
 		if last := t.replies[len(t.replies)-1]; last.Role != chat.RoleAssistant || last.Text() == "" {
 			out = append(out, fmt.Sprintf("turn %q ends with %s message %q, not an agent's answer", t.user.MessageID, last.Role, last.MessageID))
 		}
@@ -73,7 +76,7 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 			out = append(out, fmt.Sprintf("turn %q (%s) is in the history %d times", id, m.outcome, n))
 		case (m.outcome == outAnswered || m.outcome == outSuspended) && n == 0:
 			out = append(out, fmt.Sprintf("turn %q was %s but is not in the history (lost)", id, m.outcome))
-		case (m.outcome == outRefused || m.outcome == outFailed) && n > 0:
+		case (m.outcome == outRefused || m.outcome == outFailed && !keptFailed(m)) && n > 0:
 			out = append(out, fmt.Sprintf("turn %q was %s but is in the history", id, m.outcome))
 		case m.outcome == outPosted && n == 0 && m.size <= c.limit && !c.hasFailing():
 			out = append(out, fmt.Sprintf("posted turn %q (%d bytes, limit %d) is not in the history (lost)", id, m.size, c.limit))
@@ -88,6 +91,11 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 	}
 	return out
 }
+
+// keptFailed reports whether m's turn failed after it waited for an approval: such a
+// turn may stay in the history with the results of the calls that ran (a call that ran
+// is never taken back, so it never runs twice), or be taken out whole.
+func keptFailed(m *msgState) bool { return m.outcome == outFailed && m.suspended }
 
 // turnOf is a user message and the messages after it up to the next user message.
 type turnOf struct {

@@ -382,7 +382,7 @@ func (r *Runner) decide(ctx context.Context, c *chatRun, p agentchat.PendingAppr
 		typ, msg := chatErr(err)
 		if typ == agents.ErrTypeTurnFailed && strings.Contains(msg, Refusal) {
 			if m != nil {
-				m.outcome = outFailed
+				m.outcome, m.suspended = outFailed, true
 			}
 			return fmt.Sprintf("call %s: the resumed turn failed by the script (%s)", p.CallID, firstLine(msg))
 		}
