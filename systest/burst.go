@@ -10,10 +10,8 @@ import (
 	"github.com/agentchat/agentchat"
 )
 
-// burstWait is how long a burst waits for its Sends: one queued behind a turn that waits
-// for a person's approval is answered only after the approval, so it is left in flight
-// and its answer is recorded when it comes (applyLate).
-const burstWait = 15 * time.Second
+// burstWait is how long an action waits for its Sends before it leaves them in flight.
+const burstWait = 30 * time.Second
 
 func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 	c.group++
@@ -24,29 +22,50 @@ func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 		msgs[i] = &msgState{id: id, text: messageText(id, 40), size: 40, posted: i%2 == 1}
 		c.accept(msgs[i], group)
 	}
+	var posts sync.WaitGroup
+	results := make([]string, 0, len(msgs))
+	var resMu sync.Mutex
+	var sends []*msgState
+	for _, m := range msgs {
+		if !m.posted {
+			sends = append(sends, m)
+			continue
+		}
+		posts.Add(1)
+		go func() {
+			defer posts.Done()
+			res := r.postOne(ctx, c, m)
+			resMu.Lock()
+			results = append(results, res)
+			resMu.Unlock()
+		}()
+	}
+	sent := make(chan string, 1)
+	go func() { sent <- r.sendAndWait(c, sends) }()
+	posts.Wait()
+	for _, m := range msgs {
+		if m.posted && m.outcome == outPosted && isBlocked(r.allFaults, "10.S2") {
+			r.awaitTakenIn(ctx, c, m.id)
+		}
+	}
+	if s := <-sent; s != "" {
+		results = append(results, s)
+	}
+	return strings.Join(results, "; ")
+}
+
+// sendAndWait sends msgs at once and waits up to burstWait for their answers. A Send
+// queued behind a turn that waits for a person's approval is answered only after the
+// approval, so one still waiting then is left in flight and its answer is recorded
+// when it comes (applyLate). The answers are recorded by the caller's goroutine.
+func (r *Runner) sendAndWait(c *chatRun, msgs []*msgState) string {
 	type answer struct {
 		m   *msgState
 		res agentchat.TurnResult
 		err error
 	}
 	answers := make(chan answer, len(msgs))
-	var posts sync.WaitGroup
-	results := make([]string, 0, len(msgs))
-	var resMu sync.Mutex
-	sends := 0
 	for _, m := range msgs {
-		if m.posted {
-			posts.Add(1)
-			go func() {
-				defer posts.Done()
-				res := r.postOne(ctx, c, m)
-				resMu.Lock()
-				results = append(results, res)
-				resMu.Unlock()
-			}()
-			continue
-		}
-		sends++
 		r.inflight.Add(1)
 		go func() {
 			defer r.inflight.Done()
@@ -54,14 +73,10 @@ func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 			answers <- answer{m, res, err}
 		}()
 	}
-	posts.Wait()
-	for _, m := range msgs {
-		if m.posted && m.outcome == outPosted && isBlocked(r.allFaults, "10.S2") {
-			r.awaitTakenIn(ctx, c, m.id)
-		}
-	}
+	var results []string
 	timeout := time.After(burstWait)
-	for ; sends > 0; sends-- {
+	n := len(msgs)
+	for ; n > 0; n-- {
 		select {
 		case a := <-answers:
 			results = append(results, r.settleSend(r.bg, c, a.m, a.res, a.err))
@@ -70,10 +85,10 @@ func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 		}
 		break
 	}
-	if sends > 0 {
-		results = append(results, fmt.Sprintf("%d sends still waiting", sends))
+	if n > 0 {
+		results = append(results, fmt.Sprintf("%d sends still waiting (behind an approval?)", n))
 		r.late(func() {
-			for ; sends > 0; sends-- {
+			for ; n > 0; n-- {
 				a := <-answers
 				r.logf("late answer in c%d: %s", c.idx, r.settleSend(r.bg, c, a.m, a.res, a.err))
 			}

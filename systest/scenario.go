@@ -241,13 +241,13 @@ func (g *generator) chatAction(c int) {
 		if p.approvals {
 			g.add(Action{Op: opApprove, Chat: c, Approve: g.rng.IntN(100) < 75})
 		} else {
-			g.add(Action{Op: opRetry, Chat: c})
+			g.retry(c)
 		}
 	case r < 76:
-		g.add(Action{Op: opRetry, Chat: c})
+		g.retry(c)
 	case r < 86:
 		if len(g.chats) >= 2*g.initial {
-			g.add(Action{Op: opRetry, Chat: c})
+			g.retry(c)
 			return
 		}
 		np := *p
@@ -267,11 +267,22 @@ func (g *generator) chatAction(c int) {
 		g.add(Action{Op: opEdit, Chat: c, Target: len(g.chats) - 1, Edit: edits[g.rng.IntN(len(edits))]})
 	default:
 		if p.budget > 0 && g.blocked("10.S1") {
-			g.add(Action{Op: opRetry, Chat: c})
+			g.retry(c)
 			return
 		}
 		g.add(Action{Op: opMigrate, Chat: c, NewID: g.rng.IntN(100) < 30})
 	}
+}
+
+// retry adds a retry of an answered messageId to chat c, or a post where a retry
+// would run into knownFaults 10.S5 (a chat that continues as new and fails turns).
+func (g *generator) retry(c int) {
+	p := g.chats[c]
+	if p.budget > 0 && p.fails && g.blocked("10.S5") {
+		g.add(Action{Op: opPost, Chat: c, ID: g.nextID(c), Size: 100})
+		return
+	}
+	g.add(Action{Op: opRetry, Chat: c})
 }
 
 // variant picks a config for a new worker.
