@@ -35,7 +35,7 @@ func (r *Runner) Settle(ctx context.Context) {
 	for _, i := range r.chatOrder() {
 		c := r.chats[i]
 		for {
-			st, err := r.w.Client(c.loc.ns).State(ctx, c.loc.id)
+			st, err := r.state(ctx, c.loc)
 			if err != nil {
 				r.violate("chat c%d (%s): State while settling: %v", c.idx, c.loc.id, err)
 				break
@@ -112,14 +112,13 @@ func (r *Runner) Check(ctx context.Context) []string {
 // checkChat checks one chat: its History, its State, its workflows' close statuses,
 // its tool results, and that it exports and imports.
 func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]int) {
-	cl := r.w.Client(c.loc.ns)
 	name := fmt.Sprintf("chat c%d (%s/%s)", c.idx, r.w.Namespaces[c.loc.ns], c.loc.id)
-	h, err := cl.History(ctx, c.loc.id, agentchat.HistoryInput{})
+	h, err := r.history(ctx, c.loc)
 	if err != nil {
 		r.violate("%s: History: %v", name, err)
 		return
 	}
-	st, err := cl.State(ctx, c.loc.id)
+	st, err := r.state(ctx, c.loc)
 	if err != nil {
 		r.violate("%s: State: %v", name, err)
 		return
@@ -139,7 +138,7 @@ func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]i
 			r.violate("%s: workflow %s/%s: %s", name, r.w.Namespaces[l.ns], l.id, v)
 		}
 		if !last {
-			old, err := r.w.Client(l.ns).State(ctx, l.id)
+			old, err := r.state(ctx, l)
 			if err != nil || old.Status != workflows.StatusMigrated {
 				r.violate("%s: the source %s of a migration is %q (%v), not %q", name, l.id, old.Status, err, workflows.StatusMigrated)
 			}
@@ -164,7 +163,7 @@ func (r *Runner) checkMigration(ctx context.Context, c *chatRun, msgs []chat.Mes
 	if err != nil {
 		return []string{fmt.Sprintf("final migration to %s/%s: %v", r.w.Namespaces[to.ns], to.id, err)}
 	}
-	h, err := r.w.Client(to.ns).History(ctx, to.id, agentchat.HistoryInput{})
+	h, err := r.history(ctx, to)
 	if err != nil {
 		return []string{fmt.Sprintf("History after the final migration: %v", err)}
 	}
@@ -280,7 +279,7 @@ func (r *Runner) checkTransfer(ctx context.Context, c *chatRun, msgs []chat.Mess
 	if _, err := cl.Import(ctx, opts); err != nil {
 		return []string{fmt.Sprintf("final import (%d bytes, %d messages): %v", len(doc), len(d.History), err)}
 	}
-	h, err := cl.History(ctx, id, agentchat.HistoryInput{})
+	h, err := r.history(ctx, location{c.loc.ns, id})
 	if err != nil {
 		return []string{fmt.Sprintf("History of the final import: %v", err)}
 	}

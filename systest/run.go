@@ -327,16 +327,15 @@ func (r *Runner) post(ctx context.Context, c *chatRun, id string, size int) stri
 // awaitTakenIn waits (a few seconds at most) until the chat has taken posted turn id in:
 // queued, active, answered or refused. It works around knownFaults 10.S2.
 func (r *Runner) awaitTakenIn(ctx context.Context, c *chatRun, id string) {
-	cl := r.w.Client(c.loc.ns)
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		st, err := cl.State(ctx, c.loc.id)
+		st, err := r.state(ctx, c.loc)
 		if err != nil {
 			return
 		}
 		if st.ActiveTurn == id || slices.Contains(st.PendingTurns, id) || (st.LastError != nil && st.LastError.MessageID == id) {
 			return
 		}
-		h, err := cl.History(ctx, c.loc.id, agentchat.HistoryInput{})
+		h, err := r.history(ctx, c.loc)
 		if err != nil {
 			return
 		}
@@ -362,7 +361,7 @@ func (r *Runner) postOne(ctx context.Context, c *chatRun, m *msgState) string {
 }
 
 func (r *Runner) approve(ctx context.Context, c *chatRun, approve bool) string {
-	st, err := r.w.Client(c.loc.ns).State(ctx, c.loc.id)
+	st, err := r.state(ctx, c.loc)
 	if err != nil {
 		r.violate("chat c%d: State failed: %v", c.idx, err)
 		return "State failed: " + err.Error()

@@ -84,7 +84,7 @@ func (r *Runner) checkAbandoned(ctx context.Context, c *chatRun, to location) {
 		return // nothing was started there
 	}
 	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		st, _ := r.w.Client(to.ns).State(ctx, to.id)
+		st, _ := r.state(ctx, to)
 		// Does the source's document keep its digest through Decode? If not, the
 		// target's restored digest can never match the exported one.
 		if doc, digest, err := r.w.Client(c.loc.ns).Export(ctx, c.loc.id); err == nil {
