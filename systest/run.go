@@ -284,6 +284,10 @@ func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res ag
 		}
 	case typ == agents.ErrTypeAwaitingApproval:
 		m.outcome = outRefused
+	case errors.Is(err, agentchat.ErrChatMigrated):
+		// Queued when the chat migrated: carried in the document, answered there
+		// (README, Migration), so what became of it is read from History, as for a post.
+		m.outcome, m.posted = outPosted, true
 	case typ == agents.ErrTypeTurnFailed:
 		m.outcome = outFailed
 		if !strings.Contains(msg, Refusal) {
