@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/workflows"
@@ -32,10 +31,11 @@ const requestsPerTurn = 60
 func (r *Runner) Settle(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
+	defer r.applyLate()
 	for _, i := range r.chatOrder() {
 		c := r.chats[i]
 		for {
-			st, err := r.w.Client(c.loc.ns).State(ctx, c.loc.id)
+			st, err := r.state(ctx, c.loc)
 			if err != nil {
 				r.violate("chat c%d (%s): State while settling: %v", c.idx, c.loc.id, err)
 				break
@@ -73,6 +73,9 @@ func (r *Runner) chatOrder() []int {
 // Check checks every invariant over the round's chats (after Settle) and returns the
 // broken ones, with those found while acting.
 func (r *Runner) Check(ctx context.Context) []string {
+	if r.stopBg != nil {
+		defer r.stopBg()
+	}
 	execs, err := readToolRecord(filepath.Join(r.w.Dir, toolFile))
 	if err != nil {
 		r.violate("tool record: %v", err)
@@ -109,14 +112,13 @@ func (r *Runner) Check(ctx context.Context) []string {
 // checkChat checks one chat: its History, its State, its workflows' close statuses,
 // its tool results, and that it exports and imports.
 func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]int) {
-	cl := r.w.Client(c.loc.ns)
 	name := fmt.Sprintf("chat c%d (%s/%s)", c.idx, r.w.Namespaces[c.loc.ns], c.loc.id)
-	h, err := cl.History(ctx, c.loc.id, agentchat.HistoryInput{})
+	h, err := r.history(ctx, c.loc)
 	if err != nil {
 		r.violate("%s: History: %v", name, err)
 		return
 	}
-	st, err := cl.State(ctx, c.loc.id)
+	st, err := r.state(ctx, c.loc)
 	if err != nil {
 		r.violate("%s: State: %v", name, err)
 		return
@@ -136,7 +138,7 @@ func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]i
 			r.violate("%s: workflow %s/%s: %s", name, r.w.Namespaces[l.ns], l.id, v)
 		}
 		if !last {
-			old, err := r.w.Client(l.ns).State(ctx, l.id)
+			old, err := r.state(ctx, l)
 			if err != nil || old.Status != workflows.StatusMigrated {
 				r.violate("%s: the source %s of a migration is %q (%v), not %q", name, l.id, old.Status, err, workflows.StatusMigrated)
 			}
@@ -145,163 +147,41 @@ func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]i
 	for _, v := range r.checkTransfer(ctx, c, h.Messages) {
 		r.violate("%s: %s", name, v)
 	}
+	for _, v := range r.checkMigration(ctx, c, h.Messages) {
+		r.violate("%s: %s", name, v)
+	}
 }
 
-// checkHistory checks that no turn is lost or repeated: message ids are unique, each
-// turn's replies follow it as "<turn>/<n>" and end with an agent's answer, every
-// accepted messageId is answered once, none refused or failed is there, and the order
-// of the turns is the order they were accepted.
-func checkHistory(c *chatRun, msgs []chat.Message) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, m := range msgs {
-		if seen[m.MessageID] {
-			out = append(out, fmt.Sprintf("message id %q appears twice", m.MessageID))
-		}
-		seen[m.MessageID] = true
+// checkMigration migrates the settled chat to the other namespace under a new id (the
+// last thing done to it): every chat can be migrated, and arrives whole.
+func (r *Runner) checkMigration(ctx context.Context, c *chatRun, msgs []chat.Message) []string {
+	if c.budget > 0 && isBlocked(r.allFaults, "10.S1") {
+		return nil
 	}
-	turns := splitTurns(msgs)
-	for _, t := range turns {
-		for _, m := range t.replies {
-			if !strings.HasPrefix(m.MessageID, t.user.MessageID+"/") {
-				out = append(out, fmt.Sprintf("message %q (%s) inside turn %q", m.MessageID, m.Role, t.user.MessageID))
-			}
-		}
-		if len(t.replies) == 0 {
-			out = append(out, fmt.Sprintf("turn %q has no reply", t.user.MessageID))
-			continue
-		}
-		if last := t.replies[len(t.replies)-1]; last.Role != chat.RoleAssistant || last.Text() == "" {
-			out = append(out, fmt.Sprintf("turn %q ends with %s message %q, not an agent's answer", t.user.MessageID, last.Role, last.MessageID))
-		}
+	to := location{1 - c.loc.ns, c.loc.id + "-fm"}
+	res, err := r.w.Client(c.loc.ns).Migrate(ctx, c.loc.id, agentchat.MigrateOptions{ToNamespace: r.w.Namespaces[to.ns], ToChatID: to.id})
+	if err != nil {
+		return []string{fmt.Sprintf("final migration to %s/%s: %v", r.w.Namespaces[to.ns], to.id, err)}
 	}
-	if len(msgs) < len(c.prefix) || !equal(ids(msgs[:len(c.prefix)]), c.prefix) {
-		out = append(out, fmt.Sprintf("the history does not start with the %d messages of the imported document", len(c.prefix)))
-		return out
+	h, err := r.history(ctx, to)
+	if err != nil {
+		return []string{fmt.Sprintf("History after the final migration: %v", err)}
 	}
-	count := map[string]int{}
-	group := 0
-	for _, t := range turns {
-		id := t.user.MessageID
-		if t.index < len(c.prefix) {
-			continue
-		}
-		count[id]++
-		m, ok := c.msgs[id]
-		switch {
-		case ok:
-			if m.group < group {
-				out = append(out, fmt.Sprintf("turn %q (accepted in step group %d) answered after a turn of group %d", id, m.group, group))
-			}
-			group = max(group, m.group)
-			if m.outcome == outAnswered && !m.posted && len(m.replies) > 0 && !equal(ids(t.replies), m.replies) {
-				out = append(out, fmt.Sprintf("turn %q holds replies %v; Send returned %v", id, ids(t.replies), m.replies))
-			}
-		case slices.Contains(c.pending, id):
-		default:
-			out = append(out, fmt.Sprintf("turn %q was never sent", id))
-		}
+	if !equal(ids(h.Messages), ids(msgs)) || res.MessageCount != len(msgs) {
+		return []string{fmt.Sprintf("the final migration arrived with %d messages (result says %d), the source had %d",
+			len(h.Messages), res.MessageCount, len(msgs))}
 	}
-	for _, id := range c.order {
-		m, n := c.msgs[id], count[id]
-		switch {
-		case n > 1:
-			out = append(out, fmt.Sprintf("turn %q (%s) is in the history %d times", id, m.outcome, n))
-		case (m.outcome == outAnswered || m.outcome == outSuspended) && n == 0:
-			out = append(out, fmt.Sprintf("turn %q was %s but is not in the history (lost)", id, m.outcome))
-		case (m.outcome == outRefused || m.outcome == outFailed) && n > 0:
-			out = append(out, fmt.Sprintf("turn %q was %s but is in the history", id, m.outcome))
-		case m.outcome == outPosted && n == 0 && m.size <= c.limit && !c.hasFailing():
-			out = append(out, fmt.Sprintf("posted turn %q (%d bytes, limit %d) is not in the history (lost)", id, m.size, c.limit))
-		case m.outcome == outPosted && n == 1 && m.size > c.limit:
-			out = append(out, fmt.Sprintf("posted turn %q of %d bytes is in the history; the limit is %d", id, m.size, c.limit))
-		}
-	}
-	for _, id := range c.pending {
-		if count[id] == 0 && !c.hasFailing() {
-			out = append(out, fmt.Sprintf("the document's pending turn %q was never answered", id))
-		}
-	}
-	return out
-}
-
-// turnOf is a user message and the messages after it up to the next user message.
-type turnOf struct {
-	index   int // of the user message in the history
-	user    chat.Message
-	replies []chat.Message
-}
-
-func splitTurns(msgs []chat.Message) []turnOf {
-	var out []turnOf
-	for i, m := range msgs {
-		switch {
-		case m.Role == chat.RoleUser:
-			out = append(out, turnOf{index: i, user: m})
-		case len(out) > 0:
-			out[len(out)-1].replies = append(out[len(out)-1].replies, m)
-		}
-	}
-	return out
-}
-
-func ids(msgs []chat.Message) []string {
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.MessageID
-	}
-	return out
-}
-
-// checkState checks that State agrees with History and that the settled chat is idle
-// and well.
-func checkState(st agentchat.StateResult, msgs []chat.Message) []string {
-	var out []string
-	if st.MessageCount != len(msgs) {
-		out = append(out, fmt.Sprintf("State counts %d messages, History has %d", st.MessageCount, len(msgs)))
-	}
-	if len(msgs) > 0 && (st.LastMessage == nil || st.LastMessage.MessageID != msgs[len(msgs)-1].MessageID) {
-		out = append(out, fmt.Sprintf("State's last message is not History's last (%q)", msgs[len(msgs)-1].MessageID))
-	}
-	if st.Status != workflows.StatusRunning {
-		out = append(out, fmt.Sprintf("status %q, want %q", st.Status, workflows.StatusRunning))
-	}
-	if st.ActiveTurn != "" || len(st.PendingTurns) > 0 || len(st.PendingApprovals) > 0 {
-		out = append(out, fmt.Sprintf("not idle after settling: active %q, pending %v, approvals %v", st.ActiveTurn, st.PendingTurns, st.PendingApprovals))
-	}
-	if e := st.LastError; e != nil && e.Type != agents.ErrTypeInvalidMessage && !strings.Contains(e.Message, Refusal) {
-		out = append(out, fmt.Sprintf("lastError %s on %q is not the script's refusal: %s", e.Type, e.MessageID, firstLine(e.Message)))
-	}
-	return out
-}
-
-// checkToolResults checks that every recording tool's result in the history comes from
-// exactly one real execution.
-func checkToolResults(c *chatRun, msgs []chat.Message, perCall map[string]int) []string {
-	var out []string
-	for _, m := range msgs {
-		for _, ct := range m.Contents {
-			if ct.Type != chat.ContentFunctionResult || !strings.HasPrefix(ct.Result, "recorded ") {
-				continue
-			}
-			if n := perCall[fmt.Sprintf("c%d/%s", c.idx, ct.CallID)]; n != 1 && !slices.Contains(c.prefix, m.MessageID) {
-				out = append(out, fmt.Sprintf("tool result of call %s in %q, but the tool ran %d times", ct.CallID, m.MessageID, n))
-			}
-		}
-	}
-	return out
+	return nil
 }
 
 // benignTaskFailures are the workflow task failure causes that are part of normal
 // operation (a signal arriving during a task, a sticky worker gone); any other means the
 // workflow code failed or Temporal refused what it did.
 var benignTaskFailures = map[enumspb.WorkflowTaskFailedCause]bool{
-	enumspb.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND:                       true,
-	enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_STICKY_TASK_QUEUE:                 true,
-	enumspb.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND:                     true,
-	enumspb.WORKFLOW_TASK_FAILED_CAUSE_FAILOVER_CLOSE_COMMAND:                  true,
-	enumspb.WORKFLOW_TASK_FAILED_CAUSE_UNSPECIFIED:                             false,
-	enumspb.WORKFLOW_TASK_FAILED_CAUSE_PENDING_NEXUS_OPERATIONS_LIMIT_EXCEEDED: false,
+	enumspb.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND:       true,
+	enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_STICKY_TASK_QUEUE: true,
+	enumspb.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND:     true,
+	enumspb.WORKFLOW_TASK_FAILED_CAUSE_FAILOVER_CLOSE_COMMAND:  true,
 }
 
 // checkRuns walks every run of the workflow at l, newest first, and checks how each
@@ -392,22 +272,14 @@ func (r *Runner) checkTransfer(ctx context.Context, c *chatRun, msgs []chat.Mess
 		return []string{fmt.Sprintf("the export holds %d messages, History %d (or in another order)", len(d.History), len(msgs))}
 	}
 	id := c.loc.id + "-final"
-	opts := agentchat.ImportOptions{ChatID: id, MaxMessageBytes: c.maxBytes}
-	if len(doc) > workflows.InlineLimit {
-		opts.Path = filepath.Join(r.w.Dir, "exports", id+".json")
-		if err := os.MkdirAll(filepath.Dir(opts.Path), 0o755); err != nil {
-			return []string{err.Error()}
-		}
-		if err := os.WriteFile(opts.Path, doc, 0o600); err != nil {
-			return []string{err.Error()}
-		}
-	} else {
-		opts.Document = doc
+	opts, err := r.importOptions(doc, id, c.maxBytes)
+	if err != nil {
+		return []string{err.Error()}
 	}
 	if _, err := cl.Import(ctx, opts); err != nil {
 		return []string{fmt.Sprintf("final import (%d bytes, %d messages): %v", len(doc), len(d.History), err)}
 	}
-	h, err := cl.History(ctx, id, agentchat.HistoryInput{})
+	h, err := r.history(ctx, location{c.loc.ns, id})
 	if err != nil {
 		return []string{fmt.Sprintf("History of the final import: %v", err)}
 	}

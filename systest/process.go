@@ -10,9 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 )
 
 // pollTimeout bounds the wait for a new worker process to poll its task queue.
@@ -34,10 +31,8 @@ type Process struct {
 	err    error
 }
 
-// startProcess starts a worker with spec and waits until it polls both task-queue
-// types under its own identity ("<pid>@…"): a killed worker still shows as a poller
-// for a while, so any poller would not do.
-func startProcess(ctx context.Context, tc client.Client, spec WorkerSpec, variant string) (*Process, error) {
+// startProcess starts a worker with spec and waits until its pollers run.
+func startProcess(ctx context.Context, spec WorkerSpec, variant string) (*Process, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -54,6 +49,7 @@ func startProcess(ctx context.Context, tc client.Client, spec WorkerSpec, varian
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), workerEnv+"="+string(raw))
 	cmd.Stdout, cmd.Stderr = log, log
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("systest: start worker: %w", err)
 	}
@@ -63,42 +59,30 @@ func startProcess(ctx context.Context, tc client.Client, spec WorkerSpec, varian
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
-	if err := p.waitPolling(ctx, tc, spec.TaskQueue); err != nil {
+	if err := p.waitPolling(ctx); err != nil {
 		p.Kill()
 		return nil, err
 	}
 	return p, nil
 }
 
-func (p *Process) waitPolling(ctx context.Context, tc client.Client, queue string) error {
+// waitPolling waits until the process says its pollers run (readyLine), failing if it
+// exits first. The server's view (DescribeTaskQueue) is not used: a new poller may poll
+// a partition other than the root one, which DescribeTaskQueue shows, for up to a
+// minute.
+func (p *Process) waitPolling(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pollTimeout)
 	defer cancel()
-	identity := fmt.Sprintf("%d@", p.PID)
-	for _, kind := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
-		for !polls(ctx, tc, queue, kind, identity) {
-			select {
-			case <-p.exited:
-				return fmt.Errorf("systest: worker %d exited before it polled (%v); log:\n%s", p.PID, p.err, p.Logs())
-			case <-ctx.Done():
-				return fmt.Errorf("systest: worker %d never polled %s queue %q; log:\n%s", p.PID, kind, queue, p.Logs())
-			case <-time.After(100 * time.Millisecond):
-			}
+	for !strings.Contains(p.Logs(), readyLine) {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("systest: worker %d exited before it polled (%v); log:\n%s", p.PID, p.err, p.Logs())
+		case <-ctx.Done():
+			return fmt.Errorf("systest: worker %d did not start polling within %s; log:\n%s", p.PID, pollTimeout, p.Logs())
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	return nil
-}
-
-func polls(ctx context.Context, tc client.Client, queue string, kind enumspb.TaskQueueType, identity string) bool {
-	resp, err := tc.DescribeTaskQueue(ctx, queue, kind)
-	if err != nil {
-		return false
-	}
-	for _, poller := range resp.GetPollers() {
-		if strings.HasPrefix(poller.GetIdentity(), identity) {
-			return true
-		}
-	}
-	return false
 }
 
 // Kill sends SIGKILL, as a crash would, and waits for the process to end.

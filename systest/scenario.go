@@ -16,6 +16,7 @@ const (
 	opApprove = "approve" // decide the chat's first pending approval: Approve, or reject
 	opRetry   = "retry"   // Send an answered messageId again
 	opExport  = "export"  // export the chat and import the document into the new chat Target
+	opEdit    = "edit"    // export the chat, edit the document (Edit) and import it into Target
 	opMigrate = "migrate" // migrate the chat to the other namespace (NewID: under a new id)
 	opKill    = "kill"    // SIGKILL worker Worker of namespace NS, start a new one with Variant
 	opRestart = "restart" // start a worker of NS with Variant, then stop worker Worker gracefully
@@ -37,7 +38,8 @@ type Action struct {
 	Burst     int
 	Approve   bool
 	KillAfter time.Duration
-	Target    int    // opExport: the new chat's index
+	Target    int    // opExport, opEdit: the new chat's index
+	Edit      string // opEdit: editSystem, editOpenCall or editWrongRole
 	NewID     bool   // opMigrate
 	NS        int    // fleet: namespace index
 	Worker    int    // fleet: which worker of NS (modulo their number)
@@ -64,6 +66,8 @@ func (a Action) String() string {
 		fmt.Fprintf(&b, " approve=%t", a.Approve)
 	case opExport:
 		fmt.Fprintf(&b, " into=c%d", a.Target)
+	case opEdit:
+		fmt.Fprintf(&b, " %s into=c%d", a.Edit, a.Target)
 	case opMigrate:
 		fmt.Fprintf(&b, " new-id=%t", a.NewID)
 	case opKill, opRestart:
@@ -88,8 +92,9 @@ type chatPlan struct {
 	big       bool // may hold near-limit messages (then it must not continue as new while 10.1 is known)
 	bigBytes  int  // near-limit bytes sent so far
 	approvals bool
-	budget    int // HistoryBudget.MaxEvents; > 0 continues as new every few turns
-	turns     int // message ids handed out
+	fails     bool // has an agent whose turns may fail
+	budget    int  // HistoryBudget.MaxEvents; > 0 continues as new every few turns
+	turns     int  // message ids handed out
 	imported  bool
 }
 
@@ -122,11 +127,19 @@ func Generate(p Params) []Action {
 
 func (g *generator) add(a Action) { g.actions = append(g.actions, a) }
 
-// usableAgents are the behaviours whose faults are not known.
+// usableAgents are the behaviours whose faults are not known, each as often as its
+// weight: big replies cost seconds a turn under -race, so they come less often.
 func (g *generator) usableAgents() []string {
 	var out []string
 	for _, s := range agentSpecs {
-		if !g.blocked(s.Faults...) {
+		if g.blocked(s.Faults...) {
+			continue
+		}
+		n := 3
+		if s.Big {
+			n = 1
+		}
+		for range n {
 			out = append(out, s.ID)
 		}
 	}
@@ -142,9 +155,15 @@ func (g *generator) start() {
 		if !contains(agents, a) {
 			agents = append(agents, a)
 		}
+		if len(agents) == 2 && g.blocked("10.10") && mixesApprovalAndFailure(agents) {
+			agents = agents[:1] // a failing turn after an approved call runs the call again
+		}
 	}
 	p := &chatPlan{agents: agents, limit: 256 << 10}
 	maxBytes := []int{0, 0, 64 << 10, 1 << 20}[g.rng.IntN(4)]
+	if !g.blocked("10.2") && g.rng.IntN(100) < 10 {
+		maxBytes = 8 << 20 // over what Temporal can carry: must be refused, or work
+	}
 	if maxBytes > 0 {
 		p.limit = maxBytes
 	}
@@ -152,6 +171,7 @@ func (g *generator) start() {
 		s := specOf(a)
 		p.big = p.big || s.Big
 		p.approvals = p.approvals || s.Approvals
+		p.fails = p.fails || s.Fails
 	}
 	p.big = p.big || g.rng.IntN(100) < 30
 	budget := 0
@@ -180,8 +200,13 @@ func (g *generator) size(c int) int {
 		return 10 + g.rng.IntN(200)
 	case r < 80:
 		return 4<<10 + g.rng.IntN(12<<10)
-	case r < 90:
+	case r < 88:
 		return p.limit + 1 + g.rng.IntN(1024) // refused: over the limit
+	case r < 90:
+		if g.blocked("10.3") {
+			return p.limit + 1 + g.rng.IntN(1024)
+		}
+		return 2_100_000 + g.rng.IntN(1_000_000) // over Temporal's 2 MB payload limit
 	default:
 		near := p.limit - 64 - g.rng.IntN(512) // just under, with room for the id and role
 		if p.big && (!g.blocked("10.1") || p.bigBytes+near <= 1_500_000) {
@@ -216,26 +241,48 @@ func (g *generator) chatAction(c int) {
 		if p.approvals {
 			g.add(Action{Op: opApprove, Chat: c, Approve: g.rng.IntN(100) < 75})
 		} else {
-			g.add(Action{Op: opRetry, Chat: c})
+			g.retry(c)
 		}
 	case r < 76:
-		g.add(Action{Op: opRetry, Chat: c})
+		g.retry(c)
 	case r < 86:
 		if len(g.chats) >= 2*g.initial {
-			g.add(Action{Op: opRetry, Chat: c})
+			g.retry(c)
 			return
 		}
 		np := *p
 		np.imported, np.turns = true, 0
 		g.chats = append(g.chats, &np)
-		g.add(Action{Op: opExport, Chat: c, Target: len(g.chats) - 1})
+		if r < 82 {
+			g.add(Action{Op: opExport, Chat: c, Target: len(g.chats) - 1})
+			return
+		}
+		edits := []string{editSystem}
+		if !p.fails || !g.blocked("10.8") {
+			edits = append(edits, editOpenCall) // a failing agent then loops (issue 10, fault 8)
+		}
+		if !g.blocked(editFaults[editWrongRole]...) {
+			edits = append(edits, editWrongRole)
+		}
+		g.add(Action{Op: opEdit, Chat: c, Target: len(g.chats) - 1, Edit: edits[g.rng.IntN(len(edits))]})
 	default:
 		if p.budget > 0 && g.blocked("10.S1") {
-			g.add(Action{Op: opRetry, Chat: c})
+			g.retry(c)
 			return
 		}
 		g.add(Action{Op: opMigrate, Chat: c, NewID: g.rng.IntN(100) < 30})
 	}
+}
+
+// retry adds a retry of an answered messageId to chat c, or a post where a retry
+// would run into knownFaults 10.S5 (a chat that continues as new and fails turns).
+func (g *generator) retry(c int) {
+	p := g.chats[c]
+	if p.budget > 0 && p.fails && g.blocked("10.S5") {
+		g.add(Action{Op: opPost, Chat: c, ID: g.nextID(c), Size: 100})
+		return
+	}
+	g.add(Action{Op: opRetry, Chat: c})
 }
 
 // variant picks a config for a new worker.
@@ -255,6 +302,18 @@ func (g *generator) fleet() {
 		a.Op = opRestart
 	}
 	g.add(a)
+}
+
+// mixesApprovalAndFailure reports whether one agent of agents calls a tool that needs
+// approval and another may fail a turn: then the turn fails after the approved call
+// ran, and the call runs again after the next approval (issue 10, fault 10).
+func mixesApprovalAndFailure(agents []string) bool {
+	var approvals, fails bool
+	for _, a := range agents {
+		s := specOf(a)
+		approvals, fails = approvals || s.Approvals, fails || s.Fails
+	}
+	return approvals && fails
 }
 
 func contains(xs []string, x string) bool {

@@ -18,6 +18,7 @@ var (
 	seedFlag = flag.Int64("systest.seed", 0, "seed of the first round (0: from the clock); round n uses seed+n")
 	durFlag  = flag.Duration("systest.duration", 75*time.Second,
 		"keep starting rounds until this much time has passed (at least one round)")
+	roundsFlag = flag.Int("systest.rounds", 0, "run exactly this many rounds (scenarios), whatever -systest.duration says; 0: by duration")
 	chatsFlag  = flag.Int("systest.chats", 4, "chats each round starts")
 	stepsFlag  = flag.Int("systest.steps", 8, "actions per chat in a round")
 	faultsFlag = flag.String("systest.faults", "", `"all" also runs the action classes of knownFaults`)
@@ -39,17 +40,19 @@ func TestSystem(t *testing.T) {
 	if seed == 0 {
 		seed = time.Now().UnixNano() % 1_000_000_000
 	}
-	ns := [2]string{testenv.Namespace(t, "default"), testenv.Namespace(t, "systest-b")}
 	ctx := context.Background()
-	w, err := NewWorld(ctx, WorldOptions{Address: testenv.Address(t), Namespaces: ns,
-		TaskQueue: testenv.TaskQueue(t), Dir: t.TempDir()})
-	require.NoError(t, err)
-	defer w.Close()
+	w := newTestWorld(t)
 	t.Logf("system test: first seed %d, %d chats × %d steps a round, for %s; known faults skipped: %s",
 		seed, *chatsFlag, *stepsFlag, *durFlag, knownList())
 
 	began := time.Now()
-	for round := 0; round == 0 || time.Since(began) < *durFlag; round++ {
+	more := func(round int) bool {
+		if *roundsFlag > 0 {
+			return round < *roundsFlag
+		}
+		return round == 0 || time.Since(began) < *durFlag
+	}
+	for round := 0; more(round); round++ {
 		p := Params{Seed: seed + int64(round), Chats: *chatsFlag, Steps: *stepsFlag, AllFaults: *faultsFlag == "all"}
 		if !runRound(t, ctx, w, p) {
 			return
@@ -76,7 +79,7 @@ func runRound(t *testing.T, ctx context.Context, w *World, p Params) bool {
 	if err != nil {
 		violations = append(violations, err.Error())
 	}
-	t.Errorf("system test failed: seed %d\nreplay: go test -race -run 'TestSystem$' ./systest -systest.seed %d -systest.duration 1ns -systest.chats %d -systest.steps %d\n"+
+	t.Errorf("system test failed: seed %d\nreplay: go test -race -run 'TestSystem$' ./systest -systest.seed %d -systest.rounds 1 -systest.chats %d -systest.steps %d\n"+
 		"violations:\n  %s\naction log:\n  %s\nworker logs:\n%s",
 		p.Seed, p.Seed, p.Chats, p.Steps, strings.Join(violations, "\n  "), strings.Join(r.Log(), "\n  "), tail(w.WorkerLogs(), 20_000))
 	return false

@@ -111,8 +111,18 @@ func runWorker(spec WorkerSpec) error {
 	w.RegisterActivityWithOptions(func(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
 		return acts.CallTool(context.WithValue(ctx, callKey{}, in), in)
 	}, activity.RegisterOptions{Name: workflows.CallToolActivity, DisableAlreadyRegisteredCheck: true})
-	return w.Run(worker.InterruptCh())
+	if err := w.Start(); err != nil {
+		return err
+	}
+	// The parent waits for this line: the worker's pollers are running.
+	fmt.Fprintln(os.Stderr, readyLine)
+	<-worker.InterruptCh()
+	w.Stop()
+	return nil
 }
+
+// readyLine is what a child worker writes to its log once its pollers run.
+const readyLine = "systest worker: polling"
 
 // callKey is the context key of the agents.CallToolInput a recording tool runs.
 type callKey struct{}

@@ -113,7 +113,7 @@ func (w *World) NamespaceIndex(name string) int {
 func (w *World) startWorker(ctx context.Context, ns int, variant string) (*Process, error) {
 	spec := WorkerSpec{Address: w.Address, Namespace: w.Namespaces[ns], TaskQueue: w.TaskQueue,
 		Config: w.configs[variant], ModelURL: w.Model.URL(), Dir: w.Dir}
-	p, err := startProcess(ctx, w.temporal[ns], spec, variant)
+	p, err := startProcess(ctx, spec, variant)
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +137,28 @@ func (w *World) take(ns, i int) *Process {
 	return p
 }
 
+// keepFull returns variant, or variantA when variant lacks agents and no other worker
+// of namespace ns would run a config with every agent: an agent that no worker knows
+// fails its turns by design.
+func (w *World) keepFull(ns int, variant string) string {
+	if variant != variantC {
+		return variant
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.workers[ns] {
+		if p.Variant != variantC {
+			return variant
+		}
+	}
+	return variantA
+}
+
 // Kill kills worker i of namespace ns with SIGKILL, then starts a new one with variant.
 // It returns what it did, for the action log.
 func (w *World) Kill(ctx context.Context, ns, i int, variant string) (string, error) {
 	old := w.take(ns, i)
+	variant = w.keepFull(ns, variant)
 	if old != nil {
 		old.Kill()
 	}
@@ -155,6 +173,7 @@ func (w *World) Kill(ctx context.Context, ns, i int, variant string) (string, er
 // gracefully (SIGTERM): one step of a rolling deploy.
 func (w *World) Restart(ctx context.Context, ns, i int, variant string) (string, error) {
 	old := w.take(ns, i)
+	variant = w.keepFull(ns, variant)
 	p, err := w.startWorker(ctx, ns, variant)
 	if err != nil {
 		return "", err

@@ -1,0 +1,74 @@
+package systest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// turnMsgs is a user message id and an agent's text answer to it.
+func turnMsgs(id string) []chat.Message {
+	return []chat.Message{chat.TextMessage(id, chat.RoleUser, "", "q"), chat.TextMessage(id+"/1", chat.RoleAssistant, "A", "a")}
+}
+
+func runOf(msgs ...*msgState) *chatRun {
+	c := &chatRun{limit: 1000, msgs: map[string]*msgState{}}
+	for _, m := range msgs {
+		c.accept(m, -1)
+	}
+	return c
+}
+
+// The history checks pass a chat whose turns are all there once, in order, and find a
+// lost turn, a repeated one, turns out of order, a refused one written, and a turn
+// that ends without an agent's answer.
+func TestCheckHistory(t *testing.T) {
+	answered := func(id string) *msgState {
+		return &msgState{id: id, outcome: outAnswered, replies: []string{id + "/1"}}
+	}
+	good := append(turnMsgs("t1"), turnMsgs("t2")...)
+	assert.Empty(t, checkHistory(runOf(answered("t1"), answered("t2")), good))
+
+	for name, tc := range map[string]struct {
+		run  *chatRun
+		msgs []chat.Message
+		want string
+	}{
+		"lost":      {runOf(answered("t1"), answered("t2")), turnMsgs("t1"), `"t2" was answered but is not in the history`},
+		"repeated":  {runOf(answered("t1")), append(turnMsgs("t1"), turnMsgs("t1")...), "appears twice"},
+		"reordered": {runOf(answered("t1"), answered("t2")), append(turnMsgs("t2"), turnMsgs("t1")...), "answered after a turn of group"},
+		"refused":   {runOf(&msgState{id: "t1", outcome: outRefused}), turnMsgs("t1"), "was refused but is in the history"},
+		"no answer": {runOf(answered("t1")), []chat.Message{chat.TextMessage("t1", chat.RoleUser, "", "q"),
+			{MessageID: "t1/1", Role: chat.RoleTool, Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: "c", Result: "r"}}}},
+			"not an agent's answer"},
+		"stray":       {runOf(answered("t1")), append(turnMsgs("t1"), turnMsgs("t9")...), `"t9" was never sent`},
+		"lost signal": {runOf(&msgState{id: "t1", outcome: outPosted, posted: true, size: 10}), nil, `posted turn "t1"`},
+	} {
+		got := strings.Join(checkHistory(tc.run, tc.msgs), "\n")
+		assert.Contains(t, got, tc.want, name)
+	}
+}
+
+// checkState finds a State that disagrees with History, a chat that is not idle, and
+// a lastError that the script did not cause.
+func TestCheckState(t *testing.T) {
+	msgs := turnMsgs("t1")
+	last := msgs[1]
+	st := stateOf(2, &last)
+	assert.Empty(t, checkState(st, msgs))
+	st.MessageCount = 3
+	st.PendingTurns = []string{"t2"}
+	got := strings.Join(checkState(st, msgs), "\n")
+	assert.Contains(t, got, "State counts 3 messages")
+	assert.Contains(t, got, "not idle")
+}
+
+// stateOf is an idle running chat's State with n messages, the last one last.
+func stateOf(n int, last *chat.Message) agentchat.StateResult {
+	return agentchat.StateResult{Status: workflows.StatusRunning, MessageCount: n, LastMessage: last}
+}

@@ -1,0 +1,114 @@
+package systest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+func (r *Runner) exportImport(ctx context.Context, c *chatRun, target int) string {
+	cl := r.w.Client(c.loc.ns)
+	doc, digest, err := cl.Export(ctx, c.loc.id)
+	if err != nil {
+		r.violate("chat c%d: export failed: %v", c.idx, err)
+		return "export error: " + err.Error()
+	}
+	d, _, err := chatstate.Decode(doc)
+	if err != nil {
+		r.violate("chat c%d: the exported document does not decode: %v", c.idx, err)
+		return "decode error: " + err.Error()
+	}
+	nc := r.newChat(target, c.loc.ns, r.chatID(target), c.agents, c.maxBytes)
+	for _, m := range d.History {
+		nc.prefix = append(nc.prefix, m.MessageID)
+	}
+	for _, m := range d.PendingTurns {
+		nc.pending = append(nc.pending, m.MessageID)
+	}
+	opts, err := r.importOptions(doc, nc.loc.id, c.maxBytes)
+	if err != nil {
+		r.violate("write document: %v", err)
+		return "error: " + err.Error()
+	}
+	st, err := cl.Import(ctx, opts)
+	if err != nil {
+		r.violate("chat c%d: import of its document (%d bytes, %d messages) into c%d failed: %v",
+			c.idx, len(doc), len(d.History), target, err)
+		return "import error: " + err.Error()
+	}
+	nc.started = true
+	if st.RestoredDigest != digest {
+		r.violate("chat c%d: imported digest %s, exported %s", target, st.RestoredDigest, digest)
+	}
+	return fmt.Sprintf("exported %d bytes, %d messages, %d pending; imported as c%d (%s)",
+		len(doc), len(d.History), len(d.PendingTurns), target, st.Status)
+}
+
+func (r *Runner) migrate(ctx context.Context, c *chatRun, newID bool) string {
+	to := location{1 - c.loc.ns, c.loc.id}
+	for _, l := range c.locations {
+		newID = newID || l == to
+	}
+	if newID {
+		to.id = fmt.Sprintf("%s-m%d", r.chatID(c.idx), len(c.locations))
+	}
+	res, err := r.w.Client(c.loc.ns).Migrate(ctx, c.loc.id, agentchat.MigrateOptions{
+		ToNamespace: r.w.Namespaces[to.ns], ToChatID: to.id})
+	if err != nil {
+		if typ, _ := chatErr(err); typ == agents.ErrTypeMigrationFailed {
+			// Abandoned: the source must take turns again (checked in the end), and no
+			// second live chat may be left at the target.
+			r.checkAbandoned(ctx, c, to)
+			return "migration abandoned: " + firstLine(err.Error())
+		}
+		r.violate("chat c%d: migrate to %s/%s: %v", c.idx, r.w.Namespaces[to.ns], to.id, err)
+		return "error: " + err.Error()
+	}
+	c.loc = to
+	c.locations = append(c.locations, to)
+	return fmt.Sprintf("migrated to %s/%s, %d messages", res.Target.Namespace, res.Target.ChatID, res.MessageCount)
+}
+
+// checkAbandoned checks that an abandoned migration left no live chat at its target.
+func (r *Runner) checkAbandoned(ctx context.Context, c *chatRun, to location) {
+	d, err := r.w.Temporal(to.ns).DescribeWorkflowExecution(ctx, to.id, "")
+	if err != nil {
+		return // nothing was started there
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		st, _ := r.state(ctx, to)
+		// Does the source's document keep its digest through Decode? If not, the
+		// target's restored digest can never match the exported one.
+		if doc, digest, err := r.w.Client(c.loc.ns).Export(ctx, c.loc.id); err == nil {
+			if d, _, err := chatstate.Decode(doc); err == nil && d.Digest != digest {
+				r.logf("diagnosis c%d: a fresh export's digest %s is %s after Decode", c.idx, digest, d.Digest)
+			}
+		}
+		r.violate("chat c%d: an abandoned migration left a live chat at %s/%s (restored digest %s, repairs %v, %d messages): two live copies",
+			c.idx, r.w.Namespaces[to.ns], to.id, st.RestoredDigest, st.Repairs, st.MessageCount)
+	}
+}
+
+// importOptions are the options to import document doc into a new chat id: inline up
+// to workflows.InlineLimit, else by a file in the world's exports folder (which the
+// workers read, as a shared volume).
+func (r *Runner) importOptions(doc []byte, id string, maxBytes int) (agentchat.ImportOptions, error) {
+	opts := agentchat.ImportOptions{ChatID: id, MaxMessageBytes: maxBytes}
+	if len(doc) <= workflows.InlineLimit {
+		opts.Document = doc
+		return opts, nil
+	}
+	opts.Path = filepath.Join(r.w.Dir, "exports", id+".json")
+	if err := os.MkdirAll(filepath.Dir(opts.Path), 0o755); err != nil {
+		return opts, err
+	}
+	return opts, os.WriteFile(opts.Path, doc, 0o600)
+}
