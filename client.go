@@ -432,7 +432,8 @@ func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("agentchat: %w %q in namespace %q; start one: go run ./worker --offline --task-queue %s",
+	return fmt.Errorf("agentchat: %w %q in namespace %q; start one: go run ./worker --offline --task-queue %s "+
+		"(if the server restarted a moment ago, its workers poll again within about 10 s: try again then)",
 		ErrNoWorker, taskQueue, c.namespace, taskQueue)
 }
 
