@@ -316,8 +316,10 @@ func closedAs(s enumspb.WorkflowExecutionStatus) string {
 // Turns queue in the chat; Send waits for its own. When Temporal refuses the update
 // because too many are in flight on the chat, Send retries with backoff until ctx ends.
 //
-// Errors: ErrChatNotFound, ErrChatClosed; application errors of type InvalidMessage,
-// NotAcceptingTurns or TurnFailed (with the provider's message) from the chat.
+// Errors: ErrChatNotFound, ErrChatClosed; application errors (*Error) from the chat of
+// type InvalidMessage, NotAcceptingTurns, TurnFailed (with the provider's message) or
+// StoreUnavailable (the message store could not be reached). A failed turn left nothing
+// in the chat: send it again with the same MessageID.
 func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) (TurnResult, error) {
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
