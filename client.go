@@ -322,10 +322,12 @@ func closedAs(s enumspb.WorkflowExecutionStatus) string {
 // Turns queue in the chat; Send waits for its own. When Temporal refuses the update
 // because too many are in flight on the chat, Send retries with backoff until ctx ends.
 //
-// Errors: ErrChatNotFound, ErrChatClosed; application errors of type InvalidMessage,
-// NotAcceptingTurns or TurnFailed (with the provider's message) from the chat. A message
-// over workflows.MaxMessageBytesLimit, which no chat accepts, is refused here with the
-// same InvalidMessage error, and nothing is sent.
+// Errors: ErrChatNotFound, ErrChatClosed; application errors (*Error) from the chat of
+// type InvalidMessage, NotAcceptingTurns, TurnFailed (with the provider's message) or
+// StoreUnavailable (the message store could not be reached). A failed turn left nothing
+// in the chat: send it again with the same MessageID. A message over
+// workflows.MaxMessageBytesLimit, which no chat accepts, is refused here with the same
+// InvalidMessage error, and nothing is sent.
 //
 // A turn's messages past workflows.HistoryPageBytes come as references (no contents);
 // History returns them whole.
@@ -467,7 +469,8 @@ func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("agentchat: %w %q in namespace %q; start one: go run ./worker --offline --task-queue %s",
+	return fmt.Errorf("agentchat: %w %q in namespace %q; start one: go run ./worker --offline --task-queue %s "+
+		"(if the server restarted a moment ago, its workers poll again within about 10 s: try again then)",
 		ErrNoWorker, taskQueue, c.namespace, taskQueue)
 }
 

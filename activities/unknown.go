@@ -21,7 +21,9 @@ const pollerWindow = 90 * time.Second
 const describeTimeout = 3 * time.Second
 
 // identity is this process's worker identity as Temporal's SDK makes it by default
-// ("<pid>@<host>@"), which is how the server lists the queue's pollers.
+// ("<pid>@<host>@"), which is how the server lists the queue's pollers. A worker given
+// another identity (client.Options.Identity) is not recognised among the pollers, so
+// a chat then waits the whole UnknownAgentWait before it gives up.
 var identity = func() string {
 	host, err := os.Hostname()
 	if err != nil {

@@ -8,7 +8,9 @@ const (
 	ErrTypeInvalidMessage = "InvalidMessage"
 	// ErrTypeNotAcceptingTurns: the chat is complete, or a temporary thread already has its turn.
 	ErrTypeNotAcceptingTurns = "NotAcceptingTurns"
-	// ErrTypeUnknownAgent: a participant id is not in the worker's registry.
+	// ErrTypeUnknownAgent: a participant id is not in the worker's registry. From an
+	// activity its details are UnknownAgentDetails, and the chat tries the queue's other
+	// workers first; from the chat, it means no worker knows the agent.
 	ErrTypeUnknownAgent = "UnknownAgent"
 	// ErrTypeInvalidInput: the chat's input (strategies, participants) is malformed.
 	ErrTypeInvalidInput = "InvalidInput"
