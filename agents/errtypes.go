@@ -12,6 +12,12 @@ const (
 	// activity its details are UnknownAgentDetails, and the chat tries the queue's other
 	// workers first; from the chat, it means no worker knows the agent.
 	ErrTypeUnknownAgent = "UnknownAgent"
+	// ErrTypeUnknownFunction: a Go function the call needs (a tool's, or a "function"
+	// selection or termination strategy's) is not registered on the worker. From an
+	// activity its details are UnknownAgentDetails (Kind says which kind of function),
+	// and the chat tries the queue's other workers first; from the chat, it means no
+	// worker has it.
+	ErrTypeUnknownFunction = "UnknownFunction"
 	// ErrTypeInvalidInput: the chat's input (strategies, participants) is malformed.
 	ErrTypeInvalidInput = "InvalidInput"
 	// ErrTypeTurnFailed: an agent could not reply; the turn left no messages in the
