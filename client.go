@@ -77,6 +77,9 @@ type DialOptions struct {
 	Namespace string
 	TaskQueue string
 	Logger    *slog.Logger // nil: warnings and errors to slog.Default()
+	// WorkerWait is ClientOptions.WorkerWait: how long CheckWorker waits for a worker
+	// to poll; zero means WorkerWait (20 s).
+	WorkerWait time.Duration
 }
 
 // LoadClientOptions resolves Temporal client options as Dial does.
@@ -116,7 +119,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w; is a server running? (go run ./starter server start)",
 			co.HostPort, co.Namespace, err)
 	}
-	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace})
+	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait})
 	c.owned = true
 	return c, nil
 }
@@ -482,7 +485,7 @@ func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("agentchat: wait for a worker to poll task queue %q: %w", taskQueue, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
