@@ -64,7 +64,7 @@ type Options struct {
 	Selectors map[string]activities.SelectFunc
 	Judges    map[string]activities.JudgeFunc
 	// UnknownAgentWait is activities.Config.UnknownAgentWait: how long a chat tries the
-	// queue's other workers for an agent this one does not know; zero means 2m.
+	// queue's other workers for an agent or Go function this one lacks; zero means 2m.
 	UnknownAgentWait time.Duration
 	// Identity is the worker identity it polls with (worker.Options.Identity), and
 	// names it in UnknownAgent and UnknownFunction answers; "" means Temporal's
