@@ -29,6 +29,8 @@ type Client struct {
 	cluster   string
 	stores    map[string]msgstore.Store
 	owned     bool
+	// workerWait is ClientOptions.WorkerWait, defaulted.
+	workerWait time.Duration
 }
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
@@ -43,6 +45,9 @@ type ClientOptions struct {
 	// MessageStores, by name ("sqlite", "postgres"), let the client read the bodies
 	// that long chats keep in the worker's message store (History stubs, exports).
 	MessageStores map[string]msgstore.Store
+	// WorkerWait is how long CheckWorker waits for a worker to poll before it reports
+	// ErrNoWorker; zero means WorkerWait (20 s).
+	WorkerWait time.Duration
 }
 
 // NewClient wraps an existing Temporal client; Close does not close it.
@@ -56,7 +61,11 @@ func NewClient(tc client.Client, opts ClientOptions) *Client {
 	if opts.Cluster == "" {
 		opts.Cluster = "local"
 	}
-	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: opts.MessageStores}
+	if opts.WorkerWait <= 0 {
+		opts.WorkerWait = WorkerWait
+	}
+	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: opts.MessageStores,
+		workerWait: opts.WorkerWait}
 }
 
 // DialOptions say how to reach Temporal. Unset fields come from Temporal's standard
@@ -68,6 +77,9 @@ type DialOptions struct {
 	Namespace string
 	TaskQueue string
 	Logger    *slog.Logger // nil: warnings and errors to slog.Default()
+	// WorkerWait is ClientOptions.WorkerWait: how long CheckWorker waits for a worker
+	// to poll; zero means WorkerWait (20 s).
+	WorkerWait time.Duration
 }
 
 // LoadClientOptions resolves Temporal client options as Dial does.
@@ -107,7 +119,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w; is a server running? (go run ./starter server start)",
 			co.HostPort, co.Namespace, err)
 	}
-	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace})
+	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait})
 	c.owned = true
 	return c, nil
 }
@@ -322,10 +334,12 @@ func closedAs(s enumspb.WorkflowExecutionStatus) string {
 // Turns queue in the chat; Send waits for its own. When Temporal refuses the update
 // because too many are in flight on the chat, Send retries with backoff until ctx ends.
 //
-// Errors: ErrChatNotFound, ErrChatClosed; application errors of type InvalidMessage,
-// NotAcceptingTurns or TurnFailed (with the provider's message) from the chat. A message
-// over workflows.MaxMessageBytesLimit, which no chat accepts, is refused here with the
-// same InvalidMessage error, and nothing is sent.
+// Errors: ErrChatNotFound, ErrChatClosed; application errors (*Error) from the chat of
+// type InvalidMessage, NotAcceptingTurns, TurnFailed (with the provider's message) or
+// StoreUnavailable (the message store could not be reached). A failed turn left nothing
+// in the chat: send it again with the same MessageID. A message over
+// workflows.MaxMessageBytesLimit, which no chat accepts, is refused here with the same
+// InvalidMessage error, and nothing is sent.
 //
 // A turn's messages past workflows.HistoryPageBytes come as references (no contents);
 // History returns them whole.
@@ -437,18 +451,26 @@ func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) 
 // worker always has a long poll (about a minute) outstanding.
 const pollerWindow = 2 * time.Minute
 
-// workerGrace is how long CheckWorker waits for a worker that has just started.
-const workerGrace = 3 * time.Second
+// WorkerWait is how long CheckWorker waits, by default, for a worker to poll the task
+// queue. A worker that has just started polls within a second or two, but a server
+// that has just restarted lists no pollers until the workers' next polls reach it:
+// the SDK retries a failed poll with backoff of up to 10 s, and after three restarts
+// in a row pollers were listed 1.3 s, 5.3 s and 8.5 s after the server was back
+// (the same measurement as activities.TargetWorkerWait's). So a few seconds are not
+// enough, and a command run right after a restart would say "no worker" falsely.
+const WorkerWait = 20 * time.Second
 
 // CheckWorker returns ErrNoWorker, with what to do, when no worker has polled the task
-// queue (default: the client's) for workflow tasks recently. Commands call it before
-// they start something that would otherwise wait silently for a worker.
+// queue (default: the client's) for workflow tasks recently, nor does within the
+// client's WorkerWait (ClientOptions; default 20 s) or until ctx ends. Commands call
+// it before they start something that would otherwise wait silently for a worker.
 func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 	if taskQueue == "" {
 		taskQueue = c.taskQueue
 	}
-	// A worker that has just started may not have polled yet: look a few times.
-	for deadline := time.Now().Add(workerGrace); ; {
+	// A worker that has just started, or a server that has just restarted, may not
+	// list the worker yet: look again until the wait has passed.
+	for deadline := time.Now().Add(c.workerWait); ; {
 		resp, err := c.tc.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 		if err != nil {
 			return fmt.Errorf("agentchat: describe task queue %q: %w", taskQueue, err)
@@ -463,12 +485,13 @@ func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("agentchat: wait for a worker to poll task queue %q: %w", taskQueue, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("agentchat: %w %q in namespace %q; start one: go run ./worker --offline --task-queue %s",
-		ErrNoWorker, taskQueue, c.namespace, taskQueue)
+	return fmt.Errorf("agentchat: %w %q in namespace %q (none polled it within %s); start one: go run ./worker --offline --task-queue %s "+
+		"(or, with a worker running, check that it uses this namespace and task queue)",
+		ErrNoWorker, taskQueue, c.namespace, c.workerWait, taskQueue)
 }
 
 // CheckChatWorker is CheckWorker for the task queue of a chat. Finished chats need a

@@ -34,10 +34,18 @@ func Register(r worker.Registry, a *activities.Activities) {
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with
-// the workflow and activities registered; the caller starts and stops it.
+// the workflow and activities registered; the caller starts and stops it. With
+// opts.Identity empty, the worker polls with the activities' identity
+// (activities.Config.WorkerIdentity, default Temporal's "<pid>@<host>@"), so that a
+// chat recognises it among the queue's pollers during a rolling deploy; give a custom
+// identity there, not only in opts (a mismatch costs chats the whole UnknownAgentWait
+// when no worker has an agent or function).
 func NewWorker(tc client.Client, taskQueue string, a *activities.Activities, opts worker.Options) worker.Worker {
 	if taskQueue == "" {
 		taskQueue = workflows.TaskQueue
+	}
+	if opts.Identity == "" {
+		opts.Identity = a.WorkerIdentity()
 	}
 	w := worker.New(tc, taskQueue, opts)
 	Register(w, a)

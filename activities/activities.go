@@ -60,11 +60,18 @@ type Config struct {
 	Selectors map[string]SelectFunc
 	Judges    map[string]JudgeFunc
 	// UnknownAgentWait is how long a chat tries the other workers of its task queue
-	// for an agent this worker does not know (a rolling deploy that adds or removes
-	// one) before the call fails with UnknownAgent; zero means
+	// for an agent this worker does not know, or a tool, selection or termination
+	// function it does not register (a rolling deploy that adds or removes one),
+	// before the call fails with UnknownAgent (UnknownFunction); zero means
 	// agents.DefaultUnknownAgentWait (2m). The chat stops earlier once every worker
-	// polling the queue has said it does not know the agent.
+	// polling the queue has said it lacks it.
 	UnknownAgentWait time.Duration
+	// WorkerIdentity is the identity of the worker these activities run on, as the
+	// server lists its pollers: worker.Options.Identity (agentchat.NewWorker polls
+	// with this one when that option is empty). It names the worker in UnknownAgent
+	// and UnknownFunction answers, so that a chat knows when every poller has
+	// answered. "" means Temporal's default, "<pid>@<host>@".
+	WorkerIdentity string
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -82,6 +89,8 @@ type Activities struct {
 	judges       map[string]JudgeFunc
 	// unknownAgentWait is Config.UnknownAgentWait, defaulted.
 	unknownAgentWait time.Duration
+	// identity is Config.WorkerIdentity, defaulted.
+	identity string
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -124,10 +133,13 @@ func New(cfg Config) (*Activities, error) {
 	if cfg.UnknownAgentWait <= 0 {
 		cfg.UnknownAgentWait = agents.DefaultUnknownAgentWait
 	}
+	if cfg.WorkerIdentity == "" {
+		cfg.WorkerIdentity = defaultIdentity()
+	}
 	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
-		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait,
+		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
@@ -166,13 +178,13 @@ func isOpenAI(base string) bool {
 
 // ResolveParticipants looks the chat's agent ids up in the registry. Unknown ids give
 // a non-retryable error of type UnknownAgent that names them, with
-// agents.UnknownAgentDetails (see unknownAgents).
+// agents.UnknownAgentDetails (see unknownHere).
 func (a *Activities) ResolveParticipants(ctx context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
 	ps, err := a.registry.Resolve(in.AgentIDs)
 	if err != nil {
 		var unknown *agents.UnknownAgentsError
 		if errors.As(err, &unknown) {
-			return agents.ResolveResult{}, a.unknownAgents(ctx, unknown.Unknown, err.Error())
+			return agents.ResolveResult{}, a.unknownHere(ctx, agents.KindAgent, unknown.Unknown, a.registry.IDs(), err.Error())
 		}
 		return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
 	}

@@ -33,7 +33,7 @@ const ReplyInlineLimit = workflows.ReplyInlineLimit
 // assistant, see invokeResponses and invokeAssistant: they send only the messages the
 // service has not seen and return the channel's new state.
 //
-// Errors: UnknownAgent (not retried on this worker; see unknownAgents) when the agent
+// Errors: UnknownAgent (not retried on this worker; see unknownHere) when the agent
 // is not in the registry;
 // ModelRequestRejected / ModelUnavailable from the provider (see providerError).
 func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
@@ -86,7 +86,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, error) {
 	def, ok := a.registry.Get(id)
 	if !ok {
-		return agents.Definition{}, a.unknownAgents(ctx, []string{id}, fmt.Sprintf(
+		return agents.Definition{}, a.unknownHere(ctx, agents.KindAgent, []string{id}, a.registry.IDs(), fmt.Sprintf(
 			"agent %q is not in this worker's registry, which has %s", id, strings.Join(a.registry.IDs(), ", ")))
 	}
 	return def, nil

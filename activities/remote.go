@@ -184,8 +184,10 @@ func targetFailed(ctx context.Context, tc client.Client, target workflows.ChatLo
 
 // TargetWorkerWait is how long a migration waits for a worker to poll the target's
 // task queue before it gives up. A server that has just restarted lists no pollers
-// until the workers' next polls reach it (a few seconds), so one look is not enough.
-const TargetWorkerWait = 15 * time.Second
+// until the workers' next polls reach it: the SDK retries a failed poll with backoff
+// of up to 10 s, and after three restarts in a row pollers were listed 1.3 s, 5.3 s and
+// 8.5 s after the server was back. So one look is not enough.
+const TargetWorkerWait = 20 * time.Second
 
 // targetReady fails the migration, before anything is started, when the target
 // namespace does not exist or no worker has polled the task queue there within

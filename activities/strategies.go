@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -40,7 +39,7 @@ func saysYes(text string) bool {
 }
 
 // SelectSpeaker asks the selector agent (llm) or a registered function who speaks
-// next. The agent's answer is matched to a candidate by id or name, whole word, case
+// next (a function not registered here is UnknownFunction, tried on other workers). The agent's answer is matched to a candidate by id or name, whole word, case
 // insensitive; none matched gives AgentID "" and what it said.
 func (a *Activities) SelectSpeaker(ctx context.Context, in agents.SelectInput) (agents.SelectResult, error) {
 	history, err := a.historyFor(ctx, in.History)
@@ -50,8 +49,8 @@ func (a *Activities) SelectSpeaker(ctx context.Context, in agents.SelectInput) (
 	if in.Function != "" {
 		f, ok := a.selectors[in.Function]
 		if !ok {
-			return agents.SelectResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("selection function %q is not registered on this worker", in.Function), agents.ErrTypeInvalidInput, nil)
+			return agents.SelectResult{}, a.unknownHere(ctx, agents.KindSelectionFunction, []string{in.Function}, names(a.selectors),
+				fmt.Sprintf("selection function %q is not registered on this worker", in.Function))
 		}
 		id, err := f(ctx, in.Candidates, history)
 		return agents.SelectResult{AgentID: id, Said: id}, err
@@ -85,7 +84,8 @@ func matchCandidate(text string, cs []agents.Candidate) string {
 }
 
 // JudgeTermination asks the judge agent (llm) or a registered function whether the
-// chat is done. The agent's answer counts as yes when its first yes/no word is yes,
+// chat is done (a function not registered here is UnknownFunction, tried on other
+// workers). The agent's answer counts as yes when its first yes/no word is yes,
 // true or done.
 func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput) (agents.JudgeResult, error) {
 	history, err := a.historyFor(ctx, in.History)
@@ -95,8 +95,8 @@ func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput)
 	if in.Function != "" {
 		f, ok := a.judges[in.Function]
 		if !ok {
-			return agents.JudgeResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("termination function %q is not registered on this worker", in.Function), agents.ErrTypeInvalidInput, nil)
+			return agents.JudgeResult{}, a.unknownHere(ctx, agents.KindTerminationFunction, []string{in.Function}, names(a.judges),
+				fmt.Sprintf("termination function %q is not registered on this worker", in.Function))
 		}
 		done, err := f(ctx, history)
 		return agents.JudgeResult{Done: done}, err

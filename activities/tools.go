@@ -36,11 +36,14 @@ func ToolError(format string, a ...any) error {
 // CallTool runs one tool call with the Go function registered under its name, its
 // context carrying the call and its idempotency key (CallOf). Errors:
 // the tool's own (retried by the tool's policy unless ToolError), or a non-retryable
-// error for a tool no function backs.
+// error for a tool no function backs on this worker: UnknownFunction, with
+// agents.UnknownAgentDetails, so that the chat runs the call on another worker of the
+// queue (a rolling deploy that adds or removes the tool).
 func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
 	f, ok := a.tools[in.Name]
 	if !ok {
-		return agents.CallToolResult{}, ToolError("tool %q has no function on this worker", in.Name)
+		return agents.CallToolResult{}, a.unknownHere(ctx, agents.KindTool, []string{in.Name}, names(a.tools),
+			fmt.Sprintf("tool %q has no function on this worker", in.Name))
 	}
 	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name,
 		IdempotencyKey: IdempotencyKey(in.ChatID, in.CallID)})

@@ -8,8 +8,16 @@ const (
 	ErrTypeInvalidMessage = "InvalidMessage"
 	// ErrTypeNotAcceptingTurns: the chat is complete, or a temporary thread already has its turn.
 	ErrTypeNotAcceptingTurns = "NotAcceptingTurns"
-	// ErrTypeUnknownAgent: a participant id is not in the worker's registry.
+	// ErrTypeUnknownAgent: a participant id is not in the worker's registry. From an
+	// activity its details are UnknownAgentDetails, and the chat tries the queue's other
+	// workers first; from the chat, it means no worker knows the agent.
 	ErrTypeUnknownAgent = "UnknownAgent"
+	// ErrTypeUnknownFunction: a Go function the call needs (a tool's, or a "function"
+	// selection or termination strategy's) is not registered on the worker. From an
+	// activity its details are UnknownAgentDetails (Kind says which kind of function),
+	// and the chat tries the queue's other workers first; from the chat, it means no
+	// worker has it.
+	ErrTypeUnknownFunction = "UnknownFunction"
 	// ErrTypeInvalidInput: the chat's input (strategies, participants) is malformed.
 	ErrTypeInvalidInput = "InvalidInput"
 	// ErrTypeTurnFailed: an agent could not reply; the turn left no messages in the

@@ -79,7 +79,8 @@ config file; --address and --namespace override them.`,
 	f.StringVar(&opts.ClusterName, "cluster-name", "local", "what this worker calls its own cluster (recorded in exports)")
 	f.StringVar(&opts.StoreDir, "store", "", "folder for exported documents too large to travel inline (default $AGENTCHAT_DATA_DIR/exports)")
 	f.StringArrayVar(&opts.MessageStores, "message-store", nil, "message store URL for the bodies of long chats: sqlite:///path.db or postgres://... (repeatable; the first is the default; default sqlite in $AGENTCHAT_DATA_DIR/messages.db)")
-	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", agents.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent this worker does not know (rolling deploys), before the call fails with UnknownAgent")
+	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", agents.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
+	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	return cmd
 }

@@ -21,6 +21,10 @@ const (
 	// unknownAgentRetryChange: an UnknownAgent answer is tried on the queue's other
 	// workers (agentActivity) instead of failing the call at once.
 	unknownAgentRetryChange = "unknown-agent-retry"
+	// unknownFunctionRetryChange: an UnknownFunction answer (a tool, selection or
+	// termination function the worker does not register) is tried on the queue's
+	// other workers too, and tool calls go through tryElsewhere.
+	unknownFunctionRetryChange = "unknown-function-retry"
 )
 
 // Pacing of the tries on other workers: the first after unknownAgentFirstDelay,
@@ -31,22 +35,33 @@ const (
 )
 
 // agentActivity runs activity name (with the activity options in ctx) that needs agents
-// of the worker's registry: resolving participants, a model call, a strategy's call.
-//
-// When the worker that ran it does not know an agent (during a rolling deploy that
-// adds, renames or removes one, some workers have the new config and some the old), it
-// runs the activity again through the task queue, never eagerly on this worker, with
-// backoff, until a worker answers or no worker can: every worker that the server
-// lists as polling the queue has said it does not know the agent, or the wait the
-// worker names (agents.UnknownAgentDetails.Wait) has passed since the first answer.
-// Then the error is UnknownAgent and names each worker asked and the agents it knows.
+// of the worker's registry or its registered functions: resolving participants, a
+// model call, a strategy's call. See tryElsewhere.
 func (s *chatState) agentActivity(ctx workflow.Context, name string, in, out any) error {
 	err := workflow.ExecuteActivity(ctx, name, in).Get(ctx, out)
-	d, ok := unknownAgentDetails(err)
+	return s.tryElsewhere(ctx, name, in, out, err)
+}
+
+// tryElsewhere takes err, the outcome of activity name run once with input in (and
+// the activity options in ctx). When the worker that ran it does not know an agent or
+// lacks a Go function (UnknownAgent, UnknownFunction: during a rolling deploy that
+// adds, renames or removes one, some workers have the new config and some the old),
+// it runs the activity again through the task queue, never eagerly on this worker,
+// with backoff, until a worker answers or no worker can: every worker that the server
+// lists as polling the queue has said it lacks it, or the wait the worker names
+// (agents.UnknownAgentDetails.Wait) has passed since the first answer. Then the error
+// is of the answers' type and names each worker asked and what it has. Any other err
+// is returned as it is.
+func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any, err error) error {
+	d, errType, ok := unknownDetails(err)
 	if !ok {
 		return err
 	}
-	if workflow.GetVersion(ctx, unknownAgentRetryChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	change := unknownAgentRetryChange
+	if errType == agents.ErrTypeUnknownFunction {
+		change = unknownFunctionRetryChange
+	}
+	if workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return err
 	}
 	opts := workflow.GetActivityOptions(ctx)
@@ -59,28 +74,28 @@ func (s *chatState) agentActivity(ctx workflow.Context, name string, in, out any
 		answers[d.Worker] = d
 		waited := workflow.Now(ctx).Sub(began)
 		if everyPollerAnswered(d.Pollers, answers) || waited >= time.Duration(d.Wait) {
-			workflow.GetLogger(ctx).Warn("no worker knows the agent", "activity", name, "waited", waited)
+			workflow.GetLogger(ctx).Warn("no worker has the agent or function", "activity", name, "waited", waited)
 			return temporal.NewNonRetryableApplicationError(agents.UnknownEverywhere(answers, waited),
-				agents.ErrTypeUnknownAgent, nil, answers)
+				errType, nil, answers)
 		}
 		if err := workflow.Sleep(ctx, min(delay, time.Duration(d.Wait)-waited)); err != nil {
 			return err
 		}
 		delay = min(2*delay, unknownAgentMaxDelay)
 		err = workflow.ExecuteActivity(elsewhere, name, in).Get(ctx, out)
-		if d, ok = unknownAgentDetails(err); !ok {
+		if d, _, ok = unknownDetails(err); !ok {
 			return err
 		}
 	}
 }
 
-// unknownAgentDetails reports whether err is an activity's UnknownAgent answer, with
-// its details. An answer without details (a worker of an older version) names no
-// worker and the default wait.
-func unknownAgentDetails(err error) (agents.UnknownAgentDetails, bool) {
+// unknownDetails reports whether err is an activity's UnknownAgent or UnknownFunction
+// answer, with its details and type. An answer without details (a worker of an older
+// version) names no worker and the default wait.
+func unknownDetails(err error) (agents.UnknownAgentDetails, string, bool) {
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != agents.ErrTypeUnknownAgent {
-		return agents.UnknownAgentDetails{}, false
+	if !errors.As(err, &app) || (app.Type() != agents.ErrTypeUnknownAgent && app.Type() != agents.ErrTypeUnknownFunction) {
+		return agents.UnknownAgentDetails{}, "", false
 	}
 	var d agents.UnknownAgentDetails
 	if !app.HasDetails() || app.Details(&d) != nil || d.Worker == "" {
@@ -89,11 +104,14 @@ func unknownAgentDetails(err error) (agents.UnknownAgentDetails, bool) {
 	if d.Wait <= 0 {
 		d.Wait = agents.Duration(agents.DefaultUnknownAgentWait)
 	}
-	return d, true
+	return d, app.Type(), true
 }
 
 // everyPollerAnswered reports whether every worker polling the queue (as the last
-// answer listed them) has answered; false when the pollers are not known.
+// answer listed them) has answered; false when the pollers are not known. A poller
+// is matched by its identity, whatever it is (agents.UnknownAgentDetails.Worker is
+// the identity the worker polls with); an answer in Temporal's default form
+// "<pid>@<host>@" also matches pollers it begins, as it always did.
 func everyPollerAnswered(pollers []string, answers map[string]agents.UnknownAgentDetails) bool {
 	if len(pollers) == 0 {
 		return false
@@ -101,7 +119,7 @@ func everyPollerAnswered(pollers []string, answers map[string]agents.UnknownAgen
 	for _, p := range pollers {
 		found := false
 		for w := range answers {
-			if p == w || strings.HasPrefix(p, w) {
+			if p == w || (strings.HasSuffix(w, "@") && strings.HasPrefix(p, w)) {
 				found = true
 				break
 			}

@@ -128,7 +128,8 @@ func roundLimitText(p agents.Participant) string {
 // runTools answers the calls of one model reply: calls whose tool needs approval and
 // has no decision yet suspend the turn; the others run, in parallel, each as its own
 // activity. Invalid arguments, unknown tools, failures and rejections become error
-// results that the model reads; the turn goes on.
+// results that the model reads; the turn goes on. A call that reaches a worker
+// without the tool's function is run on another (tryElsewhere) before it fails.
 func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant, calls []chat.Content) error {
 	now := workflow.Now(ctx).UTC()
 	defer func() { s.stampResults(now) }()
@@ -161,7 +162,13 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 			continue
 		}
 		var res agents.CallToolResult
-		if err := f.Get(ctx, &res); err != nil {
+		err := f.Get(ctx, &res)
+		if err != nil {
+			// A worker without the tool's function: another of the queue may have it.
+			spec, _ := p.Tool(c.Name)
+			err = s.tryElsewhere(toolContext(ctx, spec), CallToolActivity, s.toolInput(p, c), &res, err)
+		}
+		if err != nil {
 			results[c.CallID] = errorResult(c, errorMessage(unwrapActivityError(err)))
 		} else {
 			results[c.CallID] = chat.Content{Type: chat.ContentFunctionResult, CallID: c.CallID, Result: res.Result}
@@ -200,15 +207,23 @@ func (s *chatState) stampResults(at time.Time) {
 // startTool schedules one tool call as its own activity, with the tool's timeout,
 // heartbeat timeout and retry policy.
 func (s *chatState) startTool(ctx workflow.Context, p agents.Participant, spec agents.ToolSpec, c chat.Content) workflow.Future {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	return workflow.ExecuteActivity(toolContext(ctx, spec), CallToolActivity, s.toolInput(p, c))
+}
+
+// toolContext carries the activity options of a call of tool spec.
+func toolContext(ctx workflow.Context, spec agents.ToolSpec) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(spec.Timeout),
 		// Participants resolved before tools had a heartbeat timeout carry none.
 		HeartbeatTimeout: time.Duration(spec.HeartbeatTimeout.Or(agents.DefaultToolHeartbeat)),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(spec.MaxAttempts)},
 	})
-	return workflow.ExecuteActivity(actx, CallToolActivity, agents.CallToolInput{ChatID: s.chatID, AgentID: p.ID,
-		CallID: c.CallID, Name: c.Name, Arguments: c.Arguments})
+}
+
+// toolInput is the CallTool input of call c of agent p.
+func (s *chatState) toolInput(p agents.Participant, c chat.Content) agents.CallToolInput {
+	return agents.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
 }
 
 // appendResults adds a tool message with the results, if any.

@@ -572,7 +572,8 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// With no worker on the task queue, commands say so at once instead of waiting.
+// With no worker on the task queue, commands say so after --worker-wait instead of
+// waiting for the answer.
 func TestNoWorkerIsReportedNotAwaited(t *testing.T) {
 	addr := testenv.Address(t)
 	tc := testenv.Dial(t, "")
@@ -588,9 +589,10 @@ func TestNoWorkerIsReportedNotAwaited(t *testing.T) {
 		{"start", "--chat", id + "-2", "--agents", "helper"},
 		{"send", "hello?"},
 	} {
-		r := execute(t, "", append([]string{"--address", addr, "--task-queue", queue, "--timeout", "20s"}, args...)...)
+		r := execute(t, "", append([]string{"--address", addr, "--task-queue", queue, "--timeout", "20s", "--worker-wait", "500ms"}, args...)...)
 		require.Equal(t, 1, r.code, "%v: %v", args, r)
 		assert.Contains(t, r.err, "no worker is polling the task queue", "%v", args)
 		assert.Contains(t, r.err, "go run ./worker --offline --task-queue "+queue, "%v", args)
+		assert.Contains(t, r.err, "none polled it within 500ms", "%v", args)
 	}
 }

@@ -64,8 +64,12 @@ type Options struct {
 	Selectors map[string]activities.SelectFunc
 	Judges    map[string]activities.JudgeFunc
 	// UnknownAgentWait is activities.Config.UnknownAgentWait: how long a chat tries the
-	// queue's other workers for an agent this one does not know; zero means 2m.
+	// queue's other workers for an agent or Go function this one lacks; zero means 2m.
 	UnknownAgentWait time.Duration
+	// Identity is the worker identity it polls with (worker.Options.Identity), and
+	// names it in UnknownAgent and UnknownFunction answers; "" means Temporal's
+	// default, "<pid>@<host>@".
+	Identity string
 }
 
 // Worker is a started worker and what it runs on.
@@ -118,7 +122,8 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
 		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
 		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
-		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait}
+		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait,
+		WorkerIdentity: opts.Identity}
 	for name, f := range opts.Tools {
 		cfg.Tools[name] = f
 	}

@@ -72,7 +72,9 @@ func buildMain(pkg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(dir, "agentchat-"+filepath.Base(pkg))
+	// Named by the whole package path: two mains of one base name (./worker and
+	// ./internal/recordtool/worker) must not overwrite each other.
+	out := filepath.Join(dir, "agentchat-"+strings.ReplaceAll(strings.TrimPrefix(pkg, "github.com/agentchat/agentchat/"), "/", "-"))
 	args := []string{"build", "-o", out}
 	if raceEnabled() {
 		args = append(args, "-race")
@@ -129,9 +131,12 @@ type ProcessOptions struct {
 	Config string
 	// Args are more command-line flags.
 	Args []string
+	// Identity is the worker identity the process polls with (--identity); "" means
+	// Temporal's default, "<pid>@<host>@".
+	Identity string
 	// Package is the main package to run instead of the worker command (an import
 	// path of this module, built by Binary); it takes the worker's flags --agents,
-	// --task-queue, --address, --namespace and --store.
+	// --task-queue, --address, --namespace and --store (and --identity, when set).
 	Package string
 }
 
@@ -149,8 +154,8 @@ type WorkerProcess struct {
 
 // StartWorkerProcess starts the worker command (built by WorkerBinary) and waits
 // until this very process polls the task queue for workflow and activity tasks. It
-// looks for the process's own poller identity ("<pid>@host@...", the SDK's default),
-// not just any recent poller: a worker killed a moment ago still counts as a poller
+// looks for the process's own poller identity (ProcessOptions.Identity, else
+// "<pid>@host@...", the SDK's default), not just any recent poller: a worker killed a moment ago still counts as a poller
 // on the server for a while.
 func StartWorkerProcess(t testing.TB, opts ProcessOptions) *WorkerProcess {
 	t.Helper()
@@ -175,6 +180,9 @@ func StartWorkerProcess(t testing.TB, opts ProcessOptions) *WorkerProcess {
 	args := append([]string{"--agents", agentsFile, "--task-queue", opts.TaskQueue,
 		"--address", opts.Address, "--namespace", opts.Namespace,
 		"--store", filepath.Join(dir, "exports")}, opts.Args...)
+	if opts.Identity != "" {
+		args = append(args, "--identity", opts.Identity)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -205,6 +213,9 @@ func (p *WorkerProcess) waitPolling(t testing.TB, opts ProcessOptions) {
 	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 	defer cancel()
 	identity := fmt.Sprintf("%d@", p.PID)
+	if opts.Identity != "" {
+		identity = opts.Identity
+	}
 	for _, kind := range []enumspb.TaskQueueType{enumspb.TASK_QUEUE_TYPE_WORKFLOW, enumspb.TASK_QUEUE_TYPE_ACTIVITY} {
 		for !p.polls(ctx, tc, opts.TaskQueue, kind, identity) {
 			select {

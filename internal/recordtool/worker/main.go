@@ -1,6 +1,9 @@
 // Command worker is the agentchat worker with one more tool, "record"
-// (package recordtool), for crash tests: it takes the worker command's flags that
-// testenv.StartWorkerProcess gives, plus --ledger and --hold.
+// (package recordtool), for crash and deploy tests: it takes the worker command's
+// flags that testenv.StartWorkerProcess gives, plus --ledger and --hold, and with
+// --strategy-functions registers the selection function "last-candidate" (the last
+// participant speaks) and the termination function "never-done" (false), which the
+// worker command lacks.
 package main
 
 import (
@@ -15,6 +18,8 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/recordtool"
 	"github.com/agentchat/agentchat/internal/serve"
 )
@@ -25,6 +30,7 @@ func main() {
 		dial   agentchat.DialOptions
 		ledger string
 		hold   time.Duration
+		funcs  bool
 	)
 	flag.StringVar(&opts.AgentsPath, "agents", "", "agent config file")
 	flag.StringVar(&opts.TaskQueue, "task-queue", "", "task queue to poll")
@@ -33,7 +39,14 @@ func main() {
 	flag.StringVar(&opts.StoreDir, "store", "", "folder for exported documents")
 	flag.StringVar(&ledger, "ledger", "", "the record tool's ledger file (required)")
 	flag.DurationVar(&hold, "hold", 0, "how long the record tool waits after its side effect")
+	flag.StringVar(&opts.Identity, "identity", "", "worker identity (default Temporal's)")
+	flag.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", 0, "as the worker command's flag")
+	flag.BoolVar(&funcs, "strategy-functions", false, `register the selection function "last-candidate" and the termination function "never-done"`)
 	flag.Parse()
+	if funcs {
+		opts.Selectors = map[string]activities.SelectFunc{"last-candidate": lastCandidate}
+		opts.Judges = map[string]activities.JudgeFunc{"never-done": neverDone}
+	}
 	if err := run(opts, dial, ledger, hold); err != nil {
 		fmt.Fprintln(os.Stderr, "record worker:", err)
 		os.Exit(1)
@@ -64,3 +77,14 @@ func run(opts serve.Options, dial agentchat.DialOptions, ledger string, hold tim
 	w.Stop()
 	return nil
 }
+
+// lastCandidate is a selection function: the last participant speaks.
+func lastCandidate(_ context.Context, cs []agents.Candidate, _ []chat.Message) (string, error) {
+	if len(cs) == 0 {
+		return "", nil
+	}
+	return cs[len(cs)-1].ID, nil
+}
+
+// neverDone is a termination function that never ends the chat.
+func neverDone(context.Context, []chat.Message) (bool, error) { return false, nil }

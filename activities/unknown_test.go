@@ -1,0 +1,68 @@
+package activities_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/agents"
+)
+
+// A call for a Go function this worker does not register (a tool's, a selection or a
+// termination function) answers UnknownFunction, not retried here, with details that
+// name this worker by its configured identity and what it has: the chat then tries
+// the queue's other workers.
+func TestMissingFunctionsAnswerUnknownFunctionWithTheWorkersIdentity(t *testing.T) {
+	reg := agents.NewRegistry(agents.Config{
+		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default"}},
+		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
+	noop := func(context.Context, json.RawMessage) (string, error) { return "", nil }
+	acts, err := activities.New(activities.Config{Registry: reg, WorkerIdentity: "blue-7",
+		Tools: map[string]activities.ToolFunc{"zeta": noop, "alpha": noop}})
+	require.NoError(t, err)
+	assert.Equal(t, "blue-7", acts.WorkerIdentity())
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.RegisterActivity(acts.CallTool)
+	env.RegisterActivity(acts.SelectSpeaker)
+	env.RegisterActivity(acts.JudgeTermination)
+
+	cases := []struct {
+		kind, name string
+		known      []string
+		run        func() error
+	}{
+		{agents.KindTool, "record", []string{"alpha", "zeta"}, func() error {
+			_, err := env.ExecuteActivity(acts.CallTool, agents.CallToolInput{ChatID: "c", CallID: "1", Name: "record", Arguments: `{}`})
+			return err
+		}},
+		{agents.KindSelectionFunction, "pick", nil, func() error {
+			_, err := env.ExecuteActivity(acts.SelectSpeaker, agents.SelectInput{Function: "pick"})
+			return err
+		}},
+		{agents.KindTerminationFunction, "judge", nil, func() error {
+			_, err := env.ExecuteActivity(acts.JudgeTermination, agents.JudgeInput{Function: "judge"})
+			return err
+		}},
+	}
+	for _, c := range cases {
+		err := c.run()
+		var app *temporal.ApplicationError
+		require.True(t, errors.As(err, &app), "%s: %v", c.kind, err)
+		assert.Equal(t, agents.ErrTypeUnknownFunction, app.Type(), c.kind)
+		assert.True(t, app.NonRetryable(), c.kind)
+		assert.Contains(t, app.Message(), `"`+c.name+`"`)
+		assert.Contains(t, app.Message(), "(worker blue-7)")
+		var d agents.UnknownAgentDetails
+		require.NoError(t, app.Details(&d), c.kind)
+		assert.Equal(t, agents.UnknownAgentDetails{Worker: "blue-7", Kind: c.kind, Unknown: []string{c.name}, Known: c.known,
+			Wait: agents.Duration(agents.DefaultUnknownAgentWait)}, d, c.kind)
+	}
+}
