@@ -70,7 +70,7 @@ func (s *chatState) resume(ctx workflow.Context, c *Carried) {
 		r := *c.Restored
 		s.restored = &r
 	}
-	s.rebuildTurns()
+	s.rebuildTurns(ctx)
 	s.turnCount, s.attempted = c.TurnCount, c.Attempted
 	s.decisions, s.toolRuns = c.Decisions, c.ToolRuns
 	s.detectSuspension(ctx)

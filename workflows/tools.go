@@ -30,6 +30,10 @@ const (
 	// versionOpenCallsOfMissingAgent: an import whose open calls belong to an agent the
 	// chat lacks is refused.
 	versionOpenCallsOfMissingAgent = "open-calls-of-missing-agent"
+	// versionFailedTurnsRebuilt: a run that rebuilds its turns from the history (after a
+	// continue-as-new or an import) records a resumed turn that failed after its tools
+	// ran as failed; before, as answered with its partial replies.
+	versionFailedTurnsRebuilt = "failed-turns-rebuilt"
 )
 
 // changed reports whether this run takes change id's new behaviour.
@@ -118,8 +122,11 @@ func (s *chatState) finalAnswer(ctx workflow.Context, p agents.Participant, t *t
 	return reply, nil
 }
 
+// roundLimitPrefix begins the error result of a call not run for the tool-round limit.
+const roundLimitPrefix = "not run: the agent reached its limit of "
+
 func roundLimitText(p agents.Participant) string {
-	return fmt.Sprintf("not run: the agent reached its limit of %d tool rounds in one reply", max(p.MaxToolRounds, 1))
+	return fmt.Sprintf(roundLimitPrefix+"%d tool rounds in one reply", max(p.MaxToolRounds, 1))
 }
 
 // runTools answers the calls of one model reply: calls whose tool needs approval and
