@@ -102,17 +102,25 @@ func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 // and continues as new with the same input and the carried state.
 func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	s.draining = true
+	// An Approve taken before the run began draining waits for its decision to be
+	// applied: the drain applies it (versioned), or the run would wait for it forever.
+	resumes := changed(ctx, versionResumeWhileDraining)
+	resumeDue := func() bool { return resumes && s.readyToResume() }
 	for {
 		if t := s.nextUpdateTurn(); t != nil {
 			s.runTurn(ctx, t)
 			continue
 		}
+		if resumeDue() {
+			s.resumeSuspended(ctx)
+			continue
+		}
 		if err := workflow.Await(ctx, func() bool {
-			return s.nextUpdateTurn() != nil || workflow.AllHandlersFinished(ctx)
+			return s.nextUpdateTurn() != nil || resumeDue() || workflow.AllHandlersFinished(ctx)
 		}); err != nil {
 			return err
 		}
-		if s.nextUpdateTurn() == nil {
+		if s.nextUpdateTurn() == nil && !resumeDue() {
 			break
 		}
 	}

@@ -283,6 +283,9 @@ func (s *chatState) validateApprove(in ApproveInput) error {
 	if s.answeredCall(in.CallID) >= 0 {
 		return nil
 	}
+	if err := s.approveRefusal(); err != nil {
+		return err
+	}
 	if s.suspension == nil {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), agents.ErrTypeInvalidInput)
 	}
@@ -317,12 +320,18 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
 	}
+	if err := s.approveRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
+		return TurnResult{}, err
+	}
 	if s.decisions == nil {
 		s.decisions = map[string]Decision{}
 	}
 	s.decisions[in.CallID] = Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
 	sus := s.suspension
-	if len(s.awaitingApproval()) > 0 {
+	if len(s.awaitingApproval()) > 0 && !s.applyEach {
+		s.applyEach = changed(ctx, versionApplyEachDecision)
+	}
+	if len(s.awaitingApproval()) > 0 && !s.applyEach {
 		return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
 	}
 	gen := sus.resumed

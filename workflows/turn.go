@@ -180,9 +180,9 @@ func (s *chatState) canTakeTurn() bool {
 	return len(s.queue) > 0 && !s.importing && s.migration == nil && s.suspension == nil
 }
 
-// readyToResume reports whether a suspended turn has every decision it waits for.
+// readyToResume reports whether a suspended turn has decisions to apply now (resumeDue).
 func (s *chatState) readyToResume() bool {
-	return s.suspension != nil && len(s.awaitingApproval()) == 0 && s.migration == nil && !s.importing
+	return s.resumeDue() && s.migration == nil && !s.importing && s.exporting == 0
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
