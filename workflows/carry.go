@@ -48,6 +48,8 @@ type Carried struct {
 	Runs         int                     `json:"runs"`
 	Decisions    map[string]Decision     `json:"decisions,omitempty"`
 	ToolRuns     []ToolRun               `json:"toolRuns,omitempty"`
+	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
+	CallIDs CallIDFilter `json:"callIds,omitempty"`
 }
 
 // CarriedRestore records the document a chat was restored from; the chat keeps it
@@ -72,7 +74,7 @@ func (s *chatState) resume(ctx workflow.Context, c *Carried) {
 	}
 	s.rebuildTurns(ctx)
 	s.turnCount, s.attempted = c.TurnCount, c.Attempted
-	s.decisions, s.toolRuns = c.Decisions, c.ToolRuns
+	s.decisions, s.toolRuns, s.callIDs = c.Decisions, c.ToolRuns, c.CallIDs
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
@@ -163,7 +165,7 @@ func (s *chatState) carry() *Carried {
 	c := &Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
 		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
 		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1,
-		Decisions: s.decisions, ToolRuns: s.toolRuns}
+		Decisions: s.decisions, ToolRuns: s.toolRuns, CallIDs: s.callIDs}
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
@@ -207,6 +209,7 @@ func (s *chatState) spill(ctx workflow.Context) {
 		}
 		s.store = res.Store
 		for _, i := range idx {
+			s.callIDs = s.callIDs.AddCalls(s.history[i])
 			s.history[i].Contents = nil
 		}
 		batch, idx = nil, nil

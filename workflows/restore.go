@@ -64,6 +64,7 @@ func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
 			header, repairs = page.Header, page.Repairs
 		}
 		history = append(history, page.Messages...)
+		s.callIDs = s.callIDs.Union(page.CallIDs)
 		if page.Store != "" {
 			s.store = page.Store
 		}
