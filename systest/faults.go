@@ -26,12 +26,6 @@ var knownFaults = map[string]string{
 	// History holds t3 before t2. While listed, the runner waits after each Post until
 	// the chat has taken the turn in, so the race is not played.
 	"10.S2": "a Send right after a Post to an idle chat can be answered before the posted turn, against arrival order",
-	// Found by this test (workflows/tools.go:282, handleApprove returns
-	// s.history[mark:] after the queue went on). Reproduction: a chat of clerk; Send t1
-	// (waits for the refund's approval); Post t2; Approve the call: the TurnResult of
-	// t1 holds t1's messages and then t2 and its reply. While listed, the runner
-	// ignores the other turns' messages in an Approve's answer.
-	"10.S3": "Approve's TurnResult also holds the messages of turns that ran after the resumed one",
 	"16.1":  "a worker without an agent fails the turns it picks up (UnknownAgent) while another worker of the queue has the agent",
 }
 

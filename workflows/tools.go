@@ -74,8 +74,10 @@ type suspension struct {
 	turn    *turn
 	agent   agents.Participant
 	pending []PendingApproval
-	// resumed counts resumptions, so Approve callers wait for the one they caused.
+	// resumed counts resumptions, so Approve callers wait for the one they caused;
+	// end is the history's length when the latest of them ended (what they answer).
 	resumed int
+	end     int
 }
 
 // runAgent runs agent p's reply to turn t: a model call, and while the model asks for
@@ -336,15 +338,17 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 	}
 	gen := sus.resumed
 	mark := len(s.history)
-	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen && s.active == nil }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen }); err != nil {
 		return TurnResult{}, err
 	}
 	t := sus.turn
 	if t.err != nil {
 		return TurnResult{}, t.err
 	}
-	res := TurnResult{MessageID: t.msg.MessageID, Messages: append([]chat.Message{}, s.history[min(mark, len(s.history)):]...),
-		IsComplete: s.isComplete}
+	// The resumed turn's messages only: the chat may have taken the next turn since.
+	end := min(sus.end, len(s.history))
+	res := TurnResult{MessageID: t.msg.MessageID, Messages: append([]chat.Message{}, s.history[min(mark, end):end]...),
+		IsComplete: s.isComplete && end == len(s.history)}
 	res.AwaitingApproval = s.awaitingApproval()
 	return res, nil
 }
@@ -387,7 +391,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	sus := s.suspension
 	t := sus.turn
 	s.active = t
-	defer func() { s.active = nil; sus.resumed++ }()
+	defer func() { s.active = nil; sus.resumed++; sus.end = len(s.history) }()
 	s.suspension = nil
 	t.suspended, t.err = false, nil
 	t.mark = len(s.history)
