@@ -171,7 +171,11 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 			out = append(out, fmt.Sprintf("turn %q has no reply", t.user.MessageID))
 			continue
 		}
-		if last := t.replies[len(t.replies)-1]; last.Role != chat.RoleAssistant || last.Text() == "" {
+		if m := c.msgs[t.user.MessageID]; m != nil && m.outcome == outFailedAfterTools {
+			if last := t.replies[len(t.replies)-1]; last.Role != chat.RoleTool {
+				out = append(out, fmt.Sprintf("turn %q failed after its tools ran but ends with %s message %q, not their results", t.user.MessageID, last.Role, last.MessageID))
+			}
+		} else if last := t.replies[len(t.replies)-1]; last.Role != chat.RoleAssistant || last.Text() == "" {
 			out = append(out, fmt.Sprintf("turn %q ends with %s message %q, not an agent's answer", t.user.MessageID, last.Role, last.MessageID))
 		}
 	}
@@ -209,6 +213,8 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 			out = append(out, fmt.Sprintf("turn %q (%s) is in the history %d times", id, m.outcome, n))
 		case (m.outcome == outAnswered || m.outcome == outSuspended) && n == 0:
 			out = append(out, fmt.Sprintf("turn %q was %s but is not in the history (lost)", id, m.outcome))
+		case m.outcome == outFailedAfterTools && n != 1:
+			out = append(out, fmt.Sprintf("turn %q failed after its tools ran, so its message and their results stay, but it is in the history %d times", id, n))
 		case (m.outcome == outRefused || m.outcome == outFailed) && n > 0:
 			out = append(out, fmt.Sprintf("turn %q was %s but is in the history", id, m.outcome))
 		case m.outcome == outPosted && n == 0 && m.size <= c.limit && !c.hasFailing():

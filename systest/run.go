@@ -32,8 +32,11 @@ const (
 	outAnswered  = "answered"  // its turn's replies came back (Send or Approve)
 	outSuspended = "suspended" // its turn waits for an approval
 	outFailed    = "failed"    // TurnFailed: the turn left nothing in the history
-	outRefused   = "refused"   // refused before anything was written
-	outPosted    = "posted"    // signalled; what became of it is read from History
+	// outFailedAfterTools: TurnFailed for a turn resumed after an approval: its message
+	// and its tools' results stay in the history, with no answer after them.
+	outFailedAfterTools = "failed after its tools ran"
+	outRefused          = "refused" // refused before anything was written
+	outPosted           = "posted"  // signalled; what became of it is read from History
 )
 
 // msgState is what became of one user message.
@@ -394,7 +397,7 @@ func (r *Runner) decide(ctx context.Context, c *chatRun, p agentchat.PendingAppr
 		typ, msg := chatErr(err)
 		if typ == agents.ErrTypeTurnFailed && strings.Contains(msg, Refusal) {
 			if m != nil {
-				m.outcome = outFailed
+				m.outcome = outFailedAfterTools
 			}
 			return fmt.Sprintf("call %s: the resumed turn failed by the script (%s)", p.CallID, firstLine(msg))
 		}
