@@ -174,3 +174,33 @@ func TestApproveAnswersOnlyTheResumedTurn(t *testing.T) {
 	assert.Equal(t, []string{"m1/2", "m1/3"}, ids(approved.result.Messages))
 	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "m1/3", "m2", "m2/1"}, ids(hist), "the posted turn ran after it")
 }
+
+// A decision taken just before the run begins to continue as new, while an export holds
+// resumptions, is applied by the draining run once the export is done: before, the run
+// waited for the Approve handler, which waited for the run, for ever.
+func TestApproveTakenJustBeforeContinueAsNewIsApplied(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":1}`)}
+	e.model.replies["clerk#2"] = "refunded"
+	release := make(chan struct{})
+	e.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+		<-release
+		return workflows.ExportResult{Digest: "sha256:x"}, nil
+	}, activity.RegisterOptions{Name: workflows.ExportChatActivity})
+	e.send(time.Second, msg("m1", "refund order 1"))
+	e.at(time.Minute, func() {
+		e.env.UpdateWorkflow(workflows.ExportUpdate, "export", &importCallbacks{&importOutcome{}}, workflows.ExportInput{})
+		go func() { time.Sleep(time.Second); close(release) }()
+	})
+	approved := e.approve(time.Minute+time.Millisecond, workflows.ApproveInput{CallID: "c1", Approved: true})
+	e.at(time.Minute+2*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(clerk(), 0)
+
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	require.True(t, approved.done)
+	require.NoError(t, approved.rejected)
+	require.NoError(t, approved.err)
+	assert.Equal(t, "refunded", approved.result.Messages[len(approved.result.Messages)-1].Text())
+	assert.Equal(t, []string{"c1"}, ft.ran)
+}
