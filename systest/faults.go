@@ -20,12 +20,6 @@ var knownFaults = map[string]string{
 	// exists and holds another chat (digest "", want …)") and the target stays running
 	// with the chat's 6 messages: two live copies.
 	"10.S1": "a migration of a chat that continued as new with a turn queued behind an approval is abandoned as 'target holds another chat' and leaves the target running",
-	// Found by this test; it breaks "History order = acceptance order" (README: turns
-	// queue in arrival order). Reproduction: start a chat of helper; Post t2 (the call
-	// returns: the signal is in the history); at once Send t3: in about half the runs
-	// History holds t3 before t2. While listed, the runner waits after each Post until
-	// the chat has taken the turn in, so the race is not played.
-	"10.S2": "a Send right after a Post to an idle chat can be answered before the posted turn, against arrival order",
 	"16.1":  "a worker without an agent fails the turns it picks up (UnknownAgent) while another worker of the queue has the agent",
 }
 

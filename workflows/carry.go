@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -108,8 +110,9 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	// applied: the drain applies it (versioned), or the run would wait for it forever.
 	resumes := changed(ctx, versionResumeWhileDraining)
 	resumeDue := func() bool { return resumes && s.readyToResume() }
+	inOrder := s.hasUpdateTurn() && changed(ctx, versionDrainInOrder)
 	for {
-		if t := s.nextUpdateTurn(); t != nil {
+		if t := s.nextDrainTurn(inOrder); t != nil {
 			s.runTurn(ctx, t)
 			continue
 		}
@@ -118,11 +121,11 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 			continue
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return s.nextUpdateTurn() != nil || resumeDue() || workflow.AllHandlersFinished(ctx)
+			return s.hasUpdateTurn() || resumeDue() || workflow.AllHandlersFinished(ctx)
 		}); err != nil {
 			return err
 		}
-		if s.nextUpdateTurn() == nil && !resumeDue() {
+		if !s.hasUpdateTurn() && !resumeDue() {
 			break
 		}
 	}
@@ -136,6 +139,51 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 		next.Carry = s.spillToFit(ctx, next)
 	}
 	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
+}
+
+// versionDrainInOrder: a draining run answers the queued turns in order up to the last
+// one an update waits for; before, it took the update turns first, so a signalled turn
+// queued before them was answered after them, in the next run.
+const versionDrainInOrder = "drain-in-order"
+
+// nextDrainTurn takes the next turn the draining run answers: while an update waits for
+// a queued turn, the first queued turn (inOrder), or that update's turn (before
+// versionDrainInOrder).
+func (s *chatState) nextDrainTurn(inOrder bool) *turn {
+	if !inOrder {
+		return s.nextUpdateTurn()
+	}
+	if s.suspension != nil {
+		s.handOverUpdateTurns()
+		return nil
+	}
+	if !s.hasUpdateTurn() {
+		return nil
+	}
+	t := s.queue[0]
+	s.queue = s.queue[1:]
+	return t
+}
+
+// handOverUpdateTurns answers the update turns queued behind a suspended turn with the
+// retryable ContinuingAsNew: they cannot run before the approval, and the run must not
+// wait for one. Their clients send them again to the new run, behind the turns carried.
+func (s *chatState) handOverUpdateTurns() {
+	s.queue = slices.DeleteFunc(s.queue, func(t *turn) bool {
+		if t.signal {
+			return false
+		}
+		t.done, t.err = true, temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
+			agents.ErrTypeContinuingAsNew)
+		delete(s.turns, t.msg.MessageID)
+		return true
+	})
+}
+
+// hasUpdateTurn reports whether an update waits for a queued turn.
+func (s *chatState) hasUpdateTurn() bool {
+	return slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal })
 }
 
 // nextUpdateTurn takes the first queued turn that an update waits for, if any.

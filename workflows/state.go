@@ -88,6 +88,12 @@ func newChatState(ctx workflow.Context, in AgentChatInput) *chatState {
 // register sets every handler. It runs before anything can block, so updates and
 // signals that arrive with the start are never missed.
 func (s *chatState) register(ctx workflow.Context) error {
+	// UserMessage signals stay buffered in their channel until the main loop, or a
+	// SendMessage that arrives after them, takes them (drainSignals): a signal is never
+	// held by a coroutine that a hand-over or the end of the run could cut short. The
+	// channel is taken first: an update buffered with the start runs as soon as its
+	// handler is set.
+	s.signals = workflow.GetSignalChannel(ctx, UserMessageSignal)
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, SendMessageUpdate, s.handleSend,
 		workflow.UpdateHandlerOptions{Validator: s.validateSend}); err != nil {
 		return err
@@ -98,10 +104,6 @@ func (s *chatState) register(ctx workflow.Context) error {
 	if err := s.registerTransfer(ctx); err != nil {
 		return err
 	}
-	// UserMessage signals stay buffered in their channel until the main loop takes them
-	// (drainSignals): a signal is never held by a coroutine that a hand-over or the
-	// end of the run could cut short.
-	s.signals = workflow.GetSignalChannel(ctx, UserMessageSignal)
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (StateResult, error) { return s.state(), nil }); err != nil {
 		return err
 	}

@@ -118,12 +118,20 @@ func (s *chatState) length() int {
 	return n
 }
 
+// versionSignalsFirst: a SendMessage takes the UserMessage signals buffered before it
+// into the queue first, so turns queue in arrival order; before, a signal waited in its
+// channel until the main loop took it, behind updates that came later.
+const versionSignalsFirst = "signals-before-updates"
+
 // handleSend is the SendMessage update: queue the turn (or find it, for a retried
 // messageId), wait for its answer and return it.
 func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnResult, error) {
 	m, err := s.admit(in)
 	if err != nil {
 		return TurnResult{}, err
+	}
+	if changed(ctx, versionSignalsFirst) {
+		s.drainSignals(ctx) // signals that arrived before this update queue before it
 	}
 	t := s.enqueue(ctx, m, false)
 	if err := workflow.Await(ctx, func() bool { return t.done }); err != nil {
