@@ -34,11 +34,11 @@ const (
 // decidedOpen reports whether a call the suspended turn waits for has a decision that
 // has not been applied yet.
 func (s *chatState) decidedOpen() bool {
-	if s.suspension == nil {
+	if s.suspension == nil || len(s.decisions) == 0 {
 		return false
 	}
-	for _, p := range s.suspension.pending {
-		if s.decided(p.CallID) && s.answeredCall(p.CallID) < 0 {
+	for _, c := range s.openCalls() {
+		if s.decided(c.CallID) && s.suspension.waitsFor(c.CallID) {
 			return true
 		}
 	}
