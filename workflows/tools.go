@@ -315,9 +315,13 @@ func pendingIDs(ps []PendingApproval) string {
 	return fmt.Sprint(ids)
 }
 
-// handleApprove records a decision. When it is the last one the suspended turn waits
-// for, the turn resumes, and the update returns what it then produced (or where it
-// suspended again); otherwise it returns at once with the calls still awaited.
+// handleApprove records a decision and waits for the chat to apply it (decisions.go):
+// an approved call runs, a rejected one gets its error result, and when it was the last
+// the suspended turn waits for, the turn resumes. The update returns the messages that
+// added, up to the turn's end (or where it suspended again), and the calls still
+// awaited. In runs before versionApplyEachDecision, a decision that is not the last
+// returns at once with the calls still awaited. Refused while the chat continues as new
+// or migrates (approveRefusal).
 func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnResult, error) {
 	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
