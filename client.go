@@ -366,14 +366,16 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 // When in decides the last call the suspended turn waits for, the turn resumes and
 // Approve returns what it then produced: its messages from the tool results on,
 // IsComplete, and AwaitingApproval again if an agent asked for another such call.
-// While other calls of the turn still wait, Approve returns at once with no messages,
-// the turn's MessageID and the calls still awaited.
+// While other calls of the turn still wait, the decision is applied at once (an
+// approved call runs) and Approve returns the call's result, the turn's MessageID and
+// the calls still awaited.
 //
 // Errors: ErrInvalidOptions for an empty CallID, before anything is sent;
 // ErrChatNotFound, ErrChatClosed; an InvalidInput application error when the chat
 // waits for no approval of in.CallID (an unknown call, one already decided, or a chat
 // that waits for none; its message lists the calls awaited); TurnFailed (with the
-// provider's message) when the resumed turn fails.
+// provider's message) when the resumed turn fails; ContinuingAsNew or Migrating
+// (retry) while the chat hands over to a new run or migrates, Migrated once it moved.
 func (c *Client) Approve(ctx context.Context, chatID string, in workflows.ApproveInput) (TurnResult, error) {
 	if in.CallID == "" {
 		return TurnResult{}, fmt.Errorf("agentchat: approve in chat %q: %w: no callId", chatID, ErrInvalidOptions)

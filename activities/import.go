@@ -115,6 +115,7 @@ func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *w
 		}
 		page.Store = res.Store
 		for _, i := range stub[from:to] {
+			page.CallIDs = page.CallIDs.AddCalls(page.Messages[i])
 			page.Messages[i].Contents = nil
 		}
 		if activity.IsActivity(ctx) {

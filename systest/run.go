@@ -31,8 +31,11 @@ const (
 	outAnswered  = "answered"  // its turn's replies came back (Send or Approve)
 	outSuspended = "suspended" // its turn waits for an approval
 	outFailed    = "failed"    // TurnFailed: the turn left nothing in the history
-	outRefused   = "refused"   // refused before anything was written
-	outPosted    = "posted"    // signalled; what became of it is read from History
+	// outFailedAfterTools: TurnFailed for a turn resumed after an approval: its message
+	// and its tools' results stay in the history, with no answer after them.
+	outFailedAfterTools = "failed after its tools ran"
+	outRefused          = "refused" // refused before anything was written
+	outPosted           = "posted"  // signalled; what became of it is read from History
 )
 
 // msgState is what became of one user message.

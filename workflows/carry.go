@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -48,6 +50,8 @@ type Carried struct {
 	Runs         int                     `json:"runs"`
 	Decisions    map[string]Decision     `json:"decisions,omitempty"`
 	ToolRuns     []ToolRun               `json:"toolRuns,omitempty"`
+	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
+	CallIDs CallIDFilter `json:"callIds,omitempty"`
 }
 
 // CarriedRestore records the document a chat was restored from; the chat keeps it
@@ -70,9 +74,9 @@ func (s *chatState) resume(ctx workflow.Context, c *Carried) {
 		r := *c.Restored
 		s.restored = &r
 	}
-	s.rebuildTurns()
+	s.rebuildTurns(ctx)
 	s.turnCount, s.attempted = c.TurnCount, c.Attempted
-	s.decisions, s.toolRuns = c.Decisions, c.ToolRuns
+	s.decisions, s.toolRuns, s.callIDs = c.Decisions, c.ToolRuns, c.CallIDs
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
@@ -102,17 +106,26 @@ func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 // and continues as new with the same input and the carried state.
 func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	s.draining = true
+	// An Approve taken before the run began draining waits for its decision to be
+	// applied: the drain applies it (versioned), or the run would wait for it forever.
+	resumes := changed(ctx, versionResumeWhileDraining)
+	resumeDue := func() bool { return resumes && s.readyToResume() }
+	inOrder := s.hasUpdateTurn() && changed(ctx, versionDrainInOrder)
 	for {
-		if t := s.nextUpdateTurn(); t != nil {
+		if t := s.nextDrainTurn(inOrder); t != nil {
 			s.runTurn(ctx, t)
 			continue
 		}
+		if resumeDue() {
+			s.resumeSuspended(ctx)
+			continue
+		}
 		if err := workflow.Await(ctx, func() bool {
-			return s.nextUpdateTurn() != nil || workflow.AllHandlersFinished(ctx)
+			return s.hasUpdateTurn() || resumeDue() || workflow.AllHandlersFinished(ctx)
 		}); err != nil {
 			return err
 		}
-		if s.nextUpdateTurn() == nil {
+		if !s.hasUpdateTurn() && !resumeDue() {
 			break
 		}
 	}
@@ -126,6 +139,51 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 		next.Carry = s.spillToFit(ctx, next)
 	}
 	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
+}
+
+// versionDrainInOrder: a draining run answers the queued turns in order up to the last
+// one an update waits for; before, it took the update turns first, so a signalled turn
+// queued before them was answered after them, in the next run.
+const versionDrainInOrder = "drain-in-order"
+
+// nextDrainTurn takes the next turn the draining run answers: while an update waits for
+// a queued turn, the first queued turn (inOrder), or that update's turn (before
+// versionDrainInOrder).
+func (s *chatState) nextDrainTurn(inOrder bool) *turn {
+	if !inOrder {
+		return s.nextUpdateTurn()
+	}
+	if s.suspension != nil {
+		s.handOverUpdateTurns()
+		return nil
+	}
+	if !s.hasUpdateTurn() {
+		return nil
+	}
+	t := s.queue[0]
+	s.queue = s.queue[1:]
+	return t
+}
+
+// handOverUpdateTurns answers the update turns queued behind a suspended turn with the
+// retryable ContinuingAsNew: they cannot run before the approval, and the run must not
+// wait for one. Their clients send them again to the new run, behind the turns carried.
+func (s *chatState) handOverUpdateTurns() {
+	s.queue = slices.DeleteFunc(s.queue, func(t *turn) bool {
+		if t.signal {
+			return false
+		}
+		t.done, t.err = true, temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
+			agents.ErrTypeContinuingAsNew)
+		delete(s.turns, t.msg.MessageID)
+		return true
+	})
+}
+
+// hasUpdateTurn reports whether an update waits for a queued turn.
+func (s *chatState) hasUpdateTurn() bool {
+	return slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal })
 }
 
 // nextUpdateTurn takes the first queued turn that an update waits for, if any.
@@ -155,7 +213,7 @@ func (s *chatState) carry() *Carried {
 	c := &Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
 		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
 		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1,
-		Decisions: s.decisions, ToolRuns: s.toolRuns}
+		Decisions: s.decisions, ToolRuns: s.toolRuns, CallIDs: s.callIDs}
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
@@ -199,6 +257,7 @@ func (s *chatState) spill(ctx workflow.Context) {
 		}
 		s.store = res.Store
 		for _, i := range idx {
+			s.callIDs = s.callIDs.AddCalls(s.history[i])
 			s.history[i].Contents = nil
 		}
 		batch, idx = nil, nil

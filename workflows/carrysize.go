@@ -147,6 +147,7 @@ func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, requ
 		}
 		s.store = res.Store
 		for _, m := range msgs[from:to] {
+			s.callIDs = s.callIDs.AddCalls(*m)
 			m.Contents = nil
 		}
 		from = to

@@ -121,6 +121,11 @@ func (s *chatState) validateExport(in ExportInput) error {
 // handleExport runs the ExportChat activity, which reads this run's snapshot and
 // history through queries and writes the document to the sink.
 func (s *chatState) handleExport(ctx workflow.Context, in ExportInput) (ExportResult, error) {
+	release, err := s.awaitExportBoundary(ctx)
+	if err != nil {
+		return ExportResult{}, err
+	}
+	defer release()
 	return s.export(ctx, in)
 }
 

@@ -66,7 +66,7 @@ func (s *chatState) validateMigrate(in MigrateInput) error {
 	if s.status != StatusRunning && s.status != StatusStarting {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot migrate", s.chatID, s.status), agents.ErrTypeNotAcceptingTurns)
 	}
-	return nil
+	return s.migrateRefusal()
 }
 
 // handleMigrate moves the chat: it stops taking turns, lets the turn in flight finish,
@@ -76,6 +76,9 @@ func (s *chatState) validateMigrate(in MigrateInput) error {
 func (s *chatState) handleMigrate(ctx workflow.Context, in MigrateInput) (MigrationResult, error) {
 	m := s.migration
 	if m == nil {
+		if err := s.migrateRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
+			return MigrationResult{}, err
+		}
 		m = &migration{target: s.target(ctx, in), phase: phaseDraining}
 		s.migration = m
 		s.status = StatusMigrating

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -63,6 +64,7 @@ func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
 			header, repairs = page.Header, page.Repairs
 		}
 		history = append(history, page.Messages...)
+		s.callIDs = s.callIDs.Union(page.CallIDs)
 		if page.Store != "" {
 			s.store = page.Store
 		}
@@ -95,7 +97,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 		}
 	}
 	s.isComplete = doc.Strategies.IsComplete
-	s.rebuildTurns()
+	s.rebuildTurns(ctx)
 	s.detectSuspension(ctx)
 	s.restored = &CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
@@ -115,9 +117,13 @@ func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int
 }
 
 // rebuildTurns recreates the idempotency record from the history: each user message
-// and the replies up to the next user message are one answered turn.
-func (s *chatState) rebuildTurns() {
+// and the replies up to the next user message are one turn. A turn whose replies end on
+// tool results that are not the round limit's (failedAfterTools) is a resumed turn that
+// failed after its tools ran: it is recorded as failed, so that a retry of its
+// messageId is refused as it was before the continue-as-new, export or migration.
+func (s *chatState) rebuildTurns(ctx workflow.Context) {
 	s.turns, s.turnCount = map[string]*turn{}, 0
+	var failed []*turn
 	for i, m := range s.history {
 		if m.Role != chat.RoleUser {
 			continue
@@ -126,7 +132,31 @@ func (s *chatState) rebuildTurns() {
 		for end < len(s.history) && s.history[end].Role != chat.RoleUser {
 			end++
 		}
-		s.turns[m.MessageID] = &turn{msg: m, done: true, start: i + 1, end: end}
+		t := &turn{msg: m, done: true, start: i + 1, end: end}
+		s.turns[m.MessageID] = t
 		s.turnCount++
+		if end > i+1 && failedAfterTools(s.history[end-1]) {
+			failed = append(failed, t)
+		}
 	}
+	if len(failed) == 0 || !changed(ctx, versionFailedTurnsRebuilt) {
+		return
+	}
+	for _, t := range failed {
+		t.err = temporal.NewApplicationError("it failed in an earlier run, or in the chat this one was restored from", agents.ErrTypeTurnFailed)
+	}
+}
+
+// failedAfterTools reports whether last, the last message of a turn, ends it on tool
+// results other than the round limit's: an answered turn ends on an agent's reply, or,
+// past maxToolRounds, on the calls' round-limit errors (runAgent); a resumed turn that
+// failed keeps its tools' results and nothing after them (resumeSuspended). A stub
+// (body in the message store) is taken for answered.
+func failedAfterTools(last chat.Message) bool {
+	if last.Role != chat.RoleTool || len(last.Contents) == 0 {
+		return false
+	}
+	return slices.ContainsFunc(last.Contents, func(c chat.Content) bool {
+		return c.Type != chat.ContentFunctionResult || !strings.HasPrefix(c.Error, roundLimitPrefix)
+	})
 }

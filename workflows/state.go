@@ -59,6 +59,12 @@ type chatState struct {
 	// given so far, by callId.
 	suspension *suspension
 	decisions  map[string]Decision
+	// callIDs are the call ids of the messages whose bodies left the workflow.
+	callIDs CallIDFilter
+	// applyEach: decisions are applied as they are given (versionApplyEachDecision).
+	applyEach bool
+	// exporting counts the exports reading the chat; no turn resumes meanwhile.
+	exporting int
 	// toolRuns are the tool calls that ran in turns taken back since (toolruns.go).
 	toolRuns []ToolRun
 	// sentCommitted is the committed length of the history at the previous model call

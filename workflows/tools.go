@@ -30,6 +30,10 @@ const (
 	// versionOpenCallsOfMissingAgent: an import whose open calls belong to an agent the
 	// chat lacks is refused.
 	versionOpenCallsOfMissingAgent = "open-calls-of-missing-agent"
+	// versionFailedTurnsRebuilt: a run that rebuilds its turns from the history (after a
+	// continue-as-new or an import) records a resumed turn that failed after its tools
+	// ran as failed; before, as answered with its partial replies.
+	versionFailedTurnsRebuilt = "failed-turns-rebuilt"
 )
 
 // changed reports whether this run takes change id's new behaviour.
@@ -121,8 +125,11 @@ func (s *chatState) finalAnswer(ctx workflow.Context, p agents.Participant, t *t
 	return reply, nil
 }
 
+// roundLimitPrefix begins the error result of a call not run for the tool-round limit.
+const roundLimitPrefix = "not run: the agent reached its limit of "
+
 func roundLimitText(p agents.Participant) string {
-	return fmt.Sprintf("not run: the agent reached its limit of %d tool rounds in one reply", max(p.MaxToolRounds, 1))
+	return fmt.Sprintf(roundLimitPrefix+"%d tool rounds in one reply", max(p.MaxToolRounds, 1))
 }
 
 // runTools answers the calls of one model reply: calls whose tool needs approval and
@@ -295,6 +302,9 @@ func (s *chatState) validateApprove(in ApproveInput) error {
 	if s.answeredCall(in.CallID) >= 0 {
 		return nil
 	}
+	if err := s.approveRefusal(); err != nil {
+		return err
+	}
 	if s.suspension == nil {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), agents.ErrTypeInvalidInput)
 	}
@@ -322,19 +332,29 @@ func pendingIDs(ps []PendingApproval) string {
 	return fmt.Sprint(ids)
 }
 
-// handleApprove records a decision. When it is the last one the suspended turn waits
-// for, the turn resumes, and the update returns what it then produced (or where it
-// suspended again); otherwise it returns at once with the calls still awaited.
+// handleApprove records a decision and waits for the chat to apply it (decisions.go):
+// an approved call runs, a rejected one gets its error result, and when it was the last
+// the suspended turn waits for, the turn resumes. The update returns the messages that
+// added, up to the turn's end (or where it suspended again), and the calls still
+// awaited. In runs before versionApplyEachDecision, a decision that is not the last
+// returns at once with the calls still awaited. Refused while the chat continues as new
+// or migrates (approveRefusal).
 func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnResult, error) {
 	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
+	}
+	if err := s.approveRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
+		return TurnResult{}, err
 	}
 	if s.decisions == nil {
 		s.decisions = map[string]Decision{}
 	}
 	s.decisions[in.CallID] = Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
 	sus := s.suspension
-	if len(s.awaitingApproval()) > 0 {
+	if len(s.awaitingApproval()) > 0 && !s.applyEach {
+		s.applyEach = changed(ctx, versionApplyEachDecision)
+	}
+	if len(s.awaitingApproval()) > 0 && !s.applyEach {
 		return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
 	}
 	if changed(ctx, versionApproveAnswersItsTurn) {

@@ -78,6 +78,9 @@ type ImportPage struct {
 	Total    int                 `json:"total"`
 	// Store names the message store holding the bodies of stub messages in this page.
 	Store string `json:"store,omitempty"`
+	// CallIDs holds the call ids of the stub messages in this page, which the
+	// importing chat does not give a new call again.
+	CallIDs CallIDFilter `json:"callIds,omitempty"`
 }
 
 // Snapshot answers the ExportSnapshot query: the chat's state at its last turn

@@ -184,9 +184,9 @@ func (s *chatState) canTakeTurn() bool {
 	return len(s.queue) > 0 && !s.importing && s.migration == nil && s.suspension == nil
 }
 
-// readyToResume reports whether a suspended turn has every decision it waits for.
+// readyToResume reports whether a suspended turn has decisions to apply now (resumeDue).
 func (s *chatState) readyToResume() bool {
-	return s.suspension != nil && len(s.awaitingApproval()) == 0 && s.migration == nil && !s.importing
+	return s.resumeDue() && s.migration == nil && !s.importing && s.exporting == 0
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
@@ -337,7 +337,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 	if ch := s.channelOf(p); ch != nil && len(res.ChannelState) > 0 {
 		ch.state = res.ChannelState // a service thread's new id and watermark
 	}
-	s.uniqueCallIDs(in.ReplyID, res.Contents)
+	s.uniqueCallIDs(ctx, in.ReplyID, res.Contents)
 	return chat.Message{
 		MessageID:  in.ReplyID,
 		Role:       chat.RoleAssistant,
@@ -361,8 +361,9 @@ func (s *chatState) participant(id string) agents.Participant {
 // an id (or give none), and the chat-state document requires unique callIds. A
 // repeated or empty id becomes "<replyId>#<n>"; the model sees the id the history
 // holds, in the call and in its result alike. An id under which another call ran in a
-// turn taken back counts as used too: a call's id is its idempotency key.
-func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
+// turn taken back counts as used too, and so does one of a message whose body is in the
+// message store (callIDs): a call's id is its idempotency key.
+func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents []chat.Content) {
 	if !slices.ContainsFunc(contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
 		return // no calls: the history need not be scanned
 	}
@@ -377,7 +378,8 @@ func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
 		if c.Type != chat.ContentFunctionCall {
 			continue
 		}
-		if c.CallID == "" || used[c.CallID] || s.ranOther(*c) {
+		if c.CallID == "" || used[c.CallID] || s.ranOther(*c) ||
+			(s.callIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs)) {
 			c.CallID = fmt.Sprintf("%s#%d", replyID, i+1)
 		}
 		used[c.CallID] = true

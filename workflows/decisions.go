@@ -1,0 +1,108 @@
+package workflows
+
+import (
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/agents"
+)
+
+// A decision given is never lost: it is applied at once (an approved call runs and a
+// rejected one gets its error result, in the history, while the turn goes on waiting
+// for the others), so a document holds every decision in the calls' results. A
+// decision the chat cannot apply now, because it is continuing as new or migrating, is
+// refused with an error that says where to give it; an export waits for decisions being
+// applied and for a resumed turn to reach its answer (a document cannot hold either
+// half-done).
+const (
+	// versionApplyEachDecision: each decision is applied when it is given; before, the
+	// decisions waited until the last call was decided.
+	versionApplyEachDecision = "apply-each-decision"
+	// versionExportAtBoundary: an export waits while a resumed turn runs or a decision
+	// is being applied, and no turn resumes while an export reads the chat.
+	versionExportAtBoundary = "export-at-turn-boundary"
+	// versionApproveWhileMoving: Approve is refused while the chat continues as new or
+	// migrates; before, the decision was recorded and could be lost.
+	versionApproveWhileMoving = "approve-while-moving"
+	// versionResumeWhileDraining: a run that continues as new applies the decisions
+	// given before it began draining; before, it waited for their Approve handlers.
+	versionResumeWhileDraining = "resume-while-draining"
+)
+
+// decidedOpen reports whether a call the suspended turn waits for has a decision that
+// has not been applied yet.
+func (s *chatState) decidedOpen() bool {
+	if s.suspension == nil || len(s.decisions) == 0 {
+		return false
+	}
+	for _, c := range s.openCalls() {
+		if s.decided(c.CallID) && s.suspension.waitsFor(c.CallID) {
+			return true
+		}
+	}
+	return false
+}
+
+// midResume reports whether a resumed turn is running: its user message is in the
+// history already, so a snapshot of its start would hold the calls' results without
+// the agent's answer.
+func (s *chatState) midResume() bool {
+	return s.active != nil && s.historyIndex(s.active.msg.MessageID) < s.active.mark
+}
+
+// approveRefusal is the error for a decision the chat cannot apply now, or nil.
+func (s *chatState) approveRefusal() error {
+	switch {
+	case s.migration != nil && s.migration.result != nil:
+		return s.movedError("", false)
+	case s.migration != nil:
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q is migrating to %s; retry shortly: the decision is then given where the chat went, or here if the migration fails",
+			s.chatID, describe(s.migration.target)), agents.ErrTypeMigrating)
+	case s.draining:
+		return temporal.NewApplicationError(
+			fmt.Sprintf("chat %q is continuing as new; retry and the decision goes to the new run", s.chatID),
+			agents.ErrTypeContinuingAsNew)
+	}
+	return nil
+}
+
+// resumeDue reports whether the suspended turn has decisions to apply: every call it
+// waits for is decided, or (once decisions apply one by one) any is.
+func (s *chatState) resumeDue() bool {
+	return s.suspension != nil && (len(s.awaitingApproval()) == 0 || (s.applyEach && s.decidedOpen()))
+}
+
+// migrateRefusal is the error for a migration asked for while a decision waits to be
+// applied (the document would miss it), or nil.
+func (s *chatState) migrateRefusal() error {
+	switch {
+	case s.resumeDue():
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q is applying an approval decision; retry shortly", s.chatID), agents.ErrTypeMigrating)
+	case s.decidedOpen(): // decisions of a run from before versionApplyEachDecision
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q holds approval decisions that wait for the other calls of their turn (%s), and a document cannot hold them: decide those first",
+			s.chatID, pendingIDs(s.awaitingApproval())), agents.ErrTypeAwaitingApproval)
+	}
+	return nil
+}
+
+// awaitExportBoundary waits, before an export reads the chat, until no resumed turn
+// runs and no decision waits to be applied, then holds resumptions until release is
+// called. Decisions held from a run before versionApplyEachDecision are refused.
+func (s *chatState) awaitExportBoundary(ctx workflow.Context) (release func(), err error) {
+	if !changed(ctx, versionExportAtBoundary) {
+		return func() {}, nil
+	}
+	if err := workflow.Await(ctx, func() bool { return !s.midResume() && !s.resumeDue() }); err != nil {
+		return nil, err
+	}
+	if err := s.migrateRefusal(); err != nil {
+		return nil, err
+	}
+	s.exporting++
+	return func() { s.exporting-- }, nil
+}
