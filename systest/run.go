@@ -207,7 +207,7 @@ func (r *Runner) start(ctx context.Context, a Action) string {
 		opts.HistoryBudget = workflows.HistoryBudget{MaxEvents: a.Budget}
 	}
 	st, err := r.w.Client(0).Start(ctx, opts)
-	if err != nil && a.MaxBytes > payloadLimit && strings.Contains(err.Error(), "maxMessageBytes") {
+	if err != nil && a.MaxBytes > payloadLimit && strings.Contains(strings.ToLower(err.Error()), "maxmessagebytes") {
 		return "refused: " + firstLine(err.Error()) // a limit over what Temporal carries
 	}
 	if err != nil {
