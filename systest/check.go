@@ -327,6 +327,11 @@ func (r *Runner) checkModel(roots map[string]int) {
 	for _, v := range checkModelRequests(mine) {
 		r.violate("model request: %s", v)
 	}
+	for _, v := range r.w.Model.Model.Violations() {
+		if _, ok := roots[v.Chat]; ok {
+			r.violate("model request: the strict offline model refused %s (agent %s, chat %s) with %d: %s", v.Path, v.Agent, v.Chat, v.Status, v.Error())
+		}
+	}
 	for i, n := range perChat {
 		c := r.chats[i]
 		if bound := requestsPerTurn * (len(c.msgs) + len(c.pending) + 4); n > bound {

