@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/workflows"
 )
 
 func TestIdempotencyKeyNamesOneCall(t *testing.T) {
@@ -50,4 +54,41 @@ func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
 		IdempotencyKey: "chat-1/call_1"}, got)
 	_, ok := activities.CallOf(context.Background())
 	assert.False(t, ok, "no call outside a tool function")
+}
+
+// A tool result of ToolResultLimit bytes is passed on; one byte more becomes a ToolError
+// (not retried) that names the limit, so the model reads why and the turn goes on,
+// instead of an activity result over Temporal's payload limit.
+func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
+	size := workflows.ToolResultLimit
+	reg := agents.NewRegistry(agents.Config{Tools: map[string]agents.Tool{"big": {}},
+		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default", Tools: []string{"big"}}},
+		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
+	acts, err := activities.New(activities.Config{Registry: reg, Tools: map[string]activities.ToolFunc{
+		"big": func(context.Context, json.RawMessage) (string, error) { return strings.Repeat("x", size), nil }}})
+	require.NoError(t, err)
+	call := func() (agents.CallToolResult, error) {
+		var ts testsuite.WorkflowTestSuite
+		env := ts.NewTestActivityEnvironment()
+		env.RegisterActivity(acts.CallTool)
+		v, err := env.ExecuteActivity(acts.CallTool, agents.CallToolInput{ChatID: "chat-1", AgentID: "helper",
+			CallID: "call_1", Name: "big", Arguments: `{}`})
+		var res agents.CallToolResult
+		if err == nil {
+			err = v.Get(&res)
+		}
+		return res, err
+	}
+	res, err := call()
+	require.NoError(t, err)
+	assert.Len(t, res.Result, workflows.ToolResultLimit)
+
+	size++
+	_, err = call()
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app), "%v", err)
+	assert.Equal(t, agents.ErrTypeToolError, app.Type())
+	assert.True(t, app.NonRetryable())
+	assert.Contains(t, app.Error(), "ToolResultLimit")
+	assert.Contains(t, app.Error(), strconv.Itoa(workflows.ToolResultLimit+1))
 }

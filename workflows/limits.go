@@ -37,6 +37,12 @@ const (
 	// ReplyInlineLimit is the largest model reply the workflow holds inline; a larger one
 	// goes to the chat's message store and the workflow keeps a reference: 1 MiB.
 	ReplyInlineLimit = 1 << 20
+	// ToolResultLimit is the largest result a tool function may return, in bytes of its
+	// text: 1 MiB, as a model reply, so that a call's result travels in the CallTool
+	// activity's result with room under TemporalPayloadLimit. A larger result is not
+	// passed on: the call gets an error result that names this limit, which the model
+	// reads, and the turn goes on.
+	ToolResultLimit = 1 << 20
 	// HistoryPageBytes bounds one History query answer (whatever HistoryInput asks): 1 MiB
 	// of messages. A single message larger than that (at most ReplyInlineLimit or
 	// MaxMessageBytesLimit) is returned alone.
