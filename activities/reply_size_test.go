@@ -42,7 +42,9 @@ agents:
 	require.Len(t, res.Contents, 1)
 	assert.Equal(t, "c1", res.Contents[0].CallID)
 
-	in.ReplyID = "m1/3"
+	// Script positions follow the conversation: with one helper reply in it (seed[:3]),
+	// the script's second entry answers.
+	in.TurnID, in.ReplyID, in.History = "m2", "m2/1", seed[:3]
 	_, err, _ = invoke(t, acts, in)
 	require.Error(t, err)
 	var app *temporal.ApplicationError
