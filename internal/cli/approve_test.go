@@ -164,9 +164,11 @@ func TestApproveSaysWhichCallsStillWait(t *testing.T) {
 	r = ok(t, h, "state", "--chat", id)
 	assert.Contains(t, r.out, `pending approvals: call call_a refund({"order":"1001"}) by clerk (turn m1); call call_b refund({"order":"1003"}) by clerk (turn m1)`+"\n")
 
+	// Each decision is applied when it is given: the approved call runs now, and the
+	// turn waits for the other.
 	r = ok(t, h, "approve", "--chat", id, "--call", "call_a")
 	assert.Equal(t, []string{
-		"approved call call_a; turn m1 still waits for 1 more call:",
+		"tool ← [call call_a] refunded $42.50 for order 1001",
 		`waiting for approval: call call_b refund({"order":"1003"}) by clerk — approve: go run ./starter approve --chat ` + id +
 			` --call call_b [--reject --reason TEXT]`,
 	}, r.lines())
@@ -174,7 +176,6 @@ func TestApproveSaysWhichCallsStillWait(t *testing.T) {
 
 	r = ok(t, h, "approve", "--chat", id, "--call", "call_b", "--reject")
 	assert.Equal(t, []string{
-		"tool ← [call call_a] refunded $42.50 for order 1001",
 		"tool ← [call call_b] error: rejected by a person",
 		"Clerk: [offline] clerk: One refunded, one not.",
 	}, r.lines())
