@@ -302,6 +302,9 @@ func heartbeatWhileWaiting(ctx context.Context) (stop func()) {
 // with (an earlier attempt's last, such as an assistant call's thread id), or none: a
 // phase with no progress of its own to record must not erase them for the next attempt.
 func keepingDetails(ctx context.Context) (beat func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
 	var d json.RawMessage
 	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &d) == nil {
 		return func() { activity.RecordHeartbeat(ctx, d) }
@@ -310,9 +313,12 @@ func keepingDetails(ctx context.Context) (beat func()) {
 }
 
 // heartbeatEvery calls beat every third of the activity's heartbeat timeout (never
-// without one) until stop is called or ctx is done. stop waits for a beat in progress,
-// so none comes after it; calling it again is a no-op.
+// without one, nor outside an activity) until stop is called or ctx is done. stop
+// waits for a beat in progress, so none comes after it; calling it again is a no-op.
 func heartbeatEvery(ctx context.Context, beat func()) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {} // called directly, as a function
+	}
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
 	if every <= 0 {
 		return func() {}
