@@ -144,7 +144,7 @@ func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID strin
 		}
 		msgs = append(msgs, page.Messages...)
 		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, from+len(msgs))
+			keepingDetails(ctx)()
 		}
 		if stop != nil && stop(page.Messages) >= 0 {
 			break

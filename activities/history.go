@@ -18,8 +18,13 @@ import (
 // historyFor returns the history an agent call sees: the inline history, or the run's
 // first HistoryLength messages read through its History query (the committed prefix
 // from this worker's cache when it has it) and reduced; stubs are filled from the
-// message store.
+// message store. It heartbeats while it waits: the query (which a worker without the
+// chat cached answers by replaying it) and the store can take seconds on a loaded
+// machine, and a call that missed its heartbeat there would miss it again on every
+// attempt.
 func (a *Activities) historyFor(ctx context.Context, in agents.InvokeInput) ([]chat.Message, error) {
+	stop := heartbeatWhileWaiting(ctx)
+	defer stop()
 	if in.HistoryLength == 0 {
 		return a.fillStubs(ctx, in.ChatID, in.Store, in.History)
 	}

@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,8 @@ const ReplyInlineLimit = workflows.ReplyInlineLimit
 // answer is never cut while a silent one times out (the agent's heartbeatTimeout) and
 // is retried; a non-streamed call heartbeats while it waits. For responses and
 // assistant, see invokeResponses and invokeAssistant: they send only the messages the
-// service has not seen and return the channel's new state.
+// service has not seen and return the channel's new state. Reading the history
+// (historyFor) and storing a reply over ReplyInlineLimit heartbeat while they wait too.
 //
 // Errors: UnknownAgent (not retried on this worker; see unknownHere) when the agent
 // is not in the registry;
@@ -71,8 +73,10 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 	if size > ReplyInlineLimit && in.ReplyID != "" {
 		// Too large for a Temporal payload: the body goes to the message store and
 		// the workflow keeps a reference.
+		stop := heartbeatWhileWaiting(ctx) // a slow store is not a dead worker
 		stored, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,
 			Messages: []chat.Message{{MessageID: in.ReplyID, Role: chat.RoleAssistant, AgentID: def.ID, Contents: res.Contents}}})
+		stop()
 		if err != nil {
 			return agents.InvokeResult{}, err
 		}
@@ -288,15 +292,33 @@ func (i idleTimer) Stop() {
 }
 
 // heartbeatWhileWaiting heartbeats every third of the heartbeat timeout until stopped,
-// so that a worker that dies mid-call is noticed within that timeout.
+// so that a worker that dies mid-call is noticed within that timeout. The heartbeats
+// carry the details this attempt started with (see keepingDetails).
 func heartbeatWhileWaiting(ctx context.Context) (stop func()) {
-	return heartbeatEvery(ctx, func() { activity.RecordHeartbeat(ctx) })
+	return heartbeatEvery(ctx, keepingDetails(ctx))
+}
+
+// keepingDetails returns a heartbeat that carries the details this attempt started
+// with (an earlier attempt's last, such as an assistant call's thread id), or none: a
+// phase with no progress of its own to record must not erase them for the next attempt.
+func keepingDetails(ctx context.Context) (beat func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	var d json.RawMessage
+	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &d) == nil {
+		return func() { activity.RecordHeartbeat(ctx, d) }
+	}
+	return func() { activity.RecordHeartbeat(ctx) }
 }
 
 // heartbeatEvery calls beat every third of the activity's heartbeat timeout (never
-// without one) until stop is called or ctx is done. stop waits for a beat in progress,
-// so none comes after it; calling it again is a no-op.
+// without one, nor outside an activity) until stop is called or ctx is done. stop
+// waits for a beat in progress, so none comes after it; calling it again is a no-op.
 func heartbeatEvery(ctx context.Context, beat func()) (stop func()) {
+	if !activity.IsActivity(ctx) {
+		return func() {} // called directly, as a function
+	}
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
 	if every <= 0 {
 		return func() {}

@@ -33,8 +33,11 @@ type agentSpec struct {
 const Refusal = "systest: scripted refusal"
 
 // callSettings are every agent's model-call settings: fast retries, and a heartbeat
-// timeout short enough that a killed worker costs seconds.
-const callSettings = `call: {timeout: 30s, heartbeatTimeout: 3s, initialInterval: 50ms, maxInterval: 200ms, maxAttempts: 4}`
+// timeout short enough that a killed worker costs seconds. Not shorter: the SDK sends
+// an activity's heartbeats at most every 0.8 of its heartbeat timeout, so the slack
+// left for two heartbeat round trips on a loaded 2-core machine under -race is a fifth
+// of it (0.6 s at 3 s, which such a machine could miss).
+const callSettings = `call: {timeout: 30s, heartbeatTimeout: 5s, initialInterval: 50ms, maxInterval: 200ms, maxAttempts: 4}`
 
 func calls(names ...string) offline.Reply {
 	r := offline.Reply{}

@@ -19,7 +19,8 @@ func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 	msgs := make([]*msgState, a.Burst)
 	for i := range msgs {
 		id := fmt.Sprintf("%s.%d", a.ID, i+1)
-		msgs[i] = &msgState{id: id, text: messageText(id, 40), size: 40, posted: i%2 == 1}
+		msgs[i] = newMessage(id, 120)
+		msgs[i].posted = i%2 == 1
 		c.accept(msgs[i], group)
 	}
 	var posts sync.WaitGroup

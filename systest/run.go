@@ -218,13 +218,20 @@ func (r *Runner) start(ctx context.Context, a Action) string {
 	return "started, status " + st.Status
 }
 
-// messageText is a user message of exactly size bytes of text (at least its id).
-func messageText(id string, size int) string {
-	s := id + " "
-	if size <= len(s) {
-		return s
+// newMessage is user message id of size bytes as the chat counts them against its
+// limit (workflows.SendMessageInput.Bytes: the encoded message, not its text), or just
+// its id when that is larger. Its size is what it encodes to.
+func newMessage(id string, size int) *msgState {
+	text := id + " "
+	if n := size - messageBytes(id, text); n > 0 {
+		text += bigText(n) // ASCII without escapes: one byte of JSON each
 	}
-	return s + bigText(size-len(s))
+	return &msgState{id: id, text: text, size: messageBytes(id, text)}
+}
+
+// messageBytes is the size of user message id with text, as the chat counts it.
+func messageBytes(id, text string) int {
+	return workflows.SendMessageInput{MessageID: id, Text: text}.Bytes()
 }
 
 // chatErr returns err's application error type and message ("" when it has none).
@@ -249,7 +256,7 @@ func (c *chatRun) accept(m *msgState, group int) {
 
 // sendOne sends one turn and records its outcome; it returns a summary.
 func (r *Runner) sendOne(ctx context.Context, c *chatRun, id string, size, group int) string {
-	m := &msgState{id: id, text: messageText(id, size), size: size}
+	m := newMessage(id, size)
 	c.accept(m, group)
 	return r.sendAndWait(c, []*msgState{m})
 }
@@ -322,7 +329,8 @@ func (r *Runner) send(ctx context.Context, c *chatRun, a Action) (string, error)
 }
 
 func (r *Runner) post(ctx context.Context, c *chatRun, id string, size int) string {
-	m := &msgState{id: id, text: messageText(id, size), size: size, posted: true}
+	m := newMessage(id, size)
+	m.posted = true
 	c.accept(m, -1)
 	res := r.postOne(ctx, c, m)
 	if m.outcome == outPosted && size <= c.limit && isBlocked(r.allFaults, "10.S2") {

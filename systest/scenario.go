@@ -34,7 +34,7 @@ type Action struct {
 	MaxBytes  int // opStart: the chat's maxMessageBytes (0 = default)
 	Budget    int // opStart: HistoryBudget.MaxEvents (0 = default)
 	ID        string
-	Size      int
+	Size      int // opSend, opPost: the user message's size, encoded as the chat counts it (newMessage)
 	Burst     int
 	Approve   bool
 	KillAfter time.Duration
@@ -191,8 +191,8 @@ func (g *generator) nextID(c int) string {
 	return fmt.Sprintf("c%d-t%d", c, p.turns)
 }
 
-// size picks a user message size for chat c: mostly small, sometimes near or just over
-// its limit.
+// size picks a user message size for chat c, in encoded bytes as the chat counts them
+// (newMessage): mostly small, sometimes at, just under or just over its limit.
 func (g *generator) size(c int) int {
 	p := g.chats[c]
 	switch r := g.rng.IntN(100); {
@@ -208,7 +208,7 @@ func (g *generator) size(c int) int {
 		}
 		return 2_100_000 + g.rng.IntN(1_000_000) // over Temporal's 2 MB payload limit
 	default:
-		near := p.limit - 64 - g.rng.IntN(512) // just under, with room for the id and role
+		near := p.limit - g.rng.IntN(512) // at or just under, encoded (newMessage)
 		if p.big && (!g.blocked("10.1") || p.bigBytes+near <= 1_500_000) {
 			p.bigBytes += near
 			return near

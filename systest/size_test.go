@@ -1,0 +1,25 @@
+package systest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// A message's size is what the chat compares with its limit: the encoded message
+// (workflows.SendMessageInput.Bytes), not its text. So a message generated at, just
+// under or just over a limit is so for the chat too, and the checks judge refusals by
+// the same count.
+func TestMessageSizeIsTheEncodedSize(t *testing.T) {
+	const limit = 256 << 10
+	for _, size := range []int{limit - 500, limit - 1, limit, limit + 1, 4 << 10} {
+		m := newMessage("c1-t12", size)
+		assert.Equal(t, size, workflows.SendMessageInput{MessageID: m.id, Text: m.text}.Bytes(), "size %d", size)
+		assert.Equal(t, size, m.size)
+	}
+	m := newMessage("c1-t12", 10) // less than the message's id: just its id
+	assert.Equal(t, workflows.SendMessageInput{MessageID: m.id, Text: m.text}.Bytes(), m.size)
+	assert.Greater(t, m.size, 10)
+}
