@@ -16,15 +16,6 @@ var knownFaults = map[string]string{
 	// have the order of their sent turns and of their posted turns checked, not the
 	// order between them.
 	"10.S4": "at a continue-as-new, turns of updates are answered before signals queued ahead of them",
-	// Found by this test; it breaks "a retried SendMessage with the same messageId
-	// returns the first result and does not call the model again" and "every chat can
-	// be exported". Reproduction (about half the runs): a chat of tooler and flaky with
-	// HistoryBudget.MaxEvents 37; Send t1 (answered, 4 replies); Send t2 (fails: the
-	// script's 403); Send t1 again: the turn runs again (2 other replies), History holds
-	// t1, t1/1 and t1/2 twice, and Export fails ("history[5].messageId: "t1" is also
-	// history[0].messageId"). Seed 608 with the defaults showed it. While listed, chats
-	// that continue as new and have a failing agent get no retries.
-	"10.S5": "after a continue-as-new and a failed turn, a retried answered messageId runs again: duplicate ids, and the chat no longer exports",
 }
 
 // blocked reports whether any of faults is known (and not overridden by the flag).
