@@ -8,7 +8,8 @@ import "go.temporal.io/sdk/workflow"
 // its carry before it registers its handlers (the SDK runs an update delivered with
 // the first workflow task at registration). Before, such an update was looked up in an
 // empty record and its turn queued as new: a retried answered messageId ran again,
-// with duplicate messageIds in the history (10.S5).
+// with duplicate messageIds in the history (10.S5); and in a continued run's first
+// task, the turn was queued before the signals that came before it (10.S4).
 const versionTurnsAfterRebuild = "turns-after-record-rebuilt"
 
 // resumeEarly takes over a continued run's carry before the handlers are registered
@@ -21,16 +22,19 @@ func (s *chatState) resumeEarly(ctx workflow.Context) {
 	s.resumed = true
 }
 
-// rebuilding reports whether the idempotency record is not yet the history's: the
-// start restores a document or takes over a carry, or an Import loads one.
+// rebuilding reports whether the chat is not yet ready to look a SendMessage up: the
+// start restores a document or takes over a carry (taken over early, its run has not
+// begun: the signals that came before the update are taken once it has), or an Import
+// loads a document.
 func (s *chatState) rebuilding() bool {
-	starting := s.status == StatusStarting && (s.in.Restore != nil || (s.in.Carry != nil && !s.resumed))
+	starting := s.status == StatusStarting && (s.in.Restore != nil || s.in.Carry != nil)
 	return starting || s.importing
 }
 
 // awaitRecord waits, in a SendMessage handler, until the idempotency record is whole
-// (versionTurnsAfterRebuild), so that a retried messageId gets the answer the
-// history holds.
+// and the run has begun (versionTurnsAfterRebuild), so that a retried messageId gets
+// the answer the history holds, and the UserMessage signals that came before the
+// update are queued before its turn (takeEarlierSignals).
 func (s *chatState) awaitRecord(ctx workflow.Context) error {
 	if !s.rebuilding() || !changed(ctx, versionTurnsAfterRebuild) {
 		return nil
