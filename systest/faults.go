@@ -6,26 +6,7 @@ package systest
 // behaviour, a config variant, a size or an action; each names the faults it needs
 // fixed). Remove an entry once its fix is merged: the action class comes back, and the
 // test shows whether the fix holds. `-systest.faults=all` runs every class anyway.
-var knownFaults = map[string]string{
-	// Found by this test; it breaks "History order = acceptance order". Cause: at a
-	// continue-as-new the run answers the turns that updates wait for before the
-	// signals queued ahead of them, which it carries (workflows/carry.go,
-	// nextUpdateTurn). Seen with seed 700 on main (-systest.faults all): chat c2 has a
-	// HistoryBudget of 50; Post c2-t1 (waits for an approval) and c2-t2, Send c2-t3:
-	// c2-t3 is answered before c2-t2. While listed, chats with a small history budget
-	// have the order of their sent turns and of their posted turns checked, not the
-	// order between them.
-	"10.S4": "at a continue-as-new, turns of updates are answered before signals queued ahead of them",
-	// Found by this test; it breaks "a retried SendMessage with the same messageId
-	// returns the first result and does not call the model again" and "every chat can
-	// be exported". Reproduction (about half the runs): a chat of tooler and flaky with
-	// HistoryBudget.MaxEvents 37; Send t1 (answered, 4 replies); Send t2 (fails: the
-	// script's 403); Send t1 again: the turn runs again (2 other replies), History holds
-	// t1, t1/1 and t1/2 twice, and Export fails ("history[5].messageId: "t1" is also
-	// history[0].messageId"). Seed 608 with the defaults showed it. While listed, chats
-	// that continue as new and have a failing agent get no retries.
-	"10.S5": "after a continue-as-new and a failed turn, a retried answered messageId runs again: duplicate ids, and the chat no longer exports",
-}
+var knownFaults = map[string]string{}
 
 // blocked reports whether any of faults is known (and not overridden by the flag).
 func (g *generator) blocked(faults ...string) bool { return isBlocked(g.allFaults, faults...) }

@@ -398,9 +398,10 @@ func (r *Runner) decide(ctx context.Context, c *chatRun, p agentchat.PendingAppr
 	if err != nil {
 		typ, msg := chatErr(err)
 		if typ == agents.ErrTypeTurnFailed && strings.Contains(msg, Refusal) {
-			if m != nil {
-				m.outcome, m.suspended = outFailed, true
+			if m == nil { // a turn of the document the chat was imported from
+				m = c.importedTurn(p.TurnID)
 			}
+			m.outcome, m.suspended = outFailed, true
 			return fmt.Sprintf("call %s: the resumed turn failed by the script (%s)", p.CallID, firstLine(msg))
 		}
 		r.violate("chat c%d: approve %s (%t): %v", c.idx, p.CallID, approve, err)

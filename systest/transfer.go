@@ -30,6 +30,7 @@ func (r *Runner) exportImport(ctx context.Context, c *chatRun, target int) strin
 	for _, m := range d.History {
 		nc.prefix = append(nc.prefix, m.MessageID)
 	}
+	nc.inheritFailed(c)
 	for _, m := range d.PendingTurns {
 		nc.pending = append(nc.pending, m.MessageID)
 	}
@@ -111,4 +112,25 @@ func (r *Runner) importOptions(doc []byte, id string, maxBytes int) (agentchat.I
 		return opts, err
 	}
 	return opts, os.WriteFile(opts.Path, doc, 0o600)
+}
+
+// inheritFailed gives chat c, imported from src's document, src's record of the
+// document's turns that failed after an approval (keptFailed): they may end on the
+// results of the calls that ran in the copy too.
+func (c *chatRun) inheritFailed(src *chatRun) {
+	for _, id := range c.prefix {
+		if m := src.msgs[id]; m != nil && keptFailed(m) {
+			cp := *m
+			c.msgs[id] = &cp
+		}
+	}
+}
+
+// importedTurn returns a record of turn id, one of the document chat c was imported
+// from, for what c does with it afterwards (an approval of its open calls). It is not
+// in c.order: what was sent before the import is the source's.
+func (c *chatRun) importedTurn(id string) *msgState {
+	m := &msgState{id: id}
+	c.msgs[id] = m
+	return m
 }

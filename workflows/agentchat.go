@@ -22,6 +22,7 @@ const resolveTimeout = 10 * time.Second
 // same error. A failed turn never fails the workflow.
 func AgentChat(ctx workflow.Context, in AgentChatInput) (AgentChatResult, error) {
 	s := newChatState(ctx, in)
+	s.resumeEarly(ctx)
 	if err := s.register(ctx); err != nil {
 		return AgentChatResult{}, err
 	}
@@ -48,7 +49,9 @@ func (s *chatState) start(ctx workflow.Context) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
 	}
 	if s.in.Carry != nil {
-		s.resume(ctx, s.in.Carry)
+		if !s.resumed {
+			s.resume(ctx, s.in.Carry)
+		}
 		s.status = StatusRunning
 		return nil
 	}

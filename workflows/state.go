@@ -47,6 +47,9 @@ type chatState struct {
 	boundary strategyState
 	// importing is set while a document is being loaded; no turn runs meanwhile.
 	importing bool
+	// resumed: the carry was taken over before the handlers were registered
+	// (resumeEarly).
+	resumed   bool
 	restored  *CarriedRestore
 	migration *migration
 	// draining is set while the run hands over to a new one: new updates are refused

@@ -1,0 +1,47 @@
+package workflows_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/workflows"
+)
+
+// Fault 10.S4 of the system test, as it still showed after the drain-in-order fix: a
+// UserMessage signal and then a SendMessage that reach a continued run with its first
+// workflow task. The SDK runs the update at handler registration, before the run has
+// started; the signals waiting in their channel were then left for the main loop, so
+// the later Send was answered first. Turns run in arrival order.
+func TestSignalThenSendInTheFirstTaskOfAContinuedRunKeepTheirOrder(t *testing.T) {
+	e := newEnv(t)
+	first := e.send(time.Second, msg("m1", "Hello"))
+	e.at(2*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(thread(), 0)
+	require.NoError(t, first.err)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+
+	e2 := newEnv(t)
+	e2.at(0, func() { e2.env.SignalWorkflow(workflows.UserMessageSignal, msg("s2", "posted first")) })
+	later := e2.send(0, msg("u3", "sent second"))
+	var hist []chat.Message
+	e2.at(time.Minute, func() { hist = e2.history() })
+	e2.run(next, 2*time.Minute)
+	require.NoError(t, later.rejected)
+	require.NoError(t, later.err)
+	var users []string
+	for _, m := range hist {
+		if m.Role == chat.RoleUser {
+			users = append(users, m.MessageID)
+		}
+	}
+	assert.Equal(t, []string{"m1", "s2", "u3"}, users, "arrival order")
+}
