@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.temporal.io/sdk/worker"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +100,10 @@ func TestContinueAsNewOfLargeMessagesStaysUnderThePayloadLimit(t *testing.T) {
 // so), and what is carried fits CarryLimit; a queued turn whose body was stored keeps it.
 func TestContinueAsNewCarriesQueuedTurnsUnderTheLimits(t *testing.T) {
 	e := newEnv(t)
+	// Decoding 3 MB of signals in one workflow task takes longer than the SDK's 1 s
+	// deadlock detection under -race on a loaded 2-core machine; the detector is not
+	// what this test is about.
+	e.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 	st := e.withStore()
 	in := workflows.AgentChatInput{Participants: []string{"helper"}}
 	e.at(time.Second, func() {
