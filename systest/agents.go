@@ -73,7 +73,7 @@ var agentSpecs = []agentSpec{
 	{ID: "big", Big: true,
 		Script: []offline.Reply{text(bigText(300_000)), text(bigText(1_200_000)), text("small again")}},
 	// Over 2 MB: stored, but its import fails (issue 10, fault 4).
-	{ID: "huge", Big: true, Faults: []string{"10.4"},
+	{ID: "huge", Big: true, Faults: []string{"10.4", "M1"},
 		Script: []offline.Reply{text(bigText(2_300_000))}},
 	// Three rounds of calls with a limit of two (issue 10, fault 11).
 	{ID: "looper", YAML: "tools: [record]\n    maxToolRounds: 2", Faults: []string{"10.11"},
