@@ -1,8 +1,6 @@
 package agentchat_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/testenv"
 )
 
@@ -21,20 +18,8 @@ import (
 // bound instead of reporting "no worker". (Issue "Survive rolling deploys", item 3,
 // for the client.)
 func TestCheckWorkerAcrossADevServerRestart(t *testing.T) {
-	dir := t.TempDir()
-	addr, err := devserver.FreeAddress()
-	require.NoError(t, err)
-	opts := devserver.Options{Address: addr, DBFile: filepath.Join(dir, "temporal.db"),
-		UIPort: devserver.Headless, LogFile: filepath.Join(dir, "server.log")}
-	start := func() *devserver.Server {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		s, err := devserver.Start(ctx, opts)
-		require.NoError(t, err, "start the dev server")
-		return s
-	}
-	srv := start()
-	t.Cleanup(func() { _ = srv.Stop() })
+	srv := testenv.NewRestartableServer(t) // stops after the harnesses' workers
+	addr := srv.Address
 	tq := testenv.TaskQueue(t)
 	testenv.StartWorkerProcess(t, testenv.ProcessOptions{Address: addr, TaskQueue: tq, Config: deployConfig("helper"), Args: []string{"--offline"}})
 	tc, err := client.Dial(client.Options{HostPort: addr})
@@ -43,8 +28,8 @@ func TestCheckWorkerAcrossADevServerRestart(t *testing.T) {
 	c := agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq})
 	require.NoError(t, c.CheckWorker(ctxFor(t), ""))
 
-	require.NoError(t, srv.Stop())
-	srv = start()
+	srv.Stop()
+	srv.Start()
 	began := time.Now()
 	err = c.CheckWorker(ctxFor(t), "")
 	took := time.Since(began)

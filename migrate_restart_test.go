@@ -1,8 +1,6 @@
 package agentchat_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/testenv"
 )
 
@@ -19,20 +16,8 @@ import (
 // began). The migration waits for it, within a bound, instead of reporting that no
 // worker serves the target.
 func TestMigrationAcrossADevServerRestart(t *testing.T) {
-	dir := t.TempDir()
-	addr, err := devserver.FreeAddress()
-	require.NoError(t, err)
-	opts := devserver.Options{Address: addr, DBFile: filepath.Join(dir, "temporal.db"),
-		UIPort: devserver.Headless, LogFile: filepath.Join(dir, "server.log")}
-	start := func() *devserver.Server {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		s, err := devserver.Start(ctx, opts)
-		require.NoError(t, err, "start the dev server")
-		return s
-	}
-	srv := start()
-	t.Cleanup(func() { _ = srv.Stop() }) // after the harnesses' workers stopped
+	srv := testenv.NewRestartableServer(t) // stops after the harnesses' workers
+	addr := srv.Address
 
 	a := testenv.New(t, testenv.Options{Address: addr})
 	b := testenv.New(t, testenv.Options{Address: addr, Namespace: "agentchat-test-restart", TaskQueue: a.TaskQueue})
@@ -40,8 +25,8 @@ func TestMigrationAcrossADevServerRestart(t *testing.T) {
 	seedThread(t, a, id)
 
 	b.StopWorker()
-	require.NoError(t, srv.Stop())
-	srv = start()
+	srv.Stop()
+	srv.Start()
 	type migrated struct {
 		res agentchat.MigrationResult
 		err error

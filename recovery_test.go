@@ -1,10 +1,8 @@
 package agentchat_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
-	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
 )
@@ -112,33 +109,20 @@ agents:
 // from its stored history, with the same worker and client (their gRPC connections
 // reconnect by themselves).
 func TestDevServerRestartBetweenTurns(t *testing.T) {
-	dir := t.TempDir()
-	addr, err := devserver.FreeAddress()
-	require.NoError(t, err)
-	opts := devserver.Options{Address: addr, DBFile: filepath.Join(dir, "temporal.db"),
-		UIPort: devserver.Headless, LogFile: filepath.Join(dir, "server.log")}
-	start := func() *devserver.Server {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		s, err := devserver.Start(ctx, opts)
-		require.NoError(t, err, "start the dev server")
-		return s
-	}
-	srv := start()
-	// Registered before the harness, so it runs after the harness's worker stopped.
-	t.Cleanup(func() { _ = srv.Stop() })
+	srv := testenv.NewRestartableServer(t) // stops after the harnesses' workers
+	addr := srv.Address
 
 	h := testenv.New(t, testenv.Options{Address: addr})
 	id := testenv.ChatID(t)
-	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
 	require.NoError(t, err)
 	send(t, h, id, "m1", "Hello, how are you?")
 	send(t, h, id, "m2", "My name is Alice")
 
 	stopping := time.Now()
-	require.NoError(t, srv.Stop())
+	srv.Stop()
 	stopped := time.Since(stopping)
-	srv = start()
+	srv.Start()
 	restarted := time.Since(stopping)
 
 	sending := time.Now()
