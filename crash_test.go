@@ -57,6 +57,34 @@ func waitRunning(t *testing.T, c *agentchat.Client, chatID, typ string) {
 	}, 30*time.Second, 50*time.Millisecond, "no %s started", typ)
 }
 
+// crashChat starts a worker process with the agent config, and a chat of helper on a
+// task queue of their own; opts starts the worker that takes over.
+func crashChat(t *testing.T, config string) (c *agentchat.Client, id string, first *testenv.WorkerProcess, opts testenv.ProcessOptions) {
+	t.Helper()
+	opts = testenv.ProcessOptions{TaskQueue: testenv.TaskQueue(t), Config: config}
+	first = testenv.StartWorkerProcess(t, opts)
+	c = agentchat.NewClient(testenv.Dial(t, ""), agentchat.ClientOptions{TaskQueue: opts.TaskQueue})
+	id = testenv.ChatID(t)
+	_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	return c, id, first, opts
+}
+
+// killAndAwait kills the worker and waits (at most 2 minutes) for the turn sent in the
+// background; it returns how long after the kill the turn ended, and its error.
+func killAndAwait(t *testing.T, w *testenv.WorkerProcess, done <-chan error) (time.Duration, error) {
+	t.Helper()
+	w.Kill()
+	killed := time.Now()
+	select {
+	case err := <-done:
+		return time.Since(killed), err
+	case <-time.After(2 * time.Minute):
+		require.FailNow(t, "the turn did not finish")
+		return 0, nil
+	}
+}
+
 // A worker killed while a tool runs: the tool call heartbeats, so it is retried on the
 // other worker after the tool's heartbeat timeout (default 5 s), not after its 30 s
 // timeout.
@@ -77,25 +105,12 @@ agents:
   - {id: helper, name: Helper, model: offline, endpoint: local, tools: [wait]}
 `, model.URL())
 	tool := agents.Tool{}.WithDefaults()
-	tq := testenv.TaskQueue(t)
-	opts := testenv.ProcessOptions{TaskQueue: tq, Config: config}
-	first := testenv.StartWorkerProcess(t, opts)
-	c := agentchat.NewClient(testenv.Dial(t, ""), agentchat.ClientOptions{TaskQueue: tq})
-	id := testenv.ChatID(t)
-	_, err = c.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
-	require.NoError(t, err)
+	c, id, first, opts := crashChat(t, config)
 
 	done := sendAsync(t, c, id, "t1", "Wait for me")
 	waitRunning(t, c, id, workflows.CallToolActivity)
 	testenv.StartWorkerProcess(t, opts) // the worker that takes over, ready before the crash
-	first.Kill()
-	killed := time.Now()
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		require.FailNow(t, "the turn did not finish")
-	}
-	took := time.Since(killed)
+	took, err := killAndAwait(t, first, done)
 	bound := time.Duration(tool.HeartbeatTimeout) + time.Second /* first retry */ + toolRun + stickyTimeout + recoverySlack
 	t.Logf("turn done %s after the kill (tool heartbeat timeout %s, timeout %s; bound %s)",
 		took.Round(time.Millisecond), time.Duration(tool.HeartbeatTimeout), time.Duration(tool.Timeout), bound)
@@ -129,26 +144,13 @@ agents:
   - {id: helper, name: Helper, model: offline, endpoint: local}
 `, model.URL())
 	call := agents.CallSettings{}.WithDefaults()
-	tq := testenv.TaskQueue(t)
-	opts := testenv.ProcessOptions{TaskQueue: tq, Config: config}
-	first := testenv.StartWorkerProcess(t, opts)
-	c := agentchat.NewClient(testenv.Dial(t, ""), agentchat.ClientOptions{TaskQueue: tq})
-	id := testenv.ChatID(t)
-	_, err = c.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
-	require.NoError(t, err)
+	c, id, first, opts := crashChat(t, config)
 
 	done := sendAsync(t, c, id, "t1", "Take your time")
 	require.Eventually(t, func() bool { return model.Requests("helper") == 1 }, 30*time.Second, 10*time.Millisecond)
 	testenv.StartWorkerProcess(t, opts)
 	time.Sleep(time.Second)
-	first.Kill()
-	killed := time.Now()
-	select {
-	case err = <-done:
-	case <-time.After(2 * time.Minute):
-		require.FailNow(t, "the turn did not finish")
-	}
-	took := time.Since(killed)
+	took, err := killAndAwait(t, first, done)
 	recovered := took - slow // the retry's own answer takes slow
 	bound := time.Duration(call.HeartbeatTimeout) + time.Duration(call.InitialInterval) + stickyTimeout + recoverySlack
 	t.Logf("turn done %s after the kill, %s of it to recover (heartbeat timeout %s; bound %s)",
