@@ -56,16 +56,19 @@ func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
 	assert.False(t, ok, "no call outside a tool function")
 }
 
-// A tool result of ToolResultLimit bytes is passed on; one byte more becomes a ToolError
-// (not retried) that names the limit, so the model reads why and the turn goes on,
-// instead of an activity result over Temporal's payload limit.
+// A tool result of ToolResultLimit encoded bytes is passed on; one byte more becomes a
+// ToolError (not retried) that names the limit, so the model reads why and the turn
+// goes on, instead of an activity result over Temporal's payload limit. The result is
+// mostly '<', which encoding/json writes as six bytes, so a limit on text bytes would
+// let six times the limit through.
 func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
-	size := workflows.ToolResultLimit
+	escaped := workflows.ToolResultLimit / 6
+	result := strings.Repeat("<", escaped) + strings.Repeat("x", workflows.ToolResultLimit-6*escaped)
 	reg := agents.NewRegistry(agents.Config{Tools: map[string]agents.Tool{"big": {}},
 		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default", Tools: []string{"big"}}},
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
 	acts, err := activities.New(activities.Config{Registry: reg, Tools: map[string]activities.ToolFunc{
-		"big": func(context.Context, json.RawMessage) (string, error) { return strings.Repeat("x", size), nil }}})
+		"big": func(context.Context, json.RawMessage) (string, error) { return result, nil }}})
 	require.NoError(t, err)
 	call := func() (agents.CallToolResult, error) {
 		var ts testsuite.WorkflowTestSuite
@@ -79,11 +82,14 @@ func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
 		}
 		return res, err
 	}
+	encoded, err := json.Marshal(result)
+	require.NoError(t, err)
+	require.Equal(t, workflows.ToolResultLimit, len(encoded)-2, "the result is at the limit, encoded")
 	res, err := call()
 	require.NoError(t, err)
-	assert.Len(t, res.Result, workflows.ToolResultLimit)
+	assert.Equal(t, result, res.Result)
 
-	size++
+	result += "x"
 	_, err = call()
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)

@@ -37,7 +37,7 @@ func ToolError(format string, a ...any) error {
 // CallTool runs one tool call with the Go function registered under its name, its
 // context carrying the call and its idempotency key (CallOf). Errors:
 // the tool's own (retried by the tool's policy unless ToolError); a ToolError for a
-// result over workflows.ToolResultLimit bytes (the model reads it); or a non-retryable
+// result over workflows.ToolResultLimit encoded bytes (the model reads it); or a non-retryable
 // error for a tool no function backs on this worker: UnknownFunction, with
 // agents.UnknownAgentDetails, so that the chat runs the call on another worker of the
 // queue (a rolling deploy that adds or removes the tool).
@@ -55,9 +55,9 @@ func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (age
 	if err != nil {
 		return agents.CallToolResult{}, err
 	}
-	if len(res) > workflows.ToolResultLimit {
-		return agents.CallToolResult{}, ToolError("tool %q returned %d bytes; a tool result may be at most %d (ToolResultLimit)",
-			in.Name, len(res), workflows.ToolResultLimit)
+	if n := workflows.TextBytes(res); n > workflows.ToolResultLimit {
+		return agents.CallToolResult{}, ToolError("tool %q returned %d bytes encoded; a tool result may be at most %d (ToolResultLimit)",
+			in.Name, n, workflows.ToolResultLimit)
 	}
 	return agents.CallToolResult{Result: res}, nil
 }

@@ -37,8 +37,8 @@ const (
 	// ReplyInlineLimit is the largest model reply the workflow holds inline; a larger one
 	// goes to the chat's message store and the workflow keeps a reference: 1 MiB.
 	ReplyInlineLimit = 1 << 20
-	// ToolResultLimit is the largest result a tool function may return, in bytes of its
-	// text: 1 MiB, as a model reply, so that a call's result travels in the CallTool
+	// ToolResultLimit is the largest result a tool function may return, in encoded bytes
+	// (TextBytes: < > & and control characters take six): 1 MiB, as a model reply, so that a call's result travels in the CallTool
 	// activity's result with room under TemporalPayloadLimit. A larger result is not
 	// passed on: the call gets an error result that names this limit, which the model
 	// reads, and the turn goes on.
@@ -162,6 +162,10 @@ func CheckDocumentSizes(history, pending []chat.Message) error {
 	}
 	return nil
 }
+
+// TextBytes is the length of s as encoding/json writes it in a JSON string (as Temporal
+// carries it), without the quotes. Limits on text count these bytes.
+func TextBytes(s string) int { return jsonStringBytes(s) }
 
 // jsonStringBytes is the length of s as encoding/json writes it in a string, without the
 // quotes: \" \\ \b \f \n \r \t take two bytes; other control characters, < > & (HTML
