@@ -160,17 +160,7 @@ func (o StartOptions) input(temporary bool) (workflows.AgentChatInput, error) {
 	in := workflows.AgentChatInput{Version: workflows.InputVersion, Participants: o.Participants,
 		Selection: o.Selection, Termination: o.Termination, Temporary: temporary, MaxMessageBytes: o.MaxMessageBytes,
 		Store: o.Store, HistoryBudget: o.HistoryBudget}
-	if len(o.Participants) == 0 {
-		return in, fmt.Errorf("agentchat: %w: a chat needs at least one participant (agent id)", ErrInvalidOptions)
-	}
-	if o.MaxMessageBytes < 0 || o.MaxMessageBytes > workflows.MaxMessageBytesLimit {
-		return in, fmt.Errorf("agentchat: %w: MaxMessageBytes is %d; it must be between 0 (the default, %d) and %d (MaxMessageBytesLimit)",
-			ErrInvalidOptions, o.MaxMessageBytes, workflows.DefaultMaxMessageBytes, workflows.MaxMessageBytesLimit)
-	}
-	if err := in.Selection.Validate(in.Participants); err != nil {
-		return in, fmt.Errorf("agentchat: %w: %w", ErrInvalidOptions, err)
-	}
-	if err := in.Termination.Validate(in.Participants); err != nil {
+	if err := in.Validate(); err != nil {
 		return in, fmt.Errorf("agentchat: %w: %w", ErrInvalidOptions, err)
 	}
 	return in, nil
@@ -347,9 +337,8 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
 	}
-	if n := msg.Bytes(); n > workflows.MaxMessageBytesLimit {
-		return TurnResult{}, refused("send to", chatID, fmt.Errorf(
-			"message is %d bytes encoded; no chat accepts more than %d (MaxMessageBytesLimit); nothing was sent", n, workflows.MaxMessageBytesLimit))
+	if err := msg.Validate(); err != nil {
+		return TurnResult{}, refused("send to", chatID, err)
 	}
 	var res TurnResult
 	if err := c.update(ctx, chatID, "send to", workflows.SendMessageUpdate, msg, &res); err != nil {

@@ -25,11 +25,10 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// limitsUnderTest are the limits as the README's table gives them; the tests use these
-// numbers so that they ran, and failed, before the limits had names in code.
+// The limits under test, as the README's table names them.
 const (
-	messageLimit = 1 << 20   // workflows.MaxMessageBytesLimit
-	defaultLimit = 256 << 10 // workflows.DefaultMaxMessageBytes
+	messageLimit = workflows.MaxMessageBytesLimit
+	defaultLimit = workflows.DefaultMaxMessageBytes
 )
 
 // ofBytes returns a user turn whose message encodes to exactly n bytes.

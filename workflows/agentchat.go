@@ -45,7 +45,7 @@ func AgentChat(ctx workflow.Context, in AgentChatInput) (AgentChatResult, error)
 
 // start validates the input and resolves the participants through the worker's registry.
 func (s *chatState) start(ctx workflow.Context) error {
-	if err := s.in.validate(); err != nil {
+	if err := s.in.Validate(); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
 	}
 	if s.in.Carry != nil {

@@ -15,7 +15,7 @@ const versionTurnsAfterRebuild = "turns-after-record-rebuilt"
 // resumeEarly takes over a continued run's carry before the handlers are registered
 // (versionTurnsAfterRebuild), so that the first updates find the idempotency record.
 func (s *chatState) resumeEarly(ctx workflow.Context) {
-	if s.in.Carry == nil || s.in.validate() != nil || !changed(ctx, versionTurnsAfterRebuild) {
+	if s.in.Carry == nil || s.in.Validate() != nil || !changed(ctx, versionTurnsAfterRebuild) {
 		return
 	}
 	s.resume(ctx, s.in.Carry)

@@ -8,8 +8,9 @@ import (
 	"github.com/agentchat/agentchat/chat"
 )
 
-// validate checks the chat's input before anything runs.
-func (in AgentChatInput) validate() error {
+// Validate checks the chat's input as the workflow does before anything runs; clients
+// call it before they start a chat. Errors name the field and, for sizes, the limit.
+func (in AgentChatInput) Validate() error {
 	if in.Version > InputVersion {
 		return fmt.Errorf("input version %d is newer than this worker understands (%d)", in.Version, InputVersion)
 	}
@@ -17,7 +18,7 @@ func (in AgentChatInput) validate() error {
 		return errors.New("a chat needs at least one participant")
 	}
 	if in.MaxMessageBytes < 0 || in.MaxMessageBytes > MaxMessageBytesLimit {
-		return fmt.Errorf("maxMessageBytes is %d; it must be between 0 (the default, %d) and %d",
+		return fmt.Errorf("maxMessageBytes is %d; it must be between 0 (the default, %d) and %d (MaxMessageBytesLimit)",
 			in.MaxMessageBytes, DefaultMaxMessageBytes, MaxMessageBytesLimit)
 	}
 	if err := in.Selection.Validate(in.Participants); err != nil {
@@ -39,6 +40,9 @@ func (in AgentChatInput) maxMessageBytes() int {
 // maxMessageBytes. Clients call it before they send: what it refuses could not reach the
 // workflow whole.
 func (in SendMessageInput) Validate() error {
+	if n := in.Bytes(); n > MaxMessageBytesLimit {
+		return fmt.Errorf("message is %d bytes encoded; no chat accepts more than %d (MaxMessageBytesLimit)", n, MaxMessageBytesLimit)
+	}
 	_, err := UserMessage(in)
 	return err
 }
