@@ -34,6 +34,9 @@ const (
 	// continue-as-new or an import) records a resumed turn that failed after its tools
 	// ran as failed; before, as answered with its partial replies.
 	versionFailedTurnsRebuilt = "failed-turns-rebuilt"
+	// versionBoundToolRound: the results of one model reply's calls together stay under
+	// ToolResultLimit; before, each did, and their tool message could pass a payload.
+	versionBoundToolRound = "bound-tool-round"
 )
 
 // changed reports whether this run takes change id's new behaviour.
@@ -188,7 +191,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 			answered = append(answered, r)
 		}
 	}
-	s.appendResults(t, p, answered)
+	s.appendResults(t, p, boundResults(ctx, answered))
 	if len(pending) > 0 {
 		s.suspension = &suspension{turn: t, agent: p, pending: pending}
 		s.refuseQueuedUpdates(ctx)
@@ -231,6 +234,37 @@ func toolContext(ctx workflow.Context, spec agents.ToolSpec) workflow.Context {
 // toolInput is the CallTool input of call c of agent p.
 func (s *chatState) toolInput(p agents.Participant, c chat.Content) agents.CallToolInput {
 	return agents.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+}
+
+// boundResults keeps the results of one model reply's calls under ToolResultLimit
+// together (encoded bytes): the tool message they make is one message that the workflow
+// holds, a History page and a model call's input carry. Past it, the largest results
+// become error results that name the limit, until the rest fit; the model reads why.
+func boundResults(ctx workflow.Context, results []chat.Content) []chat.Content {
+	total := 0
+	for _, r := range results {
+		total += TextBytes(r.Result)
+	}
+	if total <= ToolResultLimit || !changed(ctx, versionBoundToolRound) {
+		return results
+	}
+	out := slices.Clone(results)
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return TextBytes(out[b].Result) - TextBytes(out[a].Result) })
+	all := total
+	for _, i := range order {
+		if total <= ToolResultLimit {
+			break
+		}
+		n := TextBytes(out[i].Result)
+		out[i] = errorResult(out[i], fmt.Sprintf("left out: this result takes %d bytes encoded, and the results of this "+
+			"reply's calls %d together; together they may take at most %d (ToolResultLimit)", n, all, ToolResultLimit))
+		total -= n
+	}
+	return out
 }
 
 // appendResults adds a tool message with the results, if any.
