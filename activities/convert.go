@@ -1,11 +1,14 @@
 package activities
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 )
 
@@ -32,14 +35,14 @@ func chatMessage(m chat.Message) []openai.ChatCompletionMessage {
 		for _, c := range m.Contents {
 			if c.Type == chat.ContentFunctionResult {
 				out = append(out, openai.ChatCompletionMessage{
-					Role: openai.ChatMessageRoleTool, ToolCallID: c.CallID, Content: toolResultText(c)})
+					Role: openai.ChatMessageRoleTool, ToolCallID: wireCallID(c.CallID), Content: toolResultText(c)})
 			}
 		}
 		return out
 	case chat.RoleAssistant:
 		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: OpenAIName(m.AuthorName), Content: m.Text()}
 		for _, c := range m.FunctionCalls() {
-			msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: c.CallID, Type: openai.ToolTypeFunction,
+			msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: wireCallID(c.CallID), Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}
 		return []openai.ChatCompletionMessage{msg}
@@ -117,4 +120,17 @@ func OpenAIName(author string) string {
 		return ""
 	}
 	return b.String()
+}
+
+// wireCallID is the id a call travels under to the model: id itself when OpenAI takes
+// it, else "call_" and 32 hex digits of its SHA-256, the same in any process. A chat's
+// call ids are longer when a document brings them from another provider, or when the
+// chat renames a repeated one after its reply id (which holds the client's messageId).
+// The chat keeps its own ids: the tool's idempotency key and the history use them.
+func wireCallID(id string) string {
+	if len(id) <= agents.MaxCallIDLen {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "call_" + hex.EncodeToString(sum[:16])
 }

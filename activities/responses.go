@@ -187,7 +187,7 @@ func responsesInput(agentID string, msgs []chat.Message) []any {
 			for _, c := range m.Contents {
 				if c.Type == chat.ContentFunctionResult {
 					items = append(items, openai.ResponseFunctionCallOutput{Type: "function_call_output",
-						CallID: c.CallID, Output: toolResultText(c)})
+						CallID: wireCallID(c.CallID), Output: toolResultText(c)})
 				}
 			}
 		case chat.RoleAssistant:
@@ -195,7 +195,7 @@ func responsesInput(agentID string, msgs []chat.Message) []any {
 				items = append(items, openai.ResponseInputMessage{Type: "message", Role: openai.ChatMessageRoleAssistant, Content: text})
 			}
 			for _, c := range m.FunctionCalls() {
-				items = append(items, openai.ResponseOutputItem{Type: "function_call", CallID: c.CallID,
+				items = append(items, openai.ResponseOutputItem{Type: "function_call", CallID: wireCallID(c.CallID),
 					Name: c.Name, Arguments: c.Arguments})
 			}
 		default: // user, system

@@ -116,6 +116,12 @@ const ChatHeader = "X-Agentchat-Chat"
 // the conversation in any process.
 const AuthorHeader = "X-Agentchat-Author"
 
+// MaxCallIDLen is the longest tool call id (tool_calls[].id, tool_call_id) that OpenAI's
+// Chat Completions accepts, in bytes: a longer one is refused with "string too long.
+// Expected a string with maximum length 40" (code string_above_max_length). The
+// activities send longer ids of a chat under short ones; the offline model refuses them.
+const MaxCallIDLen = 40
+
 // Candidate is a participant a selector may name.
 type Candidate struct {
 	ID   string `json:"id"`

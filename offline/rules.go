@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agentchat/agentchat/agents"
 )
 
 // The request rules OpenAI enforces, which the server enforces too, so that a request
@@ -83,6 +85,8 @@ var responsesRoles = []string{"assistant", "system", "developer", "user"}
 //     matches ^[a-zA-Z0-9_-]{1,64}$ ("messages[i].name",
 //     "messages[i].tool_calls[j].function.name", "tools[i].function.name");
 //   - an assistant message has content or tool calls ("messages.[i].content");
+//   - tool call ids are at most MaxCallIDLen bytes ("messages[i].tool_calls[j].id",
+//     "messages[i].tool_call_id");
 //   - image parts are only in user messages ("messages.[i].content");
 //   - a tool message answers a tool_call_id, not answered yet, of the assistant message
 //     just before the run of tool messages it is in ("messages.[i].role");
@@ -168,6 +172,14 @@ func checkMessage(i int, m openai.ChatCompletionMessage) *Violation {
 		if v := checkName(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), tc.Function.Name); v != nil {
 			return v
 		}
+		if v := checkCallID(fmt.Sprintf("messages[%d].tool_calls[%d].id", i, j), tc.ID); v != nil {
+			return v
+		}
+	}
+	if m.Role == openai.ChatMessageRoleTool {
+		if v := checkCallID(fmt.Sprintf("messages[%d].tool_call_id", i), m.ToolCallID); v != nil {
+			return v
+		}
 	}
 	if m.Role == openai.ChatMessageRoleAssistant && m.Content == "" && len(m.MultiContent) == 0 &&
 		len(m.ToolCalls) == 0 && m.FunctionCall == nil {
@@ -184,6 +196,19 @@ func checkMessage(i int, m openai.ChatCompletionMessage) *Violation {
 		}
 	}
 	return nil
+}
+
+// MaxCallIDLen is the longest tool call id OpenAI accepts (agents.MaxCallIDLen).
+const MaxCallIDLen = agents.MaxCallIDLen
+
+// checkCallID reports a tool call id that OpenAI refuses at param.
+func checkCallID(param, id string) *Violation {
+	if len(id) <= MaxCallIDLen {
+		return nil
+	}
+	return &Violation{Status: http.StatusBadRequest, Param: param, Code: "string_above_max_length",
+		Message: fmt.Sprintf("Invalid '%s': string too long. Expected a string with maximum length %d, but got a string with length %d instead.",
+			param, MaxCallIDLen, len(id))}
 }
 
 // checkName reports a name that OpenAI refuses at param.

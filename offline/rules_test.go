@@ -66,6 +66,8 @@ var ruleCases = []struct {
 	{"a tool's function name", []openai.ChatCompletionMessage{user("hi")},
 		[]openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "get weather"}}},
 		"tools[0].function.name", "Invalid 'tools[0].function.name': string does not match pattern."},
+	{"a tool call id over 40", []openai.ChatCompletionMessage{user("hi"), calls(strings.Repeat("c", 41)), result(strings.Repeat("c", 41))},
+		nil, "messages[1].tool_calls[0].id", "Invalid 'messages[1].tool_calls[0].id': string too long. Expected a string with maximum length 40, but got a string with length 41 instead."},
 	{"an image in a system message", []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, MultiContent: []openai.ChatMessagePart{
 		{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: "https://example.com/a.png"}}}}, user("hi")},
 		nil, "messages.[0].content", "Image URLs are only allowed for messages with role 'user'"},
@@ -108,7 +110,8 @@ func TestRequestsOpenAIRefusesAreRefused(t *testing.T) {
 }
 
 // What OpenAI accepts passes: parallel calls answered in any order, results split over
-// several tool messages, names within the pattern, tool calls with null content.
+// several tool messages, names within the pattern and of 64 bytes, call ids of 40 bytes,
+// tool calls with null content.
 func TestValidRequestsPass(t *testing.T) {
 	s := startServer(t, offline.Options{})
 	c := newClient(s, "helper")
@@ -116,8 +119,9 @@ func TestValidRequestsPass(t *testing.T) {
 		{Role: openai.ChatMessageRoleSystem, Content: "Be brief."},
 		{Role: openai.ChatMessageRoleUser, Name: "Ada_Lovelace-1", Content: "hi"},
 		calls("c1", "c2"), result("c2"), result("c1"),
+		calls(strings.Repeat("c", 40)), result(strings.Repeat("c", 40)),
 		{Role: openai.ChatMessageRoleAssistant, Name: "Clerk", Content: "Both done."},
-		user("thanks"),
+		{Role: openai.ChatMessageRoleUser, Name: strings.Repeat("a", 64), Content: "thanks"},
 	}, Tools: []openai.Tool{{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{Name: "lookup"}}}}
 	require.NoError(t, offline.Validate(req))
 	complete(t, c, req)
