@@ -27,6 +27,30 @@ func (s *chatState) takeEarlierSignals(ctx workflow.Context) {
 	}
 }
 
+// versionSendAfterStart: a SendMessage update waits, before it is looked up, until
+// the chat has started and no import runs, whatever the start does; then the signals
+// that came before it are queued, then its turn. Before, only a start that restored a
+// document or took over a carry was waited for (versionTurnsAfterRebuild): in a new
+// chat, an update handled while the participants were resolved queued its turn ahead
+// of a signal that came first, which still waited in its channel for the main loop.
+const versionSendAfterStart = "send-after-start"
+
+// awaitTurnOrder waits, in a SendMessage handler, until the chat has started and no
+// import runs (versionSendAfterStart; before it, awaitRecord), then queues the
+// UserMessage signals that came before the update (takeEarlierSignals), so that the
+// update's turn, admitted next, queues behind them and finds the idempotency record whole.
+func (s *chatState) awaitTurnOrder(ctx workflow.Context) error {
+	if (s.status == StatusStarting || s.importing) && changed(ctx, versionSendAfterStart) {
+		if err := workflow.Await(ctx, func() bool { return s.status != StatusStarting && !s.importing }); err != nil {
+			return err
+		}
+	} else if err := s.awaitRecord(ctx); err != nil {
+		return err
+	}
+	s.takeEarlierSignals(ctx)
+	return nil
+}
+
 // versionRefuseQueuedUpdates: when a turn starts to wait for an approval, the
 // SendMessage turns queued behind it are refused (AwaitingApproval), as one arriving
 // during the wait is. Before, they stayed queued and their callers waited for a person.

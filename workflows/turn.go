@@ -123,14 +123,13 @@ func (s *chatState) length() int {
 	return n
 }
 
-// handleSend is the SendMessage update: once the idempotency record is whole
-// (awaitRecord), queue the turn after the signals that came before it (or find it, for
-// a retried messageId), wait for its answer and return it.
+// handleSend is the SendMessage update: once the chat has started and the signals
+// that came before it are queued (awaitTurnOrder), queue the turn (or find it, for a
+// retried messageId), wait for its answer and return it.
 func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnResult, error) {
-	if err := s.awaitRecord(ctx); err != nil {
+	if err := s.awaitTurnOrder(ctx); err != nil {
 		return TurnResult{}, err
 	}
-	s.takeEarlierSignals(ctx)
 	m, err := s.admit(in)
 	if err != nil {
 		return TurnResult{}, err
