@@ -60,16 +60,19 @@ func (s *chatState) spillToFit(ctx workflow.Context, next AgentChatInput) *Carri
 	return next.Carry
 }
 
-// carryBytes is the length of next's JSON; its messages are measured without encoding
-// them (a workflow task must not stall on megabytes).
+// carryBytes is the length of next's JSON; its messages and tool runs are measured
+// without encoding them (a workflow task must not stall on megabytes).
 func carryBytes(next AgentChatInput) int {
 	c := *next.Carry
-	h, p := c.History, c.Pending
-	c.History, c.Pending = nil, nil
+	h, p, r := c.History, c.Pending, c.ToolRuns
+	c.History, c.Pending, c.ToolRuns = nil, nil, nil
 	next.Carry = &c
 	n := encodedBytes(next) - len(`null`) + messagesBytes(h) // "history":null becomes the list
 	if len(p) > 0 {
 		n += len(`,"pending":`) + messagesBytes(p)
+	}
+	if len(r) > 0 {
+		n += len(`,"toolRuns":`) + toolRunsBytes(r)
 	}
 	return n
 }

@@ -62,10 +62,18 @@ const (
 	// header, which carry them, stay under a payload. Past it a new turn is refused
 	// (QueueFull, retryable) until the queue drains.
 	QueuedTurnsLimit = 1280 << 10
+	// ToolRunsLimit bounds the tool runs a chat keeps for its taken-back turns (ToolRun:
+	// a call's id, name, arguments and result, so that a retried turn reuses the result
+	// instead of running the call again): 256 KiB encoded, CarryLimit less
+	// DocumentLengthLimit, so that a continue-as-new input carries them beside a full
+	// chat's references. Past it (or past 64 runs) the oldest runs are dropped, and a run
+	// larger than it is not kept: such a call runs again if its turn is sent again.
+	ToolRunsLimit = 256 << 10
 	// CarryLimit is the most a continue-as-new input may encode to: 1.875 MiB, 128 KiB
 	// under TemporalPayloadLimit. Message bodies move to the message store until the
 	// carried state fits: what stays is at most DocumentLengthLimit of references, the
-	// latest bodies within carryTailBytes, and the chat's other state.
+	// latest bodies within carryTailBytes, the tool runs (ToolRunsLimit), and the chat's
+	// other state.
 	CarryLimit = 1920 << 10
 )
 

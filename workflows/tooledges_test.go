@@ -1,13 +1,17 @@
 package workflows_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -214,3 +218,44 @@ type importCallbacks struct{ o *importOutcome }
 func (c *importCallbacks) Accept()                   {}
 func (c *importCallbacks) Reject(err error)          { c.o.err, c.o.done = err, true }
 func (c *importCallbacks) Complete(_ any, err error) { c.o.err, c.o.done = err, true }
+
+// The tool runs kept for taken-back turns are bounded by their bytes (ToolRunsLimit),
+// not only their number: turns that fail after large tool results, then a
+// continue-as-new, hand over an input under CarryLimit, with the latest run kept.
+func TestLargeToolRunsOfTakenBackTurnsKeepTheCarryUnderCarryLimit(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("<", 200<<10/6) // 200 KiB encoded
+	var ran []string
+	e.env.RegisterActivityWithOptions(func(_ context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+		ran = append(ran, in.CallID)
+		return agents.CallToolResult{Result: in.CallID + big}, nil
+	}, activity.RegisterOptions{Name: workflows.CallToolActivity})
+	const turns = 12
+	var outs []*outcome
+	for i := range turns {
+		id := fmt.Sprintf("m%d", i)
+		e.model.contents[fmt.Sprintf("clerk#%d", 2*i+1)] = []chat.Content{call("c"+id, "lookup", `{"order":1}`)}
+		e.model.errs[fmt.Sprintf("clerk#%d", 2*i+2)] = rejected400()
+		outs = append(outs, e.send(time.Duration(i+1)*time.Second, msg(id, "look it up")))
+	}
+	e.at(time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(clerk(), 0)
+	for _, o := range outs {
+		require.Error(t, o.err, "every turn failed after its tool ran")
+	}
+	require.Len(t, ran, turns)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	size := 0
+	for _, p := range can.Input.GetPayloads() {
+		size += len(p.GetData())
+	}
+	assert.Less(t, size, workflows.CarryLimit, "the continue-as-new input")
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	require.NotEmpty(t, next.Carry.ToolRuns)
+	b, err := json.Marshal(next.Carry.ToolRuns)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(b), workflows.ToolRunsLimit)
+	assert.Equal(t, fmt.Sprintf("cm%d", turns-1), next.Carry.ToolRuns[len(next.Carry.ToolRuns)-1].CallID, "the latest run is kept")
+}

@@ -180,7 +180,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		} else {
 			results[c.CallID] = chat.Content{Type: chat.ContentFunctionResult, CallID: c.CallID, Result: res.Result}
 		}
-		s.recordRun(c, results[c.CallID])
+		s.recordRun(ctx, c, results[c.CallID])
 	}
 	var answered []chat.Content
 	for _, c := range calls {
