@@ -259,3 +259,34 @@ func TestLargeToolRunsOfTakenBackTurnsKeepTheCarryUnderCarryLimit(t *testing.T) 
 	assert.LessOrEqual(t, len(b), workflows.ToolRunsLimit)
 	assert.Equal(t, fmt.Sprintf("cm%d", turns-1), next.Carry.ToolRuns[len(next.Carry.ToolRuns)-1].CallID, "the latest run is kept")
 }
+
+// A reply that asks for an approval and a plain call ends, while it waits, on the plain
+// call's result. A continued run rebuilds that turn as suspended, not failed: a retried
+// Send of it gets its pending result (the calls awaited), not an error, and the
+// approval still resumes it.
+func TestSuspendedTurnEndingOnAToolResultIsRebuiltAsSuspended(t *testing.T) {
+	e, _ := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":5}`), call("c2", "lookup", `{"order":1}`)}
+	first := e.send(time.Second, msg("m1", "refund and look up"))
+	e.at(2*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(clerk(), 0)
+	require.NoError(t, first.err)
+	require.Len(t, first.result.AwaitingApproval, 1)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+
+	e2, ft := newToolEnv(t, 0)
+	e2.model.replies["clerk#1"] = "refunded and found"
+	retry := e2.send(time.Second, msg("m1", "refund and look up"))
+	ok := e2.approve(2*time.Second, workflows.ApproveInput{CallID: "c1", Approved: true})
+	e2.run(next, time.Minute)
+	require.NoError(t, retry.rejected)
+	require.NoError(t, retry.err, "the turn waits for an approval; it did not fail")
+	require.Len(t, retry.result.AwaitingApproval, 1)
+	assert.Equal(t, "c1", retry.result.AwaitingApproval[0].CallID)
+	assert.Equal(t, []string{"m1/1", "m1/2"}, ids(retry.result.Messages))
+	require.NoError(t, ok.err)
+	assert.Equal(t, []string{"c1"}, ft.ran, "only the approved call ran in the continued run")
+}

@@ -522,7 +522,9 @@ func (s *chatState) checkOpenCalls(ctx workflow.Context, history []chat.Message)
 
 // detectSuspension rebuilds a suspension from the history (after a continue-as-new or
 // an import): tool calls still open at its end belong to the last user turn and wait
-// for approval, or, for tools that need none, for running when the chat resumes.
+// for approval, or, for tools that need none, for running when the chat resumes. That
+// turn is suspended, whatever rebuildTurns recorded: a retried Send of it gets its
+// pending result.
 func (s *chatState) detectSuspension(ctx workflow.Context) {
 	calls := s.openCalls()
 	if len(calls) == 0 {
@@ -544,7 +546,9 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 		t = &turn{msg: s.history[userIdx], done: true}
 		s.turns[t.msg.MessageID] = t
 	}
-	t.suspended = true
+	// Suspended, not failed: a reply that mixed an approval with a plain call ends, while
+	// it waits, on the plain call's result, which rebuildTurns takes for a failure.
+	t.suspended, t.err = true, nil
 	p := s.participant(caller.AgentID)
 	sus := &suspension{turn: t, agent: p}
 	for _, c := range calls {
