@@ -290,3 +290,24 @@ func TestSuspendedTurnEndingOnAToolResultIsRebuiltAsSuspended(t *testing.T) {
 	require.NoError(t, ok.err)
 	assert.Equal(t, []string{"c1"}, ft.ran, "only the approved call ran in the continued run")
 }
+
+// A call id renamed for being repeated ("<replyId>#<n>") is itself checked: a retried
+// turn's reply has the same replyId, and a renamed id under which another call ran in
+// the turn taken back is renamed again, so that no two calls share an idempotency key.
+func TestARenamedCallIDIsCheckedAgainstTheRunsOfTakenBackTurns(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`), call("c1", "lookup", `{"order":2}`)}
+	e.model.errs["clerk#2"] = rejected400()
+	e.model.contents["clerk#3"] = []chat.Content{call("c1", "lookup", `{"order":1}`), call("c1", "lookup", `{"order":3}`)}
+	e.model.replies["clerk#4"] = "found them"
+	failed := e.send(time.Second, msg("m1", "look up"))
+	retried := e.send(time.Minute, msg("m1", "look up"))
+	e.run(clerk(), 2*time.Minute)
+
+	require.Error(t, failed.err)
+	require.NoError(t, retried.err)
+	assert.Equal(t, []string{"c1", "m1/1#2", "m1/1#3"}, ft.ran, "each call under its own id, each id run once")
+	res := resultsOf(retried.result.Messages[1])
+	assert.Equal(t, `lookup of {"order":1}`, res["c1"].Result, "reused")
+	assert.Equal(t, `lookup of {"order":3}`, res["m1/1#3"].Result)
+}

@@ -415,7 +415,8 @@ func (s *chatState) participant(id string) agents.Participant {
 // repeated or empty id becomes "<replyId>#<n>"; the model sees the id the history
 // holds, in the call and in its result alike. An id under which another call ran in a
 // turn taken back counts as used too, and so does one of a message whose body is in the
-// message store (callIDs): a call's id is its idempotency key.
+// message store (callIDs): a call's id is its idempotency key. A new id that is taken as
+// well becomes "<replyId>#<n+1>", and so on (versionRenamedCallIDsChecked).
 func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents []chat.Content) {
 	if !slices.ContainsFunc(contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
 		return // no calls: the history need not be scanned
@@ -426,14 +427,23 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 			used[c.CallID] = true
 		}
 	}
+	taken := func(c chat.Content) bool {
+		return c.CallID == "" || used[c.CallID] || s.ranOther(c) ||
+			(s.callIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs))
+	}
 	for i := range contents {
 		c := &contents[i]
 		if c.Type != chat.ContentFunctionCall {
 			continue
 		}
-		if c.CallID == "" || used[c.CallID] || s.ranOther(*c) ||
-			(s.callIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs)) {
+		if taken(*c) {
 			c.CallID = fmt.Sprintf("%s#%d", replyID, i+1)
+			// A retried turn's reply has the same replyId: the new id may be taken too.
+			if taken(*c) && changed(ctx, versionRenamedCallIDsChecked) {
+				for n := i + 2; taken(*c); n++ {
+					c.CallID = fmt.Sprintf("%s#%d", replyID, n)
+				}
+			}
 		}
 		used[c.CallID] = true
 	}
