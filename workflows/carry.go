@@ -169,13 +169,22 @@ func (s *chatState) nextDrainTurn(inOrder bool) *turn {
 // retryable ContinuingAsNew: they cannot run before the approval, and the run must not
 // wait for one. Their clients send them again to the new run, behind the turns carried.
 func (s *chatState) handOverUpdateTurns() {
+	s.refuseUpdateTurns(func(t *turn) error {
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
+			agents.ErrTypeContinuingAsNew)
+	})
+}
+
+// refuseUpdateTurns answers every queued turn that an update waits for with errFor's
+// error and takes it out of the queue and the idempotency record, so that it may be
+// sent again with its messageId. Signal turns stay queued.
+func (s *chatState) refuseUpdateTurns(errFor func(*turn) error) {
 	s.queue = slices.DeleteFunc(s.queue, func(t *turn) bool {
 		if t.signal {
 			return false
 		}
-		t.done, t.err = true, temporal.NewApplicationError(fmt.Sprintf(
-			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
-			agents.ErrTypeContinuingAsNew)
+		t.done, t.err = true, errFor(t)
 		delete(s.turns, t.msg.MessageID)
 		return true
 	})

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"slices"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -61,19 +60,12 @@ const versionRefuseQueuedUpdates = "refuse-queued-updates-at-approval"
 // record, so each may be sent again, with its messageId, once the calls are decided.
 // Signal turns stay queued: nobody waits for them, and they run after the wait.
 func (s *chatState) refuseQueuedUpdates(ctx workflow.Context) {
-	if !slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal }) || !changed(ctx, versionRefuseQueuedUpdates) {
+	if !s.hasUpdateTurn() || !changed(ctx, versionRefuseQueuedUpdates) {
 		return
 	}
-	kept := []*turn{}
-	for _, t := range s.queue {
-		if t.signal {
-			kept = append(kept, t)
-			continue
-		}
-		t.done, t.err = true, temporal.NewApplicationError(fmt.Sprintf(
+	s.refuseUpdateTurns(func(t *turn) error {
+		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q now waits for the approval of tool call(s) %s, queued before turn %q; approve or reject them, then send turn %q again",
 			s.chatID, pendingIDs(s.awaitingApproval()), t.msg.MessageID, t.msg.MessageID), agents.ErrTypeAwaitingApproval)
-		delete(s.turns, t.msg.MessageID)
-	}
-	s.queue = kept
+	})
 }
