@@ -64,7 +64,7 @@ type CarriedRestore struct {
 
 // resume takes over a previous run's state.
 func (s *chatState) resume(ctx workflow.Context, c *Carried) {
-	s.participants, s.history = c.Participants, c.History
+	s.participants, s.history, s.stubs = c.Participants, c.History, stubTotal{}
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
 	}

@@ -105,7 +105,8 @@ func optionalBytes(m chat.Message) int {
 		n += len(`,"agentId":""`) + jsonStringBytes(m.AgentID)
 	}
 	if !m.CreatedAt.IsZero() {
-		n += len(`,"createdAt":""`) + len(m.CreatedAt.Format(time.RFC3339Nano))
+		var buf [64]byte // RFC 3339 with nanoseconds takes at most 35 bytes (years past 9999 more): no allocation
+		n += len(`,"createdAt":""`) + len(m.CreatedAt.AppendFormat(buf[:0], time.RFC3339Nano))
 	}
 	return n
 }

@@ -206,6 +206,7 @@ func pendingApproval(c chat.Content, p agents.Participant, t *turn) PendingAppro
 func (s *chatState) stampResults(at time.Time) {
 	for i := len(s.history) - 1; i >= 0 && s.history[i].Role == chat.RoleTool; i-- {
 		if s.history[i].CreatedAt.IsZero() {
+			s.stubs.cut(s.history, i) // its reference gains the time
 			s.history[i].CreatedAt = at
 		}
 	}
@@ -442,6 +443,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 		return
 	}
 	if !changed(ctx, versionResumedTurnFails) {
+		s.stubs.cut(s.history, beforeTools)
 		s.history, t.mark = s.history[:beforeTools], beforeTools
 		s.suspension = sus // the old way: back to waiting, and resumed again
 		return
@@ -450,6 +452,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 }
 
 func (s *chatState) failResumed(t *turn, sus *suspension, err error) {
+	s.stubs.cut(s.history, t.mark)
 	s.history = s.history[:t.mark]
 	s.restoreChannels(s.boundary.channels)
 	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: sus.agent.ID, Type: errorType(err), Message: errorMessage(err)}

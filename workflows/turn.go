@@ -150,13 +150,38 @@ func sentBytes(m chat.Message) int {
 }
 
 // length is the chat's length as ChatLengthLimit counts it: the references to its
-// messages and queued turns.
+// messages (a running total, stubTotal) and queued turns.
 func (s *chatState) length() int {
-	n := HistoryStubBytes(s.history)
+	n := s.stubs.of(s.history)
 	for _, t := range s.queue {
 		n += StubBytes(t.msg)
 	}
 	return n
+}
+
+// stubTotal is HistoryStubBytes of the history's first n messages, kept so that the
+// chat's length, checked for every message admitted, does not rescan the history. The
+// history grows at its end (counted by the next of), and is cut back, replaced or
+// changed in a message's reference only where the code says so: there, cut (before the
+// change) or a reset takes the messages out of the total.
+type stubTotal struct{ n, bytes int }
+
+// of returns HistoryStubBytes(history), counting the messages added since the last call.
+func (st *stubTotal) of(history []chat.Message) int {
+	if st.n > len(history) { // cut back without cut: count again
+		*st = stubTotal{}
+	}
+	for ; st.n < len(history); st.n++ {
+		st.bytes += StubBytes(history[st.n])
+	}
+	return st.bytes
+}
+
+// cut takes history[i:] out of the total; call it before those messages change or go.
+func (st *stubTotal) cut(history []chat.Message, i int) {
+	for ; st.n > i; st.n-- {
+		st.bytes -= StubBytes(history[st.n-1])
+	}
 }
 
 // handleSend is the SendMessage update: once the chat has started and the signals
@@ -325,6 +350,7 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
+	s.stubs.cut(s.history, t.mark)
 	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
 	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
