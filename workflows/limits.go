@@ -9,20 +9,12 @@ import (
 	"github.com/agentchat/agentchat/chat"
 )
 
-// Temporal's limits (the server's defaults), which every limit below stays under.
-const (
-	// TemporalPayloadLimit is the most one payload may hold: a workflow or
-	// continue-as-new input, an update's or signal's argument or result, an activity's
-	// input or result, a query's answer (dynamic config limit.blobSize.error, 2 MiB).
-	// Past it Temporal fails the task or terminates the workflow.
-	TemporalPayloadLimit = 2 << 20
-	// TemporalGRPCLimit is the largest gRPC message a client or worker exchanges with
-	// the server (4 MiB).
-	TemporalGRPCLimit = 4 << 20
-	// TemporalHistoryWarnBytes is the size of one run's event history at which Temporal
-	// warns (10 MiB); HistoryBudget keeps a run well under it.
-	TemporalHistoryWarnBytes = 10 << 20
-)
+// TemporalPayloadLimit is the most one payload may hold (the server's default), which
+// every limit below stays under: a workflow or continue-as-new input, an update's or
+// signal's argument or result, an activity's input or result, a query's answer
+// (dynamic config limit.blobSize.error, 2 MiB). Past it Temporal fails the task or
+// terminates the workflow.
+const TemporalPayloadLimit = 2 << 20
 
 // agentchat's limits: the README's table. Bytes are encoded bytes (the JSON Temporal
 // carries), not content bytes, unless a comment says otherwise.
@@ -224,14 +216,6 @@ func (in SendMessageInput) Bytes() int {
 		m.Contents = append(m.Contents, chat.Text(in.Text))
 	}
 	return MessageBytes(m)
-}
-
-// UserMessage returns the user message that in carries, checked as the SendMessage
-// validator does with the largest limit any chat may have (MaxMessageBytesLimit).
-// Clients call it before a signal, which a chat cannot refuse to its sender; the chat
-// applies its own maxMessageBytes.
-func UserMessage(in SendMessageInput) (chat.Message, error) {
-	return in.message(MaxMessageBytesLimit)
 }
 
 // boundMessages returns a copy of msgs for an update's result: the messages that would

@@ -136,7 +136,8 @@ func roundLimitText(p agents.Participant) string {
 // has no decision yet suspend the turn; the others run, in parallel, each as its own
 // activity. Invalid arguments, unknown tools, failures and rejections become error
 // results that the model reads; the turn goes on. A call that reaches a worker
-// without the tool's function is run on another (tryElsewhere) before it fails.
+// without the tool's function is run on another (tryElsewhere) before it fails. It
+// returns errSuspended when a call waits for approval, and otherwise nil.
 func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant, calls []chat.Content) error {
 	now := workflow.Now(ctx).UTC()
 	defer func() { s.stampResults(now) }()
@@ -421,13 +422,9 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	t.mark = len(s.history)
 	s.boundary = s.strategiesNow()
 	calls := s.openCalls()
-	if err := s.runTools(ctx, t, sus.agent, calls); err != nil {
-		if errors.Is(err, errSuspended) {
-			s.suspension.resumed = sus.resumed
-			t.suspended = true
-			return
-		}
-		s.failResumed(t, sus, err)
+	if err := s.runTools(ctx, t, sus.agent, calls); err != nil { // errSuspended: a call waits again
+		s.suspension.resumed = sus.resumed
+		t.suspended = true
 		return
 	}
 	for _, c := range calls {
@@ -449,15 +446,6 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 		return
 	}
 	s.forgetAnswered(s.history[beforeTools:]) // the history keeps the results
-}
-
-func (s *chatState) failResumed(t *turn, sus *suspension, err error) {
-	s.stubs.cut(s.history, t.mark)
-	s.history = s.history[:t.mark]
-	s.restoreChannels(s.boundary.channels)
-	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: sus.agent.ID, Type: errorType(err), Message: errorMessage(err)}
-	t.err = temporal.NewApplicationError(fmt.Sprintf("turn %q: %s", t.msg.MessageID, errorMessage(err)), agents.ErrTypeTurnFailed, *s.lastError)
-	s.suspension = sus
 }
 
 // openCalls returns the functionCalls at the end of the history that have no result yet.

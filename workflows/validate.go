@@ -39,7 +39,7 @@ func (in AgentChatInput) maxMessageBytes() int {
 // maxMessageBytes. Clients call it before they send: what it refuses could not reach the
 // workflow whole.
 func (in SendMessageInput) Validate() error {
-	_, err := UserMessage(in)
+	_, err := in.message(MaxMessageBytesLimit)
 	return err
 }
 
