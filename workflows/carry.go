@@ -20,12 +20,16 @@ const (
 	// carryInlineBytes is the most a continue-as-new input carries (encoded) before older
 	// message bodies go to the message store.
 	carryInlineBytes = 512 << 10
+	// messageBatchBytes is the most (encoded) of messages one StoreMessages or
+	// ForwardTurns input carries (a larger message alone), a quarter of a payload; spill,
+	// in runs before carryBySizeChange, cuts its batches at it by content bytes.
+	messageBatchBytes = 512 << 10
 	// carryTailBytes is how much of the latest messages' bodies (encoded) stays in the
 	// workflow when older ones move to the store; past CarryLimit those move too.
 	carryTailBytes = 256 << 10
-	// carryHardBytes is what a carry cannot exceed (Temporal's 2 MB payload limit, with
-	// room for the rest): past it, moving bodies to the store is not optional and is
-	// retried until the store answers.
+	// carryHardBytes is, in runs before carryBySizeChange (spill), the size of the
+	// history's contents past which moving bodies to the store is not optional and is
+	// retried until the store answers. spillToFit measures against CarryLimit instead.
 	carryHardBytes = 1536 << 10
 	// keepInline is how many recent messages stay in the workflow when older ones
 	// move to the store.
@@ -278,7 +282,7 @@ func (s *chatState) spill(ctx workflow.Context) {
 			continue
 		}
 		batch, idx = append(batch, m), append(idx, i)
-		if batchBytes += m.Size(); batchBytes >= carryInlineBytes {
+		if batchBytes += m.Size(); batchBytes >= messageBatchBytes {
 			flush()
 			batchBytes = 0
 		}

@@ -124,8 +124,8 @@ func (s *chatState) openCallsFrom() int {
 	return i
 }
 
-// storeBodies moves the bodies of msgs to the chat's message store in batches of about
-// carryInlineBytes, leaving stubs. Required, the store is retried until it answers;
+// storeBodies moves the bodies of msgs to the chat's message store in batches of at
+// most messageBatchBytes (a larger message alone), leaving stubs. Required, the store is retried until it answers;
 // otherwise a store that does not answer leaves the bodies in the workflow.
 func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, required bool) {
 	policy := &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}
@@ -136,7 +136,7 @@ func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, requ
 	for from := 0; from < len(msgs); {
 		to, bytes := from, 0
 		var batch []chat.Message
-		for to < len(msgs) && (to == from || bytes+MessageBytes(*msgs[to]) <= carryInlineBytes) {
+		for to < len(msgs) && (to == from || bytes+MessageBytes(*msgs[to]) <= messageBatchBytes) {
 			bytes += MessageBytes(*msgs[to])
 			batch = append(batch, *msgs[to])
 			to++
