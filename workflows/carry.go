@@ -136,7 +136,7 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	s.drainSignals(ctx)
 	next := s.in
 	next.Restore = nil
-	if workflow.GetVersion(ctx, carryBySizeChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !changed(ctx, carryBySizeChange) {
 		s.spill(ctx)
 		next.Carry = s.carry()
 	} else {

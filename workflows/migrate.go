@@ -76,6 +76,8 @@ func (s *chatState) validateMigrate(in MigrateInput) error {
 func (s *chatState) handleMigrate(ctx workflow.Context, in MigrateInput) (MigrationResult, error) {
 	m := s.migration
 	if m == nil {
+		// The refusal shares Approve's change id (versionApproveWhileMoving), not one of
+		// its own: running chats' histories may hold its marker here, so it stays.
 		if err := s.migrateRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
 			return MigrationResult{}, err
 		}
@@ -216,7 +218,7 @@ func forwardBatches(ctx workflow.Context, turns []SendMessageInput) [][]SendMess
 		batches[len(batches)-1] = append(batches[len(batches)-1], t)
 		size += n
 	}
-	if len(batches) <= 1 || workflow.GetVersion(ctx, forwardBatchesChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if len(batches) <= 1 || !changed(ctx, forwardBatchesChange) {
 		return [][]SendMessageInput{turns}
 	}
 	return batches

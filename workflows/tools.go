@@ -354,10 +354,9 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 	s.decisions[in.CallID] = Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
 	sus := s.suspension
 	if len(s.awaitingApproval()) > 0 && !s.applyEach {
-		s.applyEach = changed(ctx, versionApplyEachDecision)
-	}
-	if len(s.awaitingApproval()) > 0 && !s.applyEach {
-		return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
+		if s.applyEach = changed(ctx, versionApplyEachDecision); !s.applyEach {
+			return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
+		}
 	}
 	if changed(ctx, versionApproveAnswersItsTurn) {
 		return s.awaitResumed(ctx, sus)
