@@ -133,7 +133,7 @@ func (s *chatState) result() AgentChatResult {
 func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]agents.Participant, error) {
 	var res agents.ResolveResult
 	var err error
-	if workflow.GetVersion(ctx, resolveActivityChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !changed(ctx, resolveActivityChange) {
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: resolveTimeout,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},

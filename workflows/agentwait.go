@@ -61,7 +61,7 @@ func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any,
 	if errType == agents.ErrTypeUnknownFunction {
 		change = unknownFunctionRetryChange
 	}
-	if workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !changed(ctx, change) {
 		return err
 	}
 	opts := workflow.GetActivityOptions(ctx)

@@ -10,6 +10,13 @@ import (
 // counts as used (uniqueCallIDs); before, only the ids of bodies in the workflow did.
 const versionStubbedCallIDs = "stubbed-call-ids"
 
+// versionRenamedCallIDsChecked: a call id renamed to "<replyId>#<n>" is checked again
+// (used in the history, run under other arguments in a turn taken back, in callIDs)
+// and renamed on until it is free; before, it was taken as it came, and a retried
+// turn's reply, which has the same replyId, could run another call under the id of
+// one that ran before.
+const versionRenamedCallIDsChecked = "renamed-call-ids-checked"
+
 // CallIDFilter remembers the call ids of messages whose bodies left the workflow (moved
 // to the message store at continue-as-new, or by an import), so that a provider that
 // reuses one gets a new id (uniqueCallIDs) and no two calls share an idempotency key.

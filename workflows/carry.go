@@ -20,12 +20,16 @@ const (
 	// carryInlineBytes is the most a continue-as-new input carries (encoded) before older
 	// message bodies go to the message store.
 	carryInlineBytes = 512 << 10
+	// messageBatchBytes is the most (encoded) of messages one StoreMessages or
+	// ForwardTurns input carries (a larger message alone), a quarter of a payload; spill,
+	// in runs before carryBySizeChange, cuts its batches at it by content bytes.
+	messageBatchBytes = 512 << 10
 	// carryTailBytes is how much of the latest messages' bodies (encoded) stays in the
 	// workflow when older ones move to the store; past CarryLimit those move too.
 	carryTailBytes = 256 << 10
-	// carryHardBytes is what a carry cannot exceed (Temporal's 2 MB payload limit, with
-	// room for the rest): past it, moving bodies to the store is not optional and is
-	// retried until the store answers.
+	// carryHardBytes is, in runs before carryBySizeChange (spill), the size of the
+	// history's contents past which moving bodies to the store is not optional and is
+	// retried until the store answers. spillToFit measures against CarryLimit instead.
 	carryHardBytes = 1536 << 10
 	// keepInline is how many recent messages stay in the workflow when older ones
 	// move to the store.
@@ -64,7 +68,7 @@ type CarriedRestore struct {
 
 // resume takes over a previous run's state.
 func (s *chatState) resume(ctx workflow.Context, c *Carried) {
-	s.participants, s.history = c.Participants, c.History
+	s.participants, s.history, s.stubs = c.Participants, c.History, stubTotal{}
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
 	}
@@ -132,7 +136,7 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	s.drainSignals(ctx)
 	next := s.in
 	next.Restore = nil
-	if workflow.GetVersion(ctx, carryBySizeChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !changed(ctx, carryBySizeChange) {
 		s.spill(ctx)
 		next.Carry = s.carry()
 	} else {
@@ -169,13 +173,22 @@ func (s *chatState) nextDrainTurn(inOrder bool) *turn {
 // retryable ContinuingAsNew: they cannot run before the approval, and the run must not
 // wait for one. Their clients send them again to the new run, behind the turns carried.
 func (s *chatState) handOverUpdateTurns() {
+	s.refuseUpdateTurns(func(t *turn) error {
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
+			agents.ErrTypeContinuingAsNew)
+	})
+}
+
+// refuseUpdateTurns answers every queued turn that an update waits for with errFor's
+// error and takes it out of the queue and the idempotency record, so that it may be
+// sent again with its messageId. Signal turns stay queued.
+func (s *chatState) refuseUpdateTurns(errFor func(*turn) error) {
 	s.queue = slices.DeleteFunc(s.queue, func(t *turn) bool {
 		if t.signal {
 			return false
 		}
-		t.done, t.err = true, temporal.NewApplicationError(fmt.Sprintf(
-			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
-			agents.ErrTypeContinuingAsNew)
+		t.done, t.err = true, errFor(t)
 		delete(s.turns, t.msg.MessageID)
 		return true
 	})
@@ -269,7 +282,7 @@ func (s *chatState) spill(ctx workflow.Context) {
 			continue
 		}
 		batch, idx = append(batch, m), append(idx, i)
-		if batchBytes += m.Size(); batchBytes >= carryInlineBytes {
+		if batchBytes += m.Size(); batchBytes >= messageBatchBytes {
 			flush()
 			batchBytes = 0
 		}

@@ -60,16 +60,19 @@ func (s *chatState) spillToFit(ctx workflow.Context, next AgentChatInput) *Carri
 	return next.Carry
 }
 
-// carryBytes is the length of next's JSON; its messages are measured without encoding
-// them (a workflow task must not stall on megabytes).
+// carryBytes is the length of next's JSON; its messages and tool runs are measured
+// without encoding them (a workflow task must not stall on megabytes).
 func carryBytes(next AgentChatInput) int {
 	c := *next.Carry
-	h, p := c.History, c.Pending
-	c.History, c.Pending = nil, nil
+	h, p, r := c.History, c.Pending, c.ToolRuns
+	c.History, c.Pending, c.ToolRuns = nil, nil, nil
 	next.Carry = &c
 	n := encodedBytes(next) - len(`null`) + messagesBytes(h) // "history":null becomes the list
 	if len(p) > 0 {
 		n += len(`,"pending":`) + messagesBytes(p)
+	}
+	if len(r) > 0 {
+		n += len(`,"toolRuns":`) + toolRunsBytes(r)
 	}
 	return n
 }
@@ -121,8 +124,8 @@ func (s *chatState) openCallsFrom() int {
 	return i
 }
 
-// storeBodies moves the bodies of msgs to the chat's message store in batches of about
-// carryInlineBytes, leaving stubs. Required, the store is retried until it answers;
+// storeBodies moves the bodies of msgs to the chat's message store in batches of at
+// most messageBatchBytes (a larger message alone), leaving stubs. Required, the store is retried until it answers;
 // otherwise a store that does not answer leaves the bodies in the workflow.
 func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, required bool) {
 	policy := &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}
@@ -133,7 +136,7 @@ func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, requ
 	for from := 0; from < len(msgs); {
 		to, bytes := from, 0
 		var batch []chat.Message
-		for to < len(msgs) && (to == from || bytes+MessageBytes(*msgs[to]) <= carryInlineBytes) {
+		for to < len(msgs) && (to == from || bytes+MessageBytes(*msgs[to]) <= messageBatchBytes) {
 			bytes += MessageBytes(*msgs[to])
 			batch = append(batch, *msgs[to])
 			to++

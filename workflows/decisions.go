@@ -24,7 +24,8 @@ const (
 	// is being applied, and no turn resumes while an export reads the chat.
 	versionExportAtBoundary = "export-at-turn-boundary"
 	// versionApproveWhileMoving: Approve is refused while the chat continues as new or
-	// migrates; before, the decision was recorded and could be lost.
+	// migrates; before, the decision was recorded and could be lost. handleMigrate asks
+	// it too, for its refusal while a decision waits to be applied (migrateRefusal).
 	versionApproveWhileMoving = "approve-while-moving"
 	// versionResumeWhileDraining: a run that continues as new applies the decisions
 	// given before it began draining; before, it waited for their Approve handlers.

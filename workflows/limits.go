@@ -9,20 +9,12 @@ import (
 	"github.com/agentchat/agentchat/chat"
 )
 
-// Temporal's limits (the server's defaults), which every limit below stays under.
-const (
-	// TemporalPayloadLimit is the most one payload may hold: a workflow or
-	// continue-as-new input, an update's or signal's argument or result, an activity's
-	// input or result, a query's answer (dynamic config limit.blobSize.error, 2 MiB).
-	// Past it Temporal fails the task or terminates the workflow.
-	TemporalPayloadLimit = 2 << 20
-	// TemporalGRPCLimit is the largest gRPC message a client or worker exchanges with
-	// the server (4 MiB).
-	TemporalGRPCLimit = 4 << 20
-	// TemporalHistoryWarnBytes is the size of one run's event history at which Temporal
-	// warns (10 MiB); HistoryBudget keeps a run well under it.
-	TemporalHistoryWarnBytes = 10 << 20
-)
+// TemporalPayloadLimit is the most one payload may hold (the server's default), which
+// every limit below stays under: a workflow or continue-as-new input, an update's or
+// signal's argument or result, an activity's input or result, a query's answer
+// (dynamic config limit.blobSize.error, 2 MiB). Past it Temporal fails the task or
+// terminates the workflow.
+const TemporalPayloadLimit = 2 << 20
 
 // agentchat's limits: the README's table. Bytes are encoded bytes (the JSON Temporal
 // carries), not content bytes, unless a comment says otherwise.
@@ -62,10 +54,18 @@ const (
 	// header, which carry them, stay under a payload. Past it a new turn is refused
 	// (QueueFull, retryable) until the queue drains.
 	QueuedTurnsLimit = 1280 << 10
+	// ToolRunsLimit bounds the tool runs a chat keeps for its taken-back turns (ToolRun:
+	// a call's id, name, arguments and result, so that a retried turn reuses the result
+	// instead of running the call again): 256 KiB encoded, CarryLimit less
+	// DocumentLengthLimit, so that a continue-as-new input carries them beside a full
+	// chat's references. Past it (or past 64 runs) the oldest runs are dropped, and a run
+	// larger than it is not kept: such a call runs again if its turn is sent again.
+	ToolRunsLimit = 256 << 10
 	// CarryLimit is the most a continue-as-new input may encode to: 1.875 MiB, 128 KiB
 	// under TemporalPayloadLimit. Message bodies move to the message store until the
 	// carried state fits: what stays is at most DocumentLengthLimit of references, the
-	// latest bodies within carryTailBytes, and the chat's other state.
+	// latest bodies within carryTailBytes, the tool runs (ToolRunsLimit), and the chat's
+	// other state.
 	CarryLimit = 1920 << 10
 )
 
@@ -97,7 +97,8 @@ func optionalBytes(m chat.Message) int {
 		n += len(`,"agentId":""`) + jsonStringBytes(m.AgentID)
 	}
 	if !m.CreatedAt.IsZero() {
-		n += len(`,"createdAt":""`) + len(m.CreatedAt.Format(time.RFC3339Nano))
+		var buf [64]byte // RFC 3339 with nanoseconds takes at most 35 bytes (years past 9999 more): no allocation
+		n += len(`,"createdAt":""`) + len(m.CreatedAt.AppendFormat(buf[:0], time.RFC3339Nano))
 	}
 	return n
 }
@@ -215,14 +216,6 @@ func (in SendMessageInput) Bytes() int {
 		m.Contents = append(m.Contents, chat.Text(in.Text))
 	}
 	return MessageBytes(m)
-}
-
-// UserMessage returns the user message that in carries, checked as the SendMessage
-// validator does with the largest limit any chat may have (MaxMessageBytesLimit).
-// Clients call it before a signal, which a chat cannot refuse to its sender; the chat
-// applies its own maxMessageBytes.
-func UserMessage(in SendMessageInput) (chat.Message, error) {
-	return in.message(MaxMessageBytesLimit)
 }
 
 // boundMessages returns a copy of msgs for an update's result: the messages that would

@@ -63,7 +63,9 @@ func TestCarryBytesIsTheEncodedLength(t *testing.T) {
 	for _, pending := range [][]chat.Message{nil, {chat.TextMessage("p1", chat.RoleUser, "A<", "queued\n")}} {
 		in := workflows.AgentChatInput{Participants: []string{"helper"}, Carry: &workflows.Carried{
 			History: []chat.Message{chat.TextMessage("m1", chat.RoleUser, "Alice", "hi & bye"), {MessageID: "m1/1", Role: chat.RoleAssistant, CreatedAt: at}},
-			Pending: pending, Runs: 2}}
+			Pending: pending, Runs: 2,
+			ToolRuns: []workflows.ToolRun{{CallID: "c<1", Name: "lookup", Arguments: `{"q":"a&b"}`,
+				Result: chat.Content{Type: chat.ContentFunctionResult, CallID: "c<1", Result: "found\n"}}}}}
 		b, err := json.Marshal(in)
 		require.NoError(t, err)
 		require.Equal(t, len(b), workflows.CarryBytes(in))

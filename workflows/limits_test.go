@@ -152,7 +152,8 @@ func TestMessageAtTheLimitIsTakenAndOneByteMoreIsRefused(t *testing.T) {
 	e := newEnv(t)
 	limit := workflows.MaxMessageBytesLimit
 	at := sized("at", limit)
-	require.Equal(t, limit, workflows.MessageBytes(mustMessage(t, at)))
+	require.NoError(t, at.Validate())
+	require.Equal(t, limit, at.Bytes())
 	over := sized("over", limit+1)
 	okTurn, refused := e.send(time.Second, at), e.send(2*time.Second, over)
 	e.run(workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: limit}, 3*time.Second)
@@ -166,16 +167,8 @@ func TestMessageAtTheLimitIsTakenAndOneByteMoreIsRefused(t *testing.T) {
 // sized returns a one-text user turn whose message encodes to exactly n bytes.
 func sized(id string, n int) workflows.SendMessageInput {
 	in := workflows.SendMessageInput{MessageID: id, Text: "x"}
-	m, _ := workflows.UserMessage(in)
-	in.Text = strings.Repeat("x", n-workflows.MessageBytes(m)+1)
+	in.Text = strings.Repeat("x", n-in.Bytes()+1)
 	return in
-}
-
-func mustMessage(t *testing.T, in workflows.SendMessageInput) chat.Message {
-	t.Helper()
-	m, err := workflows.UserMessage(in)
-	require.NoError(t, err)
-	return m
 }
 
 // Fault 5: History pages were sized by content bytes while a stub's JSON is several

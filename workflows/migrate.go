@@ -76,6 +76,8 @@ func (s *chatState) validateMigrate(in MigrateInput) error {
 func (s *chatState) handleMigrate(ctx workflow.Context, in MigrateInput) (MigrationResult, error) {
 	m := s.migration
 	if m == nil {
+		// The refusal shares Approve's change id (versionApproveWhileMoving), not one of
+		// its own: running chats' histories may hold its marker here, so it stays.
 		if err := s.migrateRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
 			return MigrationResult{}, err
 		}
@@ -203,20 +205,20 @@ func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 // payload (issue 10); before it, in one activity whatever their size.
 const forwardBatchesChange = "forward-turns-in-batches"
 
-// forwardBatches cuts turns into batches of at most carryInlineBytes encoded (a turn
+// forwardBatches cuts turns into batches of at most messageBatchBytes encoded (a turn
 // larger than that alone), so that no ForwardTurns input passes the payload limit.
 func forwardBatches(ctx workflow.Context, turns []SendMessageInput) [][]SendMessageInput {
 	var batches [][]SendMessageInput
 	size := 0
 	for _, t := range turns {
 		n := t.Bytes()
-		if len(batches) == 0 || size+n > carryInlineBytes {
+		if len(batches) == 0 || size+n > messageBatchBytes {
 			batches, size = append(batches, nil), 0
 		}
 		batches[len(batches)-1] = append(batches[len(batches)-1], t)
 		size += n
 	}
-	if len(batches) <= 1 || workflow.GetVersion(ctx, forwardBatchesChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if len(batches) <= 1 || !changed(ctx, forwardBatchesChange) {
 		return [][]SendMessageInput{turns}
 	}
 	return batches

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"slices"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -27,6 +26,30 @@ func (s *chatState) takeEarlierSignals(ctx workflow.Context) {
 	}
 }
 
+// versionSendAfterStart: a SendMessage update waits, before it is looked up, until
+// the chat has started and no import runs, whatever the start does; then the signals
+// that came before it are queued, then its turn. Before, only a start that restored a
+// document or took over a carry was waited for (versionTurnsAfterRebuild): in a new
+// chat, an update handled while the participants were resolved queued its turn ahead
+// of a signal that came first, which still waited in its channel for the main loop.
+const versionSendAfterStart = "send-after-start"
+
+// awaitTurnOrder waits, in a SendMessage handler, until the chat has started and no
+// import runs (versionSendAfterStart; before it, awaitRecord), then queues the
+// UserMessage signals that came before the update (takeEarlierSignals), so that the
+// update's turn, admitted next, queues behind them and finds the idempotency record whole.
+func (s *chatState) awaitTurnOrder(ctx workflow.Context) error {
+	if (s.status == StatusStarting || s.importing) && changed(ctx, versionSendAfterStart) {
+		if err := workflow.Await(ctx, func() bool { return s.status != StatusStarting && !s.importing }); err != nil {
+			return err
+		}
+	} else if err := s.awaitRecord(ctx); err != nil {
+		return err
+	}
+	s.takeEarlierSignals(ctx)
+	return nil
+}
+
 // versionRefuseQueuedUpdates: when a turn starts to wait for an approval, the
 // SendMessage turns queued behind it are refused (AwaitingApproval), as one arriving
 // during the wait is. Before, they stayed queued and their callers waited for a person.
@@ -37,19 +60,12 @@ const versionRefuseQueuedUpdates = "refuse-queued-updates-at-approval"
 // record, so each may be sent again, with its messageId, once the calls are decided.
 // Signal turns stay queued: nobody waits for them, and they run after the wait.
 func (s *chatState) refuseQueuedUpdates(ctx workflow.Context) {
-	if !slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal }) || !changed(ctx, versionRefuseQueuedUpdates) {
+	if !s.hasUpdateTurn() || !changed(ctx, versionRefuseQueuedUpdates) {
 		return
 	}
-	kept := []*turn{}
-	for _, t := range s.queue {
-		if t.signal {
-			kept = append(kept, t)
-			continue
-		}
-		t.done, t.err = true, temporal.NewApplicationError(fmt.Sprintf(
+	s.refuseUpdateTurns(func(t *turn) error {
+		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q now waits for the approval of tool call(s) %s, queued before turn %q; approve or reject them, then send turn %q again",
 			s.chatID, pendingIDs(s.awaitingApproval()), t.msg.MessageID, t.msg.MessageID), agents.ErrTypeAwaitingApproval)
-		delete(s.turns, t.msg.MessageID)
-	}
-	s.queue = kept
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -50,4 +51,31 @@ func TestSignalThenUpdateDuringATurnQueueInHistoryOrder(t *testing.T) {
 	assert.Equal(t, []string{"t1", "t1/1", "t2", "t2/1", "t3", "t3/1"}, hist)
 	require.Len(t, sent.result.Messages, 1)
 	assert.Contains(t, sent.result.Messages[0].Text(), "saw 5 messages", "t3's reply saw t2 and its answer")
+}
+
+// A new chat: a UserMessage signal that arrives while the participants are resolved,
+// then a SendMessage update, are answered signal first. The update's handler waited
+// for nothing while the chat started, and the signal waited in its channel for the
+// main loop.
+func TestSignalThenUpdateWhileANewChatStartsQueueInHistoryOrder(t *testing.T) {
+	e := newEnv(t)
+	e.env.OnActivity(workflows.ResolveParticipantsActivity, mock.Anything, mock.Anything).Return(resolve).
+		After(2 * time.Second)
+	e.at(time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("s1", "posted first")) })
+	sent := e.send(time.Second+time.Millisecond, msg("u2", "sent second"))
+	var users []string
+	e.at(time.Minute, func() {
+		for _, m := range e.history() {
+			if m.Role == chat.RoleUser {
+				users = append(users, m.MessageID)
+			}
+		}
+	})
+	e.run(thread(), 2*time.Minute)
+	require.True(t, sent.done)
+	require.NoError(t, sent.rejected)
+	require.NoError(t, sent.err)
+	assert.Equal(t, []string{"s1", "u2"}, users, "arrival order")
+	require.Len(t, sent.result.Messages, 1)
+	assert.Contains(t, sent.result.Messages[0].Text(), "saw 3 messages", "u2's reply saw s1 and its answer")
 }

@@ -34,7 +34,8 @@ func (s *chatState) rebuilding() bool {
 // awaitRecord waits, in a SendMessage handler, until the idempotency record is whole
 // and the run has begun (versionTurnsAfterRebuild), so that a retried messageId gets
 // the answer the history holds, and the UserMessage signals that came before the
-// update are queued before its turn (takeEarlierSignals).
+// update are queued before its turn (takeEarlierSignals). Runs since
+// versionSendAfterStart wait for any start instead (awaitTurnOrder).
 func (s *chatState) awaitRecord(ctx workflow.Context) error {
 	if !s.rebuilding() || !changed(ctx, versionTurnsAfterRebuild) {
 		return nil

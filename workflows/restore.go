@@ -82,7 +82,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	if err := s.checkOpenCalls(ctx, history); err != nil {
 		return err
 	}
-	s.history = history
+	s.history, s.stubs = history, stubTotal{}
 	s.adoptChannels(doc.Channels)
 	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, agents.SelectionSequential) {
 		var st agents.SelectionState

@@ -33,6 +33,7 @@ type chatState struct {
 	failure      error
 	participants []agents.Participant
 	history      []chat.Message
+	stubs        stubTotal // HistoryStubBytes(history), as a running total (length)
 	selState     agents.SelectionState
 	termState    agents.TerminationState
 	isComplete   bool

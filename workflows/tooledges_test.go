@@ -1,13 +1,17 @@
 package workflows_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -214,3 +218,96 @@ type importCallbacks struct{ o *importOutcome }
 func (c *importCallbacks) Accept()                   {}
 func (c *importCallbacks) Reject(err error)          { c.o.err, c.o.done = err, true }
 func (c *importCallbacks) Complete(_ any, err error) { c.o.err, c.o.done = err, true }
+
+// The tool runs kept for taken-back turns are bounded by their bytes (ToolRunsLimit),
+// not only their number: turns that fail after large tool results, then a
+// continue-as-new, hand over an input under CarryLimit, with the latest run kept.
+func TestLargeToolRunsOfTakenBackTurnsKeepTheCarryUnderCarryLimit(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("<", 200<<10/6) // 200 KiB encoded
+	var ran []string
+	e.env.RegisterActivityWithOptions(func(_ context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+		ran = append(ran, in.CallID)
+		return agents.CallToolResult{Result: in.CallID + big}, nil
+	}, activity.RegisterOptions{Name: workflows.CallToolActivity})
+	const turns = 12
+	var outs []*outcome
+	for i := range turns {
+		id := fmt.Sprintf("m%d", i)
+		e.model.contents[fmt.Sprintf("clerk#%d", 2*i+1)] = []chat.Content{call("c"+id, "lookup", `{"order":1}`)}
+		e.model.errs[fmt.Sprintf("clerk#%d", 2*i+2)] = rejected400()
+		outs = append(outs, e.send(time.Duration(i+1)*time.Second, msg(id, "look it up")))
+	}
+	e.at(time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(clerk(), 0)
+	for _, o := range outs {
+		require.Error(t, o.err, "every turn failed after its tool ran")
+	}
+	require.Len(t, ran, turns)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	size := 0
+	for _, p := range can.Input.GetPayloads() {
+		size += len(p.GetData())
+	}
+	assert.Less(t, size, workflows.CarryLimit, "the continue-as-new input")
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	require.NotEmpty(t, next.Carry.ToolRuns)
+	b, err := json.Marshal(next.Carry.ToolRuns)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(b), workflows.ToolRunsLimit)
+	assert.Equal(t, fmt.Sprintf("cm%d", turns-1), next.Carry.ToolRuns[len(next.Carry.ToolRuns)-1].CallID, "the latest run is kept")
+}
+
+// A reply that asks for an approval and a plain call ends, while it waits, on the plain
+// call's result. A continued run rebuilds that turn as suspended, not failed: a retried
+// Send of it gets its pending result (the calls awaited), not an error, and the
+// approval still resumes it.
+func TestSuspendedTurnEndingOnAToolResultIsRebuiltAsSuspended(t *testing.T) {
+	e, _ := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":5}`), call("c2", "lookup", `{"order":1}`)}
+	first := e.send(time.Second, msg("m1", "refund and look up"))
+	e.at(2*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(clerk(), 0)
+	require.NoError(t, first.err)
+	require.Len(t, first.result.AwaitingApproval, 1)
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+
+	e2, ft := newToolEnv(t, 0)
+	e2.model.replies["clerk#1"] = "refunded and found"
+	retry := e2.send(time.Second, msg("m1", "refund and look up"))
+	ok := e2.approve(2*time.Second, workflows.ApproveInput{CallID: "c1", Approved: true})
+	e2.run(next, time.Minute)
+	require.NoError(t, retry.rejected)
+	require.NoError(t, retry.err, "the turn waits for an approval; it did not fail")
+	require.Len(t, retry.result.AwaitingApproval, 1)
+	assert.Equal(t, "c1", retry.result.AwaitingApproval[0].CallID)
+	assert.Equal(t, []string{"m1/1", "m1/2"}, ids(retry.result.Messages))
+	require.NoError(t, ok.err)
+	assert.Equal(t, []string{"c1"}, ft.ran, "only the approved call ran in the continued run")
+}
+
+// A call id renamed for being repeated ("<replyId>#<n>") is itself checked: a retried
+// turn's reply has the same replyId, and a renamed id under which another call ran in
+// the turn taken back is renamed again, so that no two calls share an idempotency key.
+func TestARenamedCallIDIsCheckedAgainstTheRunsOfTakenBackTurns(t *testing.T) {
+	e, ft := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`), call("c1", "lookup", `{"order":2}`)}
+	e.model.errs["clerk#2"] = rejected400()
+	e.model.contents["clerk#3"] = []chat.Content{call("c1", "lookup", `{"order":1}`), call("c1", "lookup", `{"order":3}`)}
+	e.model.replies["clerk#4"] = "found them"
+	failed := e.send(time.Second, msg("m1", "look up"))
+	retried := e.send(time.Minute, msg("m1", "look up"))
+	e.run(clerk(), 2*time.Minute)
+
+	require.Error(t, failed.err)
+	require.NoError(t, retried.err)
+	assert.Equal(t, []string{"c1", "m1/1#2", "m1/1#3"}, ft.ran, "each call under its own id, each id run once")
+	res := resultsOf(retried.result.Messages[1])
+	assert.Equal(t, `lookup of {"order":1}`, res["c1"].Result, "reused")
+	assert.Equal(t, `lookup of {"order":3}`, res["m1/1#3"].Result)
+}

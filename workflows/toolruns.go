@@ -3,6 +3,8 @@ package workflows
 import (
 	"slices"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/agentchat/agentchat/chat"
 )
 
@@ -21,13 +23,45 @@ type ToolRun struct {
 // maxToolRuns bounds the runs kept for taken-back turns; the oldest go first.
 const maxToolRuns = 64
 
-// recordRun keeps the result of call c, which has just run.
-func (s *chatState) recordRun(c chat.Content, result chat.Content) {
+// versionToolRunsByBytes: the runs kept are bounded by their encoded bytes too
+// (ToolRunsLimit), the oldest dropped first; before, only by their number, so that 64
+// results of up to ToolResultLimit each were carried across continue-as-new, past the
+// payload limit. A dropped run's call runs again if its turn is sent again.
+const versionToolRunsByBytes = "tool-runs-by-bytes"
+
+// recordRun keeps the result of call c, which has just run, within maxToolRuns and
+// ToolRunsLimit.
+func (s *chatState) recordRun(ctx workflow.Context, c chat.Content, result chat.Content) {
 	s.toolRuns = slices.DeleteFunc(s.toolRuns, func(r ToolRun) bool { return r.CallID == c.CallID })
 	if len(s.toolRuns) >= maxToolRuns {
 		s.toolRuns = s.toolRuns[len(s.toolRuns)-maxToolRuns+1:]
 	}
 	s.toolRuns = append(s.toolRuns, ToolRun{CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Result: result})
+	total := toolRunsBytes(s.toolRuns)
+	if total <= ToolRunsLimit || !changed(ctx, versionToolRunsByBytes) {
+		return
+	}
+	drop := 0
+	for drop < len(s.toolRuns) && total > ToolRunsLimit {
+		total -= toolRunBytes(s.toolRuns[drop]) + 1 // and its comma
+		drop++
+	}
+	s.toolRuns = slices.Clone(s.toolRuns[drop:])
+}
+
+// toolRunsBytes is the length of runs as a JSON list (measured, not encoded).
+func toolRunsBytes(runs []ToolRun) int {
+	n := len(`[]`) + max(len(runs)-1, 0)
+	for _, r := range runs {
+		n += toolRunBytes(r)
+	}
+	return n
+}
+
+// toolRunBytes is the length of r's JSON.
+func toolRunBytes(r ToolRun) int {
+	return len(`{"callId":"","name":"","arguments":"","result":}`) + jsonStringBytes(r.CallID) +
+		jsonStringBytes(r.Name) + jsonStringBytes(r.Arguments) + contentBytes(r.Result)
 }
 
 // ranBefore reports whether call c (its id, name and arguments) has run already.

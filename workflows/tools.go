@@ -139,7 +139,8 @@ func roundLimitText(p agents.Participant) string {
 // has no decision yet suspend the turn; the others run, in parallel, each as its own
 // activity. Invalid arguments, unknown tools, failures and rejections become error
 // results that the model reads; the turn goes on. A call that reaches a worker
-// without the tool's function is run on another (tryElsewhere) before it fails.
+// without the tool's function is run on another (tryElsewhere) before it fails. It
+// returns errSuspended when a call waits for approval, and otherwise nil.
 func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant, calls []chat.Content) error {
 	now := workflow.Now(ctx).UTC()
 	defer func() { s.stampResults(now) }()
@@ -183,7 +184,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		} else {
 			results[c.CallID] = chat.Content{Type: chat.ContentFunctionResult, CallID: c.CallID, Result: res.Result}
 		}
-		s.recordRun(c, results[c.CallID])
+		s.recordRun(ctx, c, results[c.CallID])
 	}
 	var answered []chat.Content
 	for _, c := range calls {
@@ -209,6 +210,7 @@ func pendingApproval(c chat.Content, p agents.Participant, t *turn) PendingAppro
 func (s *chatState) stampResults(at time.Time) {
 	for i := len(s.history) - 1; i >= 0 && s.history[i].Role == chat.RoleTool; i-- {
 		if s.history[i].CreatedAt.IsZero() {
+			s.stubs.cut(s.history, i) // its reference gains the time
 			s.history[i].CreatedAt = at
 		}
 	}
@@ -386,10 +388,9 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 	s.decisions[in.CallID] = Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
 	sus := s.suspension
 	if len(s.awaitingApproval()) > 0 && !s.applyEach {
-		s.applyEach = changed(ctx, versionApplyEachDecision)
-	}
-	if len(s.awaitingApproval()) > 0 && !s.applyEach {
-		return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
+		if s.applyEach = changed(ctx, versionApplyEachDecision); !s.applyEach {
+			return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
+		}
 	}
 	if changed(ctx, versionApproveAnswersItsTurn) {
 		return s.awaitResumed(ctx, sus)
@@ -454,13 +455,9 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	t.mark = len(s.history)
 	s.boundary = s.strategiesNow()
 	calls := s.openCalls()
-	if err := s.runTools(ctx, t, sus.agent, calls); err != nil {
-		if errors.Is(err, errSuspended) {
-			s.suspension.resumed = sus.resumed
-			t.suspended = true
-			return
-		}
-		s.failResumed(t, sus, err)
+	if err := s.runTools(ctx, t, sus.agent, calls); err != nil { // errSuspended: a call waits again
+		s.suspension.resumed = sus.resumed
+		t.suspended = true
 		return
 	}
 	for _, c := range calls {
@@ -476,19 +473,12 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 		return
 	}
 	if !changed(ctx, versionResumedTurnFails) {
+		s.stubs.cut(s.history, beforeTools)
 		s.history, t.mark = s.history[:beforeTools], beforeTools
 		s.suspension = sus // the old way: back to waiting, and resumed again
 		return
 	}
 	s.forgetAnswered(s.history[beforeTools:]) // the history keeps the results
-}
-
-func (s *chatState) failResumed(t *turn, sus *suspension, err error) {
-	s.history = s.history[:t.mark]
-	s.restoreChannels(s.boundary.channels)
-	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: sus.agent.ID, Type: errorType(err), Message: errorMessage(err)}
-	t.err = temporal.NewApplicationError(fmt.Sprintf("turn %q: %s", t.msg.MessageID, errorMessage(err)), agents.ErrTypeTurnFailed, *s.lastError)
-	s.suspension = sus
 }
 
 // openCalls returns the functionCalls at the end of the history that have no result yet.
@@ -556,7 +546,9 @@ func (s *chatState) checkOpenCalls(ctx workflow.Context, history []chat.Message)
 
 // detectSuspension rebuilds a suspension from the history (after a continue-as-new or
 // an import): tool calls still open at its end belong to the last user turn and wait
-// for approval, or, for tools that need none, for running when the chat resumes.
+// for approval, or, for tools that need none, for running when the chat resumes. That
+// turn is suspended, whatever rebuildTurns recorded: a retried Send of it gets its
+// pending result.
 func (s *chatState) detectSuspension(ctx workflow.Context) {
 	calls := s.openCalls()
 	if len(calls) == 0 {
@@ -578,7 +570,9 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 		t = &turn{msg: s.history[userIdx], done: true}
 		s.turns[t.msg.MessageID] = t
 	}
-	t.suspended = true
+	// Suspended, not failed: a reply that mixed an approval with a plain call ends, while
+	// it waits, on the plain call's result, which rebuildTurns takes for a failure.
+	t.suspended, t.err = true, nil
 	p := s.participant(caller.AgentID)
 	sus := &suspension{turn: t, agent: p}
 	for _, c := range calls {

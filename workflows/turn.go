@@ -20,65 +20,101 @@ func (s *chatState) validateSend(in SendMessageInput) error {
 	return err
 }
 
-// admit checks a user turn and returns its message. A messageId the chat already has
-// (queued, running or answered) is admitted whatever the chat's state, so a retry gets
-// the first answer.
+// admit checks a user turn and returns its message: its shape (checkMessage), the
+// chat's state (stateRefusal) and its capacity (capacityRefusal). A messageId the chat
+// already has (queued, running or answered) is admitted whatever the chat's state, so a
+// retry gets the first answer.
 func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
-	m, err := in.message(s.in.maxMessageBytes())
+	m, known, err := s.checkMessage(in)
+	if err != nil || known {
+		return m, err
+	}
+	if err := s.stateRefusal(m); err != nil {
+		return chat.Message{}, err
+	}
+	if err := s.capacityRefusal(m); err != nil {
+		return chat.Message{}, err
+	}
+	return m, nil
+}
+
+// checkMessage returns the user message in carries, checked for shape and size, and
+// whether its messageId is a live turn of the chat's (known: a retry).
+func (s *chatState) checkMessage(in SendMessageInput) (m chat.Message, known bool, err error) {
+	m, err = in.message(s.in.maxMessageBytes())
 	if err != nil {
-		return chat.Message{}, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage)
+		return chat.Message{}, false, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage)
 	}
 	t, ok := s.turns[m.MessageID]
-	if ok && t.err == nil {
-		// A turn whose body moved to the message store (a stub) cannot be compared: its
-		// retry is taken as the same turn and gets the first answer.
-		if t.msg.Contents != nil && !sameContents(t.msg.Contents, m.Contents) {
-			return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
-				"messageId %q was already used for a different message; give each turn its own messageId", m.MessageID),
-				agents.ErrTypeInvalidMessage)
-		}
-		return m, nil
+	if !ok || t.err != nil {
+		return m, false, nil
 	}
+	// A turn whose body moved to the message store (a stub) cannot be compared: its
+	// retry is taken as the same turn and gets the first answer.
+	if t.msg.Contents != nil && !sameContents(t.msg.Contents, m.Contents) {
+		return chat.Message{}, false, temporal.NewApplicationError(fmt.Sprintf(
+			"messageId %q was already used for a different message; give each turn its own messageId", m.MessageID),
+			agents.ErrTypeInvalidMessage)
+	}
+	return m, true, nil
+}
+
+// stateRefusal is the error for new turn m that the chat's state refuses (it waits for
+// an approval, continues as new, migrates or moved, could not start, is complete, or is
+// a temporary thread that had its turn; or m's turn failed after its tools ran), or nil.
+func (s *chatState) stateRefusal(m chat.Message) error {
+	t, ok := s.turns[m.MessageID]
 	switch {
 	case s.suspension != nil:
-		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
+		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject them first (the Approve update, or: go run ./starter approve --chat %s --call ID)",
 			s.chatID, pendingIDs(s.awaitingApproval()), s.chatID), agents.ErrTypeAwaitingApproval)
 	case ok && s.historyIndex(m.MessageID) < len(s.history):
-		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
+		return temporal.NewApplicationError(fmt.Sprintf(
 			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",
 			m.MessageID, errorMessage(t.err)), agents.ErrTypeTurnFailed)
 	case s.draining:
-		return chat.Message{}, temporal.NewApplicationError(
+		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
 			agents.ErrTypeContinuingAsNew)
 	case s.migration != nil && s.migration.result != nil:
-		return chat.Message{}, s.movedError(m.MessageID, false)
+		return s.movedError(m.MessageID, false)
 	case s.migration != nil:
-		return chat.Message{}, temporal.NewApplicationError(
+		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
 			agents.ErrTypeMigrating)
 	case s.failure != nil:
-		return chat.Message{}, temporal.NewApplicationError("chat could not start: "+s.failure.Error(), agents.ErrTypeNotAcceptingTurns)
+		return temporal.NewApplicationError("chat could not start: "+s.failure.Error(), agents.ErrTypeNotAcceptingTurns)
 	case s.isComplete && !s.in.Termination.AutoReset:
-		return chat.Message{}, temporal.NewApplicationError(
+		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
 	case s.in.Temporary && (len(s.turns) > 0 || s.attempted > 0):
-		return chat.Message{}, temporal.NewApplicationError(
+		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
 	}
+	return nil
+}
+
+// capacityRefusal is the error for new turn m that the chat has no room for: the turns
+// waiting would pass QueuedTurnsLimit (roomFor), or the chat is full (fullRefusal).
+func (s *chatState) capacityRefusal(m chat.Message) error {
 	if err := s.roomFor(m); err != nil {
-		return chat.Message{}, err
+		return err
 	}
+	return s.fullRefusal()
+}
+
+// fullRefusal is the error for a new turn once the chat has reached ChatLengthLimit, or nil.
+func (s *chatState) fullRefusal() error {
 	if n := s.length(); n >= ChatLengthLimit {
-		return chat.Message{}, temporal.NewApplicationError(fmt.Sprintf(
+		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
 				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.history)+len(s.queue), n, ChatLengthLimit),
 			agents.ErrTypeNotAcceptingTurns)
 	}
-	return m, nil
+	return nil
 }
 
 // roomFor refuses m (QueueFull, retryable) when the turns waiting would pass
@@ -114,23 +150,47 @@ func sentBytes(m chat.Message) int {
 }
 
 // length is the chat's length as ChatLengthLimit counts it: the references to its
-// messages and queued turns.
+// messages (a running total, stubTotal) and queued turns.
 func (s *chatState) length() int {
-	n := HistoryStubBytes(s.history)
+	n := s.stubs.of(s.history)
 	for _, t := range s.queue {
 		n += StubBytes(t.msg)
 	}
 	return n
 }
 
-// handleSend is the SendMessage update: once the idempotency record is whole
-// (awaitRecord), queue the turn after the signals that came before it (or find it, for
-// a retried messageId), wait for its answer and return it.
+// stubTotal is HistoryStubBytes of the history's first n messages, kept so that the
+// chat's length, checked for every message admitted, does not rescan the history. The
+// history grows at its end (counted by the next of), and is cut back, replaced or
+// changed in a message's reference only where the code says so: there, cut (before the
+// change) or a reset takes the messages out of the total.
+type stubTotal struct{ n, bytes int }
+
+// of returns HistoryStubBytes(history), counting the messages added since the last call.
+func (st *stubTotal) of(history []chat.Message) int {
+	if st.n > len(history) { // cut back without cut: count again
+		*st = stubTotal{}
+	}
+	for ; st.n < len(history); st.n++ {
+		st.bytes += StubBytes(history[st.n])
+	}
+	return st.bytes
+}
+
+// cut takes history[i:] out of the total; call it before those messages change or go.
+func (st *stubTotal) cut(history []chat.Message, i int) {
+	for ; st.n > i; st.n-- {
+		st.bytes -= StubBytes(history[st.n-1])
+	}
+}
+
+// handleSend is the SendMessage update: once the chat has started and the signals
+// that came before it are queued (awaitTurnOrder), queue the turn (or find it, for a
+// retried messageId), wait for its answer and return it.
 func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnResult, error) {
-	if err := s.awaitRecord(ctx); err != nil {
+	if err := s.awaitTurnOrder(ctx); err != nil {
 		return TurnResult{}, err
 	}
-	s.takeEarlierSignals(ctx)
 	m, err := s.admit(in)
 	if err != nil {
 		return TurnResult{}, err
@@ -152,15 +212,27 @@ func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnR
 	return s.turnResult(t), nil
 }
 
-// takeSignal queues a UserMessage signal's turn. A signal during a migration or a
-// continue-as-new is never refused for that (it is forwarded or carried); one that does
-// not validate is not dropped silently: it becomes lastError and a warning.
+// versionSignalsWhenFull: a UserMessage signal spared the refusal of a chat that
+// migrates, continues as new or waits for an approval is still refused when the chat
+// is full (ChatLengthLimit), as an update is; before, only QueuedTurnsLimit was
+// checked, and a full chat kept growing through signals.
+const versionSignalsWhenFull = "signals-refused-when-full"
+
+// takeSignal queues a UserMessage signal's turn. A signal during a migration, a
+// continue-as-new or a wait for approval is not refused for that (it is forwarded,
+// carried, or run after the wait), but is for the chat's capacity; one that does not
+// validate is not dropped silently: it becomes lastError and a warning.
 func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
-	m, err := s.admit(in)
-	if err != nil && (s.migration != nil || s.draining || s.suspension != nil) &&
-		errorType(err) != agents.ErrTypeInvalidMessage && errorType(err) != agents.ErrTypeQueueFull {
-		if m, err = in.message(s.in.maxMessageBytes()); err == nil {
+	m, known, err := s.checkMessage(in)
+	if err == nil && !known {
+		spared := s.migration != nil || s.draining || s.suspension != nil
+		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
+			if full := s.fullRefusal(); err == nil && full != nil && changed(ctx, versionSignalsWhenFull) {
+				err = full
+			}
+		} else if err == nil {
+			err = s.capacityRefusal(m)
 		}
 	}
 	if err != nil {
@@ -278,6 +350,7 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
+	s.stubs.cut(s.history, t.mark)
 	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
 	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
@@ -368,7 +441,8 @@ func (s *chatState) participant(id string) agents.Participant {
 // repeated or empty id becomes "<replyId>#<n>"; the model sees the id the history
 // holds, in the call and in its result alike. An id under which another call ran in a
 // turn taken back counts as used too, and so does one of a message whose body is in the
-// message store (callIDs): a call's id is its idempotency key.
+// message store (callIDs): a call's id is its idempotency key. A new id that is taken as
+// well becomes "<replyId>#<n+1>", and so on (versionRenamedCallIDsChecked).
 func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents []chat.Content) {
 	if !slices.ContainsFunc(contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
 		return // no calls: the history need not be scanned
@@ -379,14 +453,23 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 			used[c.CallID] = true
 		}
 	}
+	taken := func(c chat.Content) bool {
+		return c.CallID == "" || used[c.CallID] || s.ranOther(c) ||
+			(s.callIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs))
+	}
 	for i := range contents {
 		c := &contents[i]
 		if c.Type != chat.ContentFunctionCall {
 			continue
 		}
-		if c.CallID == "" || used[c.CallID] || s.ranOther(*c) ||
-			(s.callIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs)) {
+		if taken(*c) {
 			c.CallID = fmt.Sprintf("%s#%d", replyID, i+1)
+			// A retried turn's reply has the same replyId: the new id may be taken too.
+			if taken(*c) && changed(ctx, versionRenamedCallIDsChecked) {
+				for n := i + 2; taken(*c); n++ {
+					c.CallID = fmt.Sprintf("%s#%d", replyID, n)
+				}
+			}
 		}
 		used[c.CallID] = true
 	}

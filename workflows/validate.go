@@ -43,7 +43,7 @@ func (in SendMessageInput) Validate() error {
 	if n := in.Bytes(); n > MaxMessageBytesLimit {
 		return fmt.Errorf("message is %d bytes encoded; no chat accepts more than %d (MaxMessageBytesLimit)", n, MaxMessageBytesLimit)
 	}
-	_, err := UserMessage(in)
+	_, err := in.message(MaxMessageBytesLimit)
 	return err
 }
 
