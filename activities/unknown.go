@@ -13,11 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/internal/pollers"
 )
-
-// pollerWindow is how recently a worker must have polled to count as one that may
-// answer: a live worker always has a long poll (about a minute) outstanding.
-const pollerWindow = 90 * time.Second
 
 // describeTimeout bounds the task-queue look-up of an UnknownAgent answer.
 const describeTimeout = 3 * time.Second
@@ -58,7 +55,7 @@ func (a *Activities) unknownHere(ctx context.Context, kind string, names, known 
 func names[F any](m map[string]F) []string { return slices.Sorted(maps.Keys(m)) }
 
 // pollers lists the workers that polled this activity's task queue within
-// pollerWindow; nil when that cannot be known (no Temporal client, not an activity,
+// pollers.Window; nil when that cannot be known (no Temporal client, not an activity,
 // the server did not answer).
 func (a *Activities) pollers(ctx context.Context) []string {
 	cl, ok := a.clients.clusters[a.clients.self]
@@ -71,11 +68,5 @@ func (a *Activities) pollers(ctx context.Context) []string {
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, p := range resp.GetPollers() {
-		if time.Since(p.GetLastAccessTime().AsTime()) < pollerWindow {
-			out = append(out, p.GetIdentity())
-		}
-	}
-	return out
+	return pollers.Recent(resp.GetPollers())
 }
