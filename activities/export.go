@@ -27,6 +27,7 @@ const pageBytes = workflows.HistoryPageBytes
 // worker's document store, or a file path on the worker. Errors: InvalidInput for an
 // inline document that is too large or a bad path.
 func (a *Activities) ExportChat(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+	defer heartbeatWhileWaiting(ctx)() // queries, the message store, encoding and the sink may each be slow
 	ns := activity.GetInfo(ctx).WorkflowNamespace
 	tc, err := a.temporal(ns)
 	if err != nil {
@@ -143,9 +144,6 @@ func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID strin
 			return nil, fmt.Errorf("chat %q: history ended at %d of %d messages", chatID, from+len(msgs), to)
 		}
 		msgs = append(msgs, page.Messages...)
-		if activity.IsActivity(ctx) {
-			keepingDetails(ctx)()
-		}
 		if stop != nil && stop(page.Messages) >= 0 {
 			break
 		}

@@ -25,6 +25,7 @@ const importPageBytes = 1 << 20
 // about 1 MiB of them; the first page carries the header. Errors: InvalidDocument
 // naming the field, not retried; an unreadable store is retried.
 func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInput) (workflows.ImportPage, error) {
+	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
 	b := []byte(in.Source.Document)
 	if in.Source.URI != "" {
 		var err error
@@ -79,7 +80,7 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	if len(stub) > 0 {
 		// Stored under the importing chat's id (the workflow calling), not the source's.
 		chatID := activity.GetInfo(ctx).WorkflowExecution.ID
-		if err := a.stubPage(ctx, chatID, in.Store, &page, in.Offset, stub); err != nil {
+		if err := a.stubPage(ctx, chatID, in.Store, &page, stub); err != nil {
 			return workflows.ImportPage{}, err
 		}
 	}
@@ -97,9 +98,8 @@ const (
 )
 
 // stubPage stores the bodies of the page's messages at the indexes stub (ascending),
-// in batches of about importPageBytes (heartbeating after each), and leaves stubs in
-// their place.
-func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, offset int, stub []int) error {
+// in batches of about importPageBytes, and leaves stubs in their place.
+func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, stub []int) error {
 	page.Messages = slices.Clone(page.Messages) // the cached document's messages stay whole
 	for from := 0; from < len(stub); {
 		to, size := from, 0
@@ -117,9 +117,6 @@ func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *w
 		for _, i := range stub[from:to] {
 			page.CallIDs = page.CallIDs.AddCalls(page.Messages[i])
 			page.Messages[i].Contents = nil
-		}
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, offset+stub[to-1])
 		}
 		from = to
 	}
