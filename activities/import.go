@@ -23,7 +23,8 @@ const importPageBytes = 1 << 20
 // ImportChat reads a document (inline or from the store), validates, repairs and
 // upgrades it (chatstate.Decode), and returns the messages from in.Offset on, at most
 // about 1 MiB of them; the first page carries the header. Errors: InvalidDocument
-// naming the field, not retried; an unreadable store is retried.
+// naming the field, or, on the first page, for a document a chat could not hold
+// (workflows.CheckDocumentSizes), not retried; an unreadable store is retried.
 func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInput) (workflows.ImportPage, error) {
 	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
 	b := []byte(in.Source.Document)
@@ -37,11 +38,11 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	if err != nil {
 		return workflows.ImportPage{}, InvalidDocument(err)
 	}
-	if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
-		return workflows.ImportPage{}, temporal.NewNonRetryableApplicationError("import: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
-	}
 	page := workflows.ImportPage{Total: len(doc.History)}
-	if in.Offset == 0 {
+	if in.Offset == 0 { // the first page answers for the whole document; the others need not again
+		if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
+			return workflows.ImportPage{}, InvalidDocument(err)
+		}
 		header := doc
 		header.History = nil
 		page.Header, page.Repairs = &header, report.Repairs
