@@ -113,7 +113,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ans := buildAnswer(agent, reply, openai.ChatCompletionRequest{Model: req.Model,
-		Messages: withInstructions(req.Instructions, conv)}, seq, conversationKey(conv))
+		Messages: withInstructions(req.Instructions, conv)}, seq, func() string { return conversationKey(conv) })
 	log.Debug("offline: response", "previous", req.PreviousResponseID, "items", len(items), "conversation", len(conv))
 	writeJSON(w, http.StatusOK, s.svc.storeResponse(req, items, ans))
 }
