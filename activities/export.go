@@ -17,10 +17,6 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// pageBytes bounds one History query answer: well under Temporal's 2 MB payload and
-// gRPC's 4 MiB message limits, whatever the size of the messages.
-const pageBytes = workflows.HistoryPageBytes
-
 // ExportChat builds the document of the calling chat run from its ExportSnapshot and
 // History queries (so the chat's messages never pass through an activity input) and
 // writes it to the requested sink: inline (at most workflows.InlineLimit bytes), the
@@ -124,7 +120,7 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 }
 
 // readHistory reads messages [from, to) of a chat run through its History query, in
-// pages of at most pageBytes.
+// pages of at most workflows.HistoryPageBytes.
 func readHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
 	return readHistoryUntil(ctx, tc, chatID, runID, from, to, nil)
 }
@@ -136,7 +132,9 @@ func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID strin
 	msgs := make([]chat.Message, 0, to-from)
 	for from+len(msgs) < to {
 		var page workflows.HistoryResult
-		in := workflows.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: pageBytes}
+		// MaxBytes said, though it is the default: a chat run by a worker older than that
+		// default would send the rest whole.
+		in := workflows.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: workflows.HistoryPageBytes}
 		if err := query(ctx, tc, chatID, runID, workflows.HistoryQuery, &page, in); err != nil {
 			return nil, err
 		}
