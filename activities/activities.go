@@ -91,6 +91,8 @@ type Activities struct {
 	unknownAgentWait time.Duration
 	// identity is Config.WorkerIdentity, defaulted.
 	identity string
+	// pollerAnswers keeps the task queues' pollers for a moment (unknownHere).
+	pollerAnswers pollerAnswers
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -105,10 +104,8 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 	var run *openai.Run
 	if !fresh {
 		if run, err = priorRun(ctx, c, threadID, in.ReplyID, prog); err != nil {
-			if status, _ := statusOf(err); status == http.StatusNotFound && threadID == st.ThreadID {
-				return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-					"%s: the service no longer knows this thread (another project, or deleted): %s", where, errorText(err)),
-					agents.ErrTypeThreadLost, nil)
+			if notFound(err) && threadID == st.ThreadID {
+				return agents.InvokeResult{}, threadLost(where, "thread", err)
 			}
 			return agents.InvokeResult{}, fail(err, where)
 		}
@@ -120,7 +117,7 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 		r, err := c.CreateRun(ctx, threadID, openai.RunRequest{AssistantID: assistantID, Model: def.Model,
 			Instructions: def.Instructions, Metadata: map[string]any{MetaReplyID: in.ReplyID, MetaAgentID: def.ID}})
 		if err != nil {
-			if status, _ := statusOf(err); status == 404 && def.AssistantID == "" {
+			if notFound(err) && def.AssistantID == "" {
 				// The assistant this worker made is gone: make a new one on the retry.
 				madeAssistants.forget(c, def.ID)
 				return agents.InvokeResult{}, temporal.NewApplicationError(fmt.Sprintf(

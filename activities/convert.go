@@ -97,29 +97,15 @@ func toolResultText(c chat.Content) string {
 	return c.Result
 }
 
-// OpenAIName returns author as OpenAI accepts a message "name": characters outside
-// [a-zA-Z0-9_-] become "_", cut to 64 (OpenAI API reference, chat messages: name must
-// match ^[a-zA-Z0-9_-]{1,64}$). It returns "" (the field is then omitted) when nothing
-// of author is usable.
+// OpenAIName returns author as OpenAI accepts a message "name" (chat.FunctionName:
+// characters outside chat.FunctionNamePattern's become "_", cut to 64). It returns ""
+// (the field is then omitted) when nothing of author is usable.
 func OpenAIName(author string) string {
-	var b strings.Builder
-	useful := false
-	for _, r := range author {
-		if b.Len() == 64 {
-			break
-		}
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-':
-			b.WriteRune(r)
-			useful = true
-		default:
-			b.WriteByte('_')
-		}
-	}
-	if !useful {
+	name := chat.FunctionName(author)
+	if strings.Trim(name, "_") == "" {
 		return ""
 	}
-	return b.String()
+	return name
 }
 
 // wireCallID is the id a call travels under to the model: id itself when OpenAI takes

@@ -66,3 +66,24 @@ func statusOf(err error) (int, string) {
 	}
 	return 0, err.Error()
 }
+
+// notFound reports whether err is a model service's 404, whatever its body
+// (statusOf).
+func notFound(err error) bool {
+	status, _ := statusOf(err)
+	return status == http.StatusNotFound
+}
+
+// threadLost is the non-retryable ServiceThreadLost error for the conversation of a
+// service-thread channel that the service no longer knows (an Assistants thread, a
+// Responses chain: what names it), answered err at where; the workflow then sends the
+// agent the chat's history again (workflows/threadlost.go).
+func threadLost(where, what string, err error) error {
+	_, msg := statusOf(err)
+	if msg == "" {
+		msg = err.Error()
+	}
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		"%s: the service no longer knows this %s (another project, deleted, or past its retention): %s", where, what, msg),
+		agents.ErrTypeThreadLost, nil)
+}

@@ -17,16 +17,13 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// pageBytes bounds one History query answer: well under Temporal's 2 MB payload and
-// gRPC's 4 MiB message limits, whatever the size of the messages.
-const pageBytes = workflows.HistoryPageBytes
-
 // ExportChat builds the document of the calling chat run from its ExportSnapshot and
 // History queries (so the chat's messages never pass through an activity input) and
 // writes it to the requested sink: inline (at most workflows.InlineLimit bytes), the
 // worker's document store, or a file path on the worker. Errors: InvalidInput for an
 // inline document that is too large or a bad path.
 func (a *Activities) ExportChat(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+	defer heartbeatWhileWaiting(ctx)() // queries, the message store, encoding and the sink may each be slow
 	ns := activity.GetInfo(ctx).WorkflowNamespace
 	tc, err := a.temporal(ns)
 	if err != nil {
@@ -123,7 +120,7 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 }
 
 // readHistory reads messages [from, to) of a chat run through its History query, in
-// pages of at most pageBytes.
+// pages of at most workflows.HistoryPageBytes.
 func readHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
 	return readHistoryUntil(ctx, tc, chatID, runID, from, to, nil)
 }
@@ -135,7 +132,9 @@ func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID strin
 	msgs := make([]chat.Message, 0, to-from)
 	for from+len(msgs) < to {
 		var page workflows.HistoryResult
-		in := workflows.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: pageBytes}
+		// MaxBytes said, though it is the default: a chat run by a worker older than that
+		// default would send the rest whole.
+		in := workflows.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: workflows.HistoryPageBytes}
 		if err := query(ctx, tc, chatID, runID, workflows.HistoryQuery, &page, in); err != nil {
 			return nil, err
 		}
@@ -143,9 +142,6 @@ func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID strin
 			return nil, fmt.Errorf("chat %q: history ended at %d of %d messages", chatID, from+len(msgs), to)
 		}
 		msgs = append(msgs, page.Messages...)
-		if activity.IsActivity(ctx) {
-			keepingDetails(ctx)()
-		}
 		if stop != nil && stop(page.Messages) >= 0 {
 			break
 		}

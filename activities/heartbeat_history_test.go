@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +17,10 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // slowStore is a real store whose reads take delay: a store (or a history query) that
@@ -88,4 +91,57 @@ agents:
 			require.NoError(t, invokeOnce(acts, in, hb), "a read 3× the heartbeat timeout long is not a dead worker")
 		})
 	}
+}
+
+// slowPutStore is a real store whose writes take delay.
+type slowPutStore struct {
+	msgstore.Store
+	delay time.Duration
+}
+
+func (s slowPutStore) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.Put(ctx, chatID, msgs)
+}
+
+// An import of a large document stores its older bodies in the message store before
+// it answers; a store slow to write is not a dead worker either.
+func TestImportChatHeartbeatsWhileStoringBodies(t *testing.T) {
+	const hb = time.Second
+	st, err := msgstore.OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(agents.Config{}),
+		MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: slowPutStore{st, 3 * hb}}})
+	require.NoError(t, err)
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var history []chat.Message
+	for i := 1; i <= 40; i++ { // over the inline size, and more than the messages kept inline
+		history = append(history, chat.Message{MessageID: fmt.Sprintf("m%d", i), Role: chat.RoleUser, CreatedAt: at,
+			Contents: []chat.Content{chat.Text(strings.Repeat("x", 16<<10))}})
+	}
+	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
+		Participants: []chatstate.Participant{}, Channels: []chatstate.Channel{},
+		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential"},
+			Termination: chatstate.Strategy{Type: "maxIterations"}}})
+	require.NoError(t, err)
+
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(time.Minute)
+	env.RegisterActivity(acts.ImportChat)
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,
+			HeartbeatTimeout: hb, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+		var page workflows.ImportPage
+		return workflow.ExecuteActivity(ctx, acts.ImportChat, workflows.ImportPageInput{
+			Source: workflows.DocumentSource{Document: doc}}).Get(ctx, &page)
+	}, workflow.RegisterOptions{Name: "importOnce"})
+	env.ExecuteWorkflow("importOnce")
+	require.NoError(t, env.GetWorkflowError(), "a write 3× the heartbeat timeout long is not a dead worker")
 }

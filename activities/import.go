@@ -17,14 +17,14 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// importPageBytes bounds the messages of one ImportPage: well under the 2 MB payload limit.
-const importPageBytes = 1 << 20
-
 // ImportChat reads a document (inline or from the store), validates, repairs and
 // upgrades it (chatstate.Decode), and returns the messages from in.Offset on, at most
-// about 1 MiB of them; the first page carries the header. Errors: InvalidDocument
-// naming the field, not retried; an unreadable store is retried.
+// about workflows.HistoryPageBytes of them (bounded as a History page is: well under
+// the payload limit); the first page carries the header. Errors: InvalidDocument
+// naming the field, or, on the first page, for a document a chat could not hold
+// (workflows.CheckDocumentSizes), not retried; an unreadable store is retried.
 func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInput) (workflows.ImportPage, error) {
+	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
 	b := []byte(in.Source.Document)
 	if in.Source.URI != "" {
 		var err error
@@ -36,11 +36,11 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	if err != nil {
 		return workflows.ImportPage{}, InvalidDocument(err)
 	}
-	if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
-		return workflows.ImportPage{}, temporal.NewNonRetryableApplicationError("import: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
-	}
 	page := workflows.ImportPage{Total: len(doc.History)}
-	if in.Offset == 0 {
+	if in.Offset == 0 { // the first page answers for the whole document; the others need not again
+		if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
+			return workflows.ImportPage{}, InvalidDocument(err)
+		}
 		header := doc
 		header.History = nil
 		page.Header, page.Repairs = &header, report.Repairs
@@ -61,14 +61,14 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 		size = workflows.MessageBytes(chat.Message{}) + len(mustEncode(page.Header)) // the page carries it too
 	}
 	var stub []int // indexes in page.Messages of the messages to store
-	for i := in.Offset; i < len(doc.History) && (size < importPageBytes || i == in.Offset); i++ {
+	for i := in.Offset; i < len(doc.History) && (size < workflows.HistoryPageBytes || i == in.Offset); i++ {
 		m := doc.History[i]
 		sent, stored := m, i < stubBelow || workflows.MessageBytes(m) > workflows.ReplyInlineLimit
 		if stored {
 			sent.Contents = nil
 		}
 		size += workflows.MessageBytes(sent)
-		if size > importPageBytes && i > in.Offset {
+		if size > workflows.HistoryPageBytes && i > in.Offset {
 			break
 		}
 		if stored {
@@ -79,7 +79,7 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	if len(stub) > 0 {
 		// Stored under the importing chat's id (the workflow calling), not the source's.
 		chatID := activity.GetInfo(ctx).WorkflowExecution.ID
-		if err := a.stubPage(ctx, chatID, in.Store, &page, in.Offset, stub); err != nil {
+		if err := a.stubPage(ctx, chatID, in.Store, &page, stub); err != nil {
 			return workflows.ImportPage{}, err
 		}
 	}
@@ -97,14 +97,13 @@ const (
 )
 
 // stubPage stores the bodies of the page's messages at the indexes stub (ascending),
-// in batches of about importPageBytes (heartbeating after each), and leaves stubs in
-// their place.
-func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, offset int, stub []int) error {
+// in batches of about workflows.HistoryPageBytes, and leaves stubs in their place.
+func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, stub []int) error {
 	page.Messages = slices.Clone(page.Messages) // the cached document's messages stay whole
 	for from := 0; from < len(stub); {
 		to, size := from, 0
 		var batch []chat.Message
-		for to < len(stub) && (to == from || size+workflows.MessageBytes(page.Messages[stub[to]]) <= importPageBytes) {
+		for to < len(stub) && (to == from || size+workflows.MessageBytes(page.Messages[stub[to]]) <= workflows.HistoryPageBytes) {
 			size += workflows.MessageBytes(page.Messages[stub[to]])
 			batch = append(batch, page.Messages[stub[to]])
 			to++
@@ -117,9 +116,6 @@ func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *w
 		for _, i := range stub[from:to] {
 			page.CallIDs = page.CallIDs.AddCalls(page.Messages[i])
 			page.Messages[i].Contents = nil
-		}
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, offset+stub[to-1])
 		}
 		from = to
 	}
@@ -180,11 +176,11 @@ func (c *docCache) forget(b []byte) {
 }
 
 // stubHeader stores the bodies of the header's pending turns when they would leave the
-// first page too little room (over half of importPageBytes): the restored chat queues
-// stubs, which its model calls fill from the store.
+// first page too little room (over half of workflows.HistoryPageBytes): the restored
+// chat queues stubs, which its model calls fill from the store.
 func (a *Activities) stubHeader(ctx context.Context, store string, page *workflows.ImportPage) error {
 	h := page.Header
-	if len(h.PendingTurns) == 0 || len(mustEncode(h)) <= importPageBytes/2 {
+	if len(h.PendingTurns) == 0 || len(mustEncode(h)) <= workflows.HistoryPageBytes/2 {
 		return nil
 	}
 	chatID := activity.GetInfo(ctx).WorkflowExecution.ID

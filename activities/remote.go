@@ -9,12 +9,12 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/internal/pollers"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -98,11 +98,10 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 	if err != nil {
 		return workflows.StartTargetResult{}, err
 	}
+	defer heartbeatWhileWaiting(ctx)()
 	if err := targetReady(ctx, tc, in); err != nil {
 		return workflows.StartTargetResult{}, err
 	}
-	stop := heartbeatWhileWaiting(ctx)
-	defer stop()
 	op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: in.Target.ChatID, TaskQueue: in.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
@@ -192,52 +191,27 @@ const TargetWorkerWait = 20 * time.Second
 // targetReady fails the migration, before anything is started, when the target
 // namespace does not exist or no worker has polled the task queue there within
 // TargetWorkerWait: a target started then would wait for ever, and the chat with it.
+// A missing namespace is a non-retryable error; any other failure to ask, an error
+// the activity retries.
 func targetReady(ctx context.Context, tc client.Client, in workflows.StartTargetInput) error {
 	if _, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, ""); err == nil {
 		return nil // a previous attempt started it: let it finish
 	}
-	deadline := time.Now().Add(TargetWorkerWait)
-	for {
-		served, err := taskQueueServed(ctx, tc, in)
-		if err != nil || served {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"no worker serves task queue %q in namespace %q (none polled it within %s); start one there (go run ./worker --namespace %s --task-queue %s) and migrate again",
-				in.TaskQueue, in.Target.Namespace, TargetWorkerWait, in.Target.Namespace, in.TaskQueue), agents.ErrTypeInvalidInput, nil)
-		}
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-// taskQueueServed reports whether a worker polled the target's task queue for
-// workflow tasks recently. A missing namespace is a non-retryable error; any other
-// failure to ask, an error the activity retries.
-func taskQueueServed(ctx context.Context, tc client.Client, in workflows.StartTargetInput) (bool, error) {
-	resp, err := tc.DescribeTaskQueue(ctx, in.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	served, err := pollers.Await(ctx, tc, in.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW, TargetWorkerWait)
 	var nf *serviceerror.NamespaceNotFound
 	switch {
 	case errors.As(err, &nf):
-		return false, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"namespace %q does not exist on the target cluster; create it (temporal operator namespace create --namespace %s) and run a worker there",
 			in.Target.Namespace, in.Target.Namespace), agents.ErrTypeInvalidInput, nil)
 	case err != nil:
-		return false, fmt.Errorf("describe task queue %q in namespace %q: %w", in.TaskQueue, in.Target.Namespace, err)
+		return fmt.Errorf("namespace %q: %w", in.Target.Namespace, err)
+	case !served:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"no worker serves task queue %q in namespace %q (none polled it within %s); start one there (go run ./worker --namespace %s --task-queue %s) and migrate again",
+			in.TaskQueue, in.Target.Namespace, TargetWorkerWait, in.Target.Namespace, in.TaskQueue), agents.ErrTypeInvalidInput, nil)
 	}
-	for _, p := range resp.GetPollers() {
-		if time.Since(p.GetLastAccessTime().AsTime()) < 2*time.Minute {
-			return true, nil
-		}
-	}
-	return false, nil
+	return nil
 }
 
 // ForwardTurns signals turns to a migration's target (UserMessage signals; the target

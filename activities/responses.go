@@ -66,9 +66,7 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	stop()
 	if err != nil {
 		if st.PreviousResponseID != "" && chainLost(err) {
-			return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"%s: the service no longer knows this response (another project, or past its retention): %s",
-				where, errorText(err)), agents.ErrTypeThreadLost, nil)
+			return agents.InvokeResult{}, threadLost(where, "response", err)
 		}
 		return agents.InvokeResult{}, serviceError(ctx, err, call.retryAfter, where)
 	}
@@ -89,27 +87,17 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 }
 
 // chainLost reports whether err is the service's answer to a previous_response_id it
-// does not know: a 404, or OpenAI's previous_response_not_found code (which it may send
-// with a 400) on the previous_response_id parameter.
+// does not know: a 404 (notFound), or OpenAI's previous_response_not_found code (which
+// it may send with a 400) on the previous_response_id parameter.
 func chainLost(err error) bool {
+	if notFound(err) {
+		return true
+	}
 	var apiErr *openai.APIError
-	if !errors.As(err, &apiErr) {
+	if !errors.As(err, &apiErr) || apiErr.HTTPStatusCode != http.StatusBadRequest {
 		return false
 	}
-	param := ""
-	if apiErr.Param != nil {
-		param = *apiErr.Param
-	}
-	return apiErr.HTTPStatusCode == http.StatusNotFound ||
-		(apiErr.Code == "previous_response_not_found" || param == "previous_response_id") && apiErr.HTTPStatusCode == http.StatusBadRequest
-}
-
-// errorText is a go-openai error's message, or the error itself.
-func errorText(err error) string {
-	if _, msg := statusOf(err); msg != "" {
-		return msg
-	}
-	return err.Error()
+	return apiErr.Code == "previous_response_not_found" || apiErr.Param != nil && *apiErr.Param == "previous_response_id"
 }
 
 // checkServiceInput decodes the channel state of a service-thread call into st and

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -249,4 +251,29 @@ func TestImagesGoAsTheSameURLsToBothAPIs(t *testing.T) {
 	assert.JSONEq(t, `[{"type":"message","role":"user","content":[{"type":"input_text","text":"Look:"},`+
 		`{"type":"input_image","image_url":"`+want[0]+`"},{"type":"input_image","image_url":"`+want[1]+`"}]},`+
 		`{"type":"message","role":"user","content":"plain"}]`, string(b))
+}
+
+// A previous_response_id answered by a 404 whose body is not OpenAI's JSON (a proxy's
+// page) is a chain lost too, as an Assistants thread answered so is.
+func TestResponsesPlainNotFoundIsAChainLost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "404 page not found", http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	cfg, err := agents.ParseConfig(fmt.Appendf(nil, `
+endpoints:
+  default: {baseURL: %q, apiKeyEnv: TEST_KEY}
+agents:
+  - {id: resp, name: Resp, kind: responses, model: test-model}
+`, srv.URL+"/v1"))
+	require.NoError(t, err)
+	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" }})
+	require.NoError(t, err)
+	_, err, _ = invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: []chat.Message{recap},
+		ChannelState: json.RawMessage(`{"previousResponseId":"resp_gone","syncedThrough":"m3/1"}`)})
+	app := appError(t, err)
+	assert.Equal(t, agents.ErrTypeThreadLost, app.Type())
+	assert.True(t, app.NonRetryable())
+	assert.Contains(t, err.Error(), `the service no longer knows this response`)
+	assert.Contains(t, err.Error(), `404 page not found`)
 }

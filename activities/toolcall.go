@@ -12,10 +12,11 @@ type ToolCall struct {
 	AgentID string
 	CallID  string
 	Name    string
-	// IdempotencyKey is IdempotencyKey(ChatID, CallID): the same for every attempt of
-	// this call, on any worker, after any crash, retry or rollback of the turn.
-	IdempotencyKey string
 }
+
+// IdempotencyKey is IdempotencyKey(c.ChatID, c.CallID): the same for every attempt of
+// this call, on any worker, after any crash, retry or rollback of the turn.
+func (c ToolCall) IdempotencyKey() string { return IdempotencyKey(c.ChatID, c.CallID) }
 
 type toolCallKey struct{}
 

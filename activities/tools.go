@@ -47,8 +47,7 @@ func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (age
 		return agents.CallToolResult{}, a.unknownHere(ctx, agents.KindTool, []string{in.Name}, names(a.tools),
 			fmt.Sprintf("tool %q has no function on this worker", in.Name))
 	}
-	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name,
-		IdempotencyKey: IdempotencyKey(in.ChatID, in.CallID)})
+	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name})
 	stop := heartbeatWhileWaiting(ctx)
 	res, err := f(ctx, json.RawMessage(in.Arguments))
 	stop()

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -13,11 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/internal/pollers"
 )
-
-// pollerWindow is how recently a worker must have polled to count as one that may
-// answer: a live worker always has a long poll (about a minute) outstanding.
-const pollerWindow = 90 * time.Second
 
 // describeTimeout bounds the task-queue look-up of an UnknownAgent answer.
 const describeTimeout = 3 * time.Second
@@ -57,25 +55,65 @@ func (a *Activities) unknownHere(ctx context.Context, kind string, names, known 
 // names returns the sorted keys of a function map.
 func names[F any](m map[string]F) []string { return slices.Sorted(maps.Keys(m)) }
 
+// pollersFresh is how long an answer of pollers serves: the calls a rolling deploy
+// blocks each answer UnknownAgent within a few seconds, and need not each ask the
+// server.
+const pollersFresh = time.Second
+
 // pollers lists the workers that polled this activity's task queue within
-// pollerWindow; nil when that cannot be known (no Temporal client, not an activity,
-// the server did not answer).
+// pollers.Window; nil when that cannot be known (no Temporal client, not an activity,
+// the server did not answer). An answer is kept for pollersFresh.
 func (a *Activities) pollers(ctx context.Context) []string {
-	cl, ok := a.clients.clusters[a.clients.self]
-	if !ok || cl.Client == nil || !activity.IsActivity(ctx) {
+	if !activity.IsActivity(ctx) {
+		return nil
+	}
+	info := activity.GetInfo(ctx)
+	key := [2]string{info.WorkflowNamespace, info.TaskQueue}
+	if ps, ok := a.pollerAnswers.get(key); ok {
+		return ps
+	}
+	tc, err := a.temporal(info.WorkflowNamespace)
+	if err != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, describeTimeout)
 	defer cancel()
-	resp, err := cl.Client.DescribeTaskQueue(ctx, activity.GetInfo(ctx).TaskQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+	resp, err := tc.DescribeTaskQueue(ctx, info.TaskQueue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, p := range resp.GetPollers() {
-		if time.Since(p.GetLastAccessTime().AsTime()) < pollerWindow {
-			out = append(out, p.GetIdentity())
-		}
+	ps := pollers.Recent(resp.GetPollers())
+	a.pollerAnswers.put(key, ps)
+	return ps
+}
+
+// pollerAnswers keeps the last answer of pollers by namespace and task queue, for
+// pollersFresh.
+type pollerAnswers struct {
+	mu      sync.Mutex
+	answers map[[2]string]pollerAnswer
+}
+
+type pollerAnswer struct {
+	at      time.Time
+	pollers []string
+}
+
+func (c *pollerAnswers) get(key [2]string) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ans, ok := c.answers[key]
+	if !ok || time.Since(ans.at) >= pollersFresh {
+		return nil, false
 	}
-	return out
+	return slices.Clone(ans.pollers), true
+}
+
+func (c *pollerAnswers) put(key [2]string, ps []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answers == nil {
+		c.answers = map[[2]string]pollerAnswer{}
+	}
+	c.answers[key] = pollerAnswer{at: time.Now(), pollers: slices.Clone(ps)}
 }

@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
@@ -65,4 +71,38 @@ func TestMissingFunctionsAnswerUnknownFunctionWithTheWorkersIdentity(t *testing.
 		assert.Equal(t, agents.UnknownAgentDetails{Worker: "blue-7", Kind: c.kind, Unknown: []string{c.name}, Known: c.known,
 			Wait: agents.Duration(agents.DefaultUnknownAgentWait)}, d, c.kind)
 	}
+}
+
+// countingTemporal is a Temporal client that answers DescribeTaskQueue with one
+// poller, counting the calls.
+type countingTemporal struct {
+	client.Client
+	calls atomic.Int32
+}
+
+func (c *countingTemporal) DescribeTaskQueue(context.Context, string, enumspb.TaskQueueType) (*workflowservice.DescribeTaskQueueResponse, error) {
+	c.calls.Add(1)
+	return &workflowservice.DescribeTaskQueueResponse{Pollers: []*taskqueuepb.PollerInfo{
+		{Identity: "green-1", LastAccessTime: timestamppb.Now()}}}, nil
+}
+
+// The UnknownAgent answers of many blocked calls (a rolling deploy) name the queue's
+// pollers from one look at the task queue a second, not one look each.
+func TestUnknownAnswersShareOneLookAtThePollers(t *testing.T) {
+	reg := agents.NewRegistry(agents.Config{})
+	tc := &countingTemporal{}
+	acts, err := activities.New(activities.Config{Registry: reg, WorkerIdentity: "blue-7", Temporal: tc, Namespace: "default-test-namespace"}) // the test environment's
+	require.NoError(t, err)
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestActivityEnvironment()
+	env.RegisterActivity(acts.SelectSpeaker)
+	for range 3 {
+		_, err := env.ExecuteActivity(acts.SelectSpeaker, agents.SelectInput{Function: "pick"})
+		var app *temporal.ApplicationError
+		require.True(t, errors.As(err, &app), "%v", err)
+		var d agents.UnknownAgentDetails
+		require.NoError(t, app.Details(&d))
+		assert.Equal(t, []string{"green-1"}, d.Pollers)
+	}
+	assert.Equal(t, int32(1), tc.calls.Load())
 }

@@ -3,8 +3,9 @@ package agents
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"time"
+
+	"github.com/agentchat/agentchat/chat"
 )
 
 // Tool is a function an agent may call, declared in the agent config and backed by a
@@ -47,13 +48,11 @@ type ToolSpec struct {
 // the agent does not say.
 const DefaultMaxToolRounds = 5
 
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // validateTools checks the config's tools and the agents' references to them.
 func validateTools(tools map[string]Tool, defs []Definition) error {
 	for name, t := range tools {
-		if !toolNamePattern.MatchString(name) {
-			return fmt.Errorf("%w: tool %q: a name must match %s (OpenAI function names)", ErrInvalidConfig, name, toolNamePattern)
+		if !chat.FunctionNamePattern.MatchString(name) {
+			return fmt.Errorf("%w: tool %q: a name must match %s (OpenAI function names)", ErrInvalidConfig, name, chat.FunctionNamePattern)
 		}
 		if len(t.Parameters) > 0 {
 			var obj map[string]any

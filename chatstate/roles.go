@@ -1,22 +1,17 @@
 package chatstate
 
 import (
-	"regexp"
 	"strconv"
 
 	"github.com/agentchat/agentchat/chat"
 )
-
-// functionNamePattern is what OpenAI takes as a function name, in a tool call it is sent
-// back (OpenAI API reference: a-z, A-Z, 0-9, underscores and dashes, at most 64).
-var functionNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // roleProblem applies the rule of chat-state-v1.md about which contents each role
 // holds, so that an imported history never becomes a model request the provider
 // refuses or reads wrongly:
 //
 //   - a functionCall is only in an assistant message, and its name is a function name
-//     (^[a-zA-Z0-9_-]{1,64}$);
+//     (chat.FunctionNamePattern: the model is sent it back);
 //   - a functionResult is only in a tool message;
 //   - a text is not in a tool message (the model reads a tool message's results only);
 //   - an image is only in a user message (the only role models take images from);
@@ -33,8 +28,8 @@ func roleProblem(m chat.Message) (j int, name, problem string) {
 			if m.Role != chat.RoleAssistant {
 				return j, "", "is a functionCall in " + a(m.Role) + " message; a functionCall is only in an assistant message"
 			}
-			if !functionNamePattern.MatchString(c.Name) {
-				return j, "name", strconv.Quote(c.Name) + " is not a function name a model takes (^[a-zA-Z0-9_-]{1,64}$)"
+			if !chat.FunctionNamePattern.MatchString(c.Name) {
+				return j, "name", strconv.Quote(c.Name) + " is not a function name a model takes (" + chat.FunctionNamePattern.String() + ")"
 			}
 			readable = true
 		case chat.ContentFunctionResult:

@@ -64,7 +64,7 @@ func (s *Server) createAssistant(w http.ResponseWriter, r *http.Request) {
 		Instructions *string        `json:"instructions"`
 		Metadata     map[string]any `json:"metadata"`
 	}
-	if _, ok := decodeBody(w, r, &req); !ok {
+	if _, ok := s.decodeBody(w, r, &req); !ok {
 		return
 	}
 	if req.Model == "" {
@@ -178,7 +178,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 		Messages []messageRequest `json:"messages"`
 		Metadata map[string]any   `json:"metadata"`
 	}
-	if _, ok := decodeBody(w, r, &req); !ok {
+	if _, ok := s.decodeBody(w, r, &req); !ok {
 		return
 	}
 	s.svc.mu.Lock()
@@ -202,7 +202,7 @@ func (s *Server) createThread(w http.ResponseWriter, r *http.Request) {
 // thread is active, as OpenAI refuses it.
 func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, id string) {
 	var req messageRequest
-	if _, ok := decodeBody(w, r, &req); !ok {
+	if _, ok := s.decodeBody(w, r, &req); !ok {
 		return
 	}
 	s.onThread(w, id, func(th *thread) (int, any) {
@@ -241,7 +241,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, id, msgID strin
 		Metadata map[string]any `json:"metadata"`
 	}
 	if r.Method == http.MethodPost {
-		if _, ok := decodeBody(w, r, &req); !ok {
+		if _, ok := s.decodeBody(w, r, &req); !ok {
 			return
 		}
 	}
@@ -335,7 +335,7 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request, id string) {
 	agent := agentOf(r)
 	reply, seq := s.ledger.next(agent, chatOf(r))
 	var req runRequest
-	if _, ok := decodeBody(w, r, &req); !ok {
+	if _, ok := s.decodeBody(w, r, &req); !ok {
 		return
 	}
 	if reply.Status != 0 && !failsAsRun(reply.Status) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -52,7 +53,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !s.awaitReply(w, r, reply, log) {
 		return
 	}
-	ans := buildAnswer(agent, reply, req, seq, conversationKey(req.Messages))
+	ans := buildAnswer(agent, reply, req, seq, func() string { return conversationKey(req.Messages) })
 	log.Debug("offline: chat completion", "stream", req.Stream, "finish", string(ans.finish),
 		"scripted", !reply.isDefault(), "messages", len(req.Messages))
 	if req.Stream {
@@ -161,10 +162,10 @@ func (m wireMessage) message() (openai.ChatCompletionMessage, error) {
 
 // buildAnswer is the answer to req, the seq-th request of the server, from agent with the
 // scripted reply (the zero Reply meaning the default reply). reply.Status must be 0.
-// Scripted tool calls without an id get "call_offline_<key>_<i>", key naming the
+// Scripted tool calls without an id get "call_offline_<key>_<i>", key() naming the
 // conversation (conversationKey), so the same conversation gets the same ids in any
-// process.
-func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, seq int, key string) answer {
+// process; key is called only then (it hashes the whole conversation).
+func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, seq int, key func() string) answer {
 	ans := answer{
 		id:      "chatcmpl-offline-" + strconv.Itoa(seq),
 		created: time.Now().Unix(),
@@ -179,7 +180,11 @@ func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, se
 		ans.content = DefaultText(agent, req.Messages)
 	case len(reply.ToolCalls) > 0:
 		ans.content = scriptedText(agent, reply)
-		ans.toolCalls = toolCalls(reply.ToolCalls, key)
+		conv := ""
+		if slices.ContainsFunc(reply.ToolCalls, func(c ToolCall) bool { return c.ID == "" }) {
+			conv = key()
+		}
+		ans.toolCalls = toolCalls(reply.ToolCalls, conv)
 		ans.finish = openai.FinishReasonToolCalls
 	default:
 		ans.content = scriptedText(agent, reply)

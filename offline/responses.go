@@ -1,11 +1,9 @@
 package offline
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -78,13 +76,8 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	log := s.log.With("agent", agent, "request", seq)
 
 	var req responsesRequest
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err == nil && len(bytes.TrimSpace(body)) > 0 {
-		err = json.Unmarshal(body, &req)
-	}
-	if err != nil {
-		status, err := bodyError(err)
-		s.refuse(w, r, &Violation{Status: status, Message: err.Error()})
+	body, ok := s.decodeBody(w, r, &req)
+	if !ok {
 		return
 	}
 	if req.Stream {
@@ -120,7 +113,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ans := buildAnswer(agent, reply, openai.ChatCompletionRequest{Model: req.Model,
-		Messages: withInstructions(req.Instructions, conv)}, seq, conversationKey(conv))
+		Messages: withInstructions(req.Instructions, conv)}, seq, func() string { return conversationKey(conv) })
 	log.Debug("offline: response", "previous", req.PreviousResponseID, "items", len(items), "conversation", len(conv))
 	writeJSON(w, http.StatusOK, s.svc.storeResponse(req, items, ans))
 }

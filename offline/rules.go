@@ -3,13 +3,13 @@ package offline
 import (
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
 )
 
 // The request rules OpenAI enforces, which the server enforces too, so that a request
@@ -59,14 +59,6 @@ func (v *Violation) body() apiError {
 	}
 	return apiError{Error: d}
 }
-
-// namePattern is what OpenAI accepts as a message name and a function name
-// (OpenAI API reference: "must be a-z, A-Z, 0-9, or contain underscores and dashes,
-// with a maximum length of 64").
-var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-
-// maxNameLen is the longest name OpenAI accepts, in bytes.
-const maxNameLen = 64
 
 // chatRoles are the message roles Chat Completions knows, in the order OpenAI lists them.
 var chatRoles = []string{"system", "assistant", "user", "function", "tool", "developer"}
@@ -211,20 +203,22 @@ func checkCallID(param, id string) *Violation {
 			param, MaxCallIDLen, len(id))}
 }
 
-// checkName reports a name that OpenAI refuses at param.
+// checkName reports a name that OpenAI refuses at param (chat.FunctionNamePattern),
+// in OpenAI's words: it names the length and the characters apart, the latter as the
+// pattern '^[a-zA-Z0-9_-]+$'.
 func checkName(param, name string) *Violation {
 	switch {
 	case name == "":
 		return &Violation{Status: http.StatusBadRequest, Param: param, Code: "empty_string",
 			Message: fmt.Sprintf("Invalid '%s': empty string. Expected a string with minimum length 1, but got an empty string instead.", param)}
-	case len(name) > maxNameLen:
+	case len(name) > chat.MaxFunctionNameLen:
 		return &Violation{Status: http.StatusBadRequest, Param: param, Code: "string_above_max_length",
 			Message: fmt.Sprintf("Invalid '%s': string too long. Expected a string with maximum length %d, but got a string with length %d instead.",
-				param, maxNameLen, len(name))}
-	case !namePattern.MatchString(name):
+				param, chat.MaxFunctionNameLen, len(name))}
+	case !chat.FunctionNamePattern.MatchString(name):
 		return &Violation{Status: http.StatusBadRequest, Param: param, Code: "invalid_value",
-			Message: fmt.Sprintf("Invalid '%s': string does not match pattern. Expected a string that matches the pattern '%s'.",
-				param, namePattern)}
+			Message: fmt.Sprintf("Invalid '%s': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+				param)}
 	}
 	return nil
 }

@@ -157,3 +157,21 @@ func TestResponsesRulesAreViolations(t *testing.T) {
 		}
 	}
 }
+
+// A body that is not JSON is refused (400) and recorded as a violation on every
+// endpoint that takes one, the Assistants endpoints too.
+func TestMalformedBodiesAreViolationsOnEveryEndpoint(t *testing.T) {
+	s := startServer(t, offline.Options{})
+	_, th := newAssistant(t, newClient(s, "raw"), "be brief")
+	for _, path := range []string{"/v1/chat/completions", "/v1/responses", "/v1/assistants", "/v1/threads",
+		"/v1/threads/" + th.ID + "/messages", "/v1/threads/" + th.ID + "/runs"} {
+		before := len(s.Violations())
+		resp, e := do(t, s, http.MethodPost, path, `{"model":`)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, path)
+		assert.Equal(t, "invalid_request_error", e.Error.Type, path)
+		got := s.Violations()
+		if assert.Len(t, got, before+1, path) {
+			assert.Equal(t, path, got[before].Path)
+		}
+	}
+}

@@ -130,15 +130,17 @@ func badRequest(w http.ResponseWriter, param, message string) {
 }
 
 // decodeBody reads r's JSON body, if it is not empty, into v and returns it. On failure
-// it has answered 400 or 413 (bodyError) and returns false.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
+// it has refused the request (bodyError's 400 or 413, recorded in Violations) and
+// returns false. Every endpoint that takes a body but Chat Completions (decodeRequest,
+// refused the same way) reads it so.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err == nil && len(bytes.TrimSpace(body)) > 0 {
 		err = json.Unmarshal(body, v)
 	}
 	if err != nil {
 		status, err := bodyError(err)
-		writeError(w, status, err.Error(), 0)
+		s.refuse(w, r, &Violation{Status: status, Message: err.Error()})
 		return nil, false
 	}
 	return body, true

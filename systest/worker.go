@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -20,7 +19,6 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/tools"
-	"github.com/agentchat/agentchat/workflows"
 )
 
 // workerEnv is the environment variable that makes the test binary a worker: it holds
@@ -106,11 +104,6 @@ func runWorker(spec WorkerSpec) error {
 	}
 	w := worker.New(tc, spec.TaskQueue, worker.Options{})
 	agentchat.Register(w, acts)
-	// CallTool again, wrapped so the recording tools know the call they run (a
-	// ToolFunc sees only the arguments).
-	w.RegisterActivityWithOptions(func(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
-		return acts.CallTool(context.WithValue(ctx, callKey{}, in), in)
-	}, activity.RegisterOptions{Name: workflows.CallToolActivity, DisableAlreadyRegisteredCheck: true})
 	if err := w.Start(); err != nil {
 		return err
 	}
@@ -124,18 +117,16 @@ func runWorker(spec WorkerSpec) error {
 // readyLine is what a child worker writes to its log once its pollers run.
 const readyLine = "systest worker: polling"
 
-// callKey is the context key of the agents.CallToolInput a recording tool runs.
-type callKey struct{}
-
 // toolRecorder appends one line per real tool execution to its file.
 type toolRecorder struct {
 	path string
 	mu   sync.Mutex
 }
 
-// tool is the recording ToolFunc: it writes the execution, then answers.
+// tool is the recording ToolFunc: it writes the execution (the call CallTool gives it,
+// activities.CallOf), then answers.
 func (r *toolRecorder) tool(ctx context.Context, _ json.RawMessage) (string, error) {
-	in, ok := ctx.Value(callKey{}).(agents.CallToolInput)
+	in, ok := activities.CallOf(ctx)
 	if !ok {
 		return "", errors.New("systest: recording tool called without its call")
 	}

@@ -15,8 +15,7 @@ import (
 // lost completion) answers the first answer and refunds once; another call refunds again.
 func TestRefundDeduplicatesOnTheIdempotencyKey(t *testing.T) {
 	keyed := func(chatID, callID string) context.Context {
-		return activities.WithToolCall(context.Background(), activities.ToolCall{ChatID: chatID, CallID: callID,
-			Name: "refund", IdempotencyKey: activities.IdempotencyKey(chatID, callID)})
+		return activities.WithToolCall(context.Background(), activities.ToolCall{ChatID: chatID, CallID: callID, Name: "refund"})
 	}
 	before := refunds.made
 	args := json.RawMessage(`{"order":"1002"}`)

@@ -98,7 +98,7 @@ func LookupOrder(_ context.Context, args json.RawMessage) (string, error) {
 func Refund(ctx context.Context, args json.RawMessage) (string, error) {
 	call, keyed := activities.CallOf(ctx)
 	if keyed {
-		if res, ok := refunds.get(call.IdempotencyKey); ok {
+		if res, ok := refunds.get(call.IdempotencyKey()); ok {
 			return res, nil
 		}
 	}
@@ -108,7 +108,7 @@ func Refund(ctx context.Context, args json.RawMessage) (string, error) {
 	}
 	res := fmt.Sprintf("refunded $%.2f for order %s", o.Amount, id)
 	if keyed {
-		refunds.put(call.IdempotencyKey, res)
+		refunds.put(call.IdempotencyKey(), res)
 	}
 	return res, nil
 }

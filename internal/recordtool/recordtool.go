@@ -38,30 +38,32 @@ type Entry struct {
 // a key records that it ran (written and synced before anything else), waits hold
 // (the window in which a test kills the process: after the side effect, before the
 // completion reaches Temporal), and returns "recorded <key>". A later call with the
-// same key returns that result and runs nothing. A call without a key is a ToolError.
+// same key returns that result and runs nothing. A call without a chat or call id (no
+// key) is a ToolError.
 func Tool(path string, hold time.Duration) activities.ToolFunc {
 	var mu sync.Mutex // one process's calls; the test runs one process at a time
 	return func(ctx context.Context, _ json.RawMessage) (string, error) {
 		call, ok := activities.CallOf(ctx)
-		if !ok || call.IdempotencyKey == "" {
+		if !ok || call.ChatID == "" || call.CallID == "" {
 			return "", activities.ToolError("record: the call has no idempotency key")
 		}
+		key := call.IdempotencyKey()
 		mu.Lock()
 		defer mu.Unlock()
 		entries, err := Read(path)
 		if err != nil {
 			return "", err
 		}
-		if err := appendEntry(path, Entry{Event: Attempt, Key: call.IdempotencyKey, PID: os.Getpid()}); err != nil {
+		if err := appendEntry(path, Entry{Event: Attempt, Key: key, PID: os.Getpid()}); err != nil {
 			return "", err
 		}
 		for _, e := range entries {
-			if e.Event == Ran && e.Key == call.IdempotencyKey {
+			if e.Event == Ran && e.Key == key {
 				return e.Result, nil // ran before: the first answer, no second side effect
 			}
 		}
-		res := "recorded " + call.IdempotencyKey
-		if err := appendEntry(path, Entry{Event: Ran, Key: call.IdempotencyKey, PID: os.Getpid(), Result: res}); err != nil {
+		res := "recorded " + key
+		if err := appendEntry(path, Entry{Event: Ran, Key: key, PID: os.Getpid(), Result: res}); err != nil {
 			return "", err
 		}
 		select {
