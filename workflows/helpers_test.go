@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -261,4 +262,13 @@ func texts(msgs []chat.Message) []string {
 			}
 		}
 	})
+}
+
+// slowModel makes every model call take d of workflow time (the fake answers).
+func (e *env) slowModel(d time.Duration) {
+	e.env.OnActivity(workflows.InvokeAgentActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+			return e.model.invoke(ctx, in)
+		}).
+		After(d)
 }
