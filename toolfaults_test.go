@@ -160,16 +160,16 @@ agents:
 	_, err = h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Document: doc})
 	require.NoError(t, err)
 
-	var st agentchat.StateResult
-	require.Eventually(t, func() bool {
-		st, err = h.Client.State(ctxFor(t), id)
-		require.NoError(t, err)
-		return st.LastError != nil && st.LastError.MessageID == "later"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, err := h.Client.State(ctxFor(t), id)
+		require.NoError(c, err)
+		require.NotNil(c, st.LastError)
+		assert.Equal(c, "later", st.LastError.MessageID)
 	}, 30*time.Second, 50*time.Millisecond, "the queued turn was never taken")
 	time.Sleep(time.Second) // a loop would go on meanwhile
 	assert.Equal(t, 1, lookups.get("lookup"), "the open call ran once")
 	assert.Equal(t, 2, h.Model.Requests("clerk"), "the resumed turn's call, then the queued turn's")
-	st, err = h.Client.State(ctxFor(t), id)
+	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Empty(t, st.PendingTurns)
 	assert.Empty(t, st.ActiveTurn)
