@@ -157,24 +157,6 @@ func TestApproveWhileContinuingAsNewIsRefusedRetryably(t *testing.T) {
 	assert.Empty(t, next.Carry.Decisions, "the refused decision was not recorded")
 }
 
-// Approve answers what the resumed turn did, not the turns the chat took after it (a
-// turn posted while the chat waited runs right after the resumed one).
-func TestApproveAnswersOnlyTheResumedTurnNotThePostedOne(t *testing.T) {
-	e, _ := newToolEnv(t, 0)
-	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":1}`)}
-	e.model.replies["clerk#2"] = "refunded"
-	e.send(time.Second, msg("m1", "refund order 1"))
-	e.at(2*time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("m2", "and thanks")) })
-	approved := e.approve(time.Minute, workflows.ApproveInput{CallID: "c1", Approved: true})
-	var hist []chat.Message
-	e.at(2*time.Minute, func() { hist = e.history() })
-	e.run(clerk(), 3*time.Minute)
-
-	require.NoError(t, approved.err)
-	assert.Equal(t, []string{"m1/2", "m1/3"}, ids(approved.result.Messages))
-	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "m1/3", "m2", "m2/1"}, ids(hist), "the posted turn ran after it")
-}
-
 // A decision taken just before the run begins to continue as new, while an export holds
 // resumptions, is applied by the draining run once the export is done: before, the run
 // waited for the Approve handler, which waited for the run, for ever.
