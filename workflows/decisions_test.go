@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -144,16 +143,13 @@ func TestApproveWhileContinuingAsNewIsRefusedRetryably(t *testing.T) {
 	})
 	e.run(clerk(), 0)
 
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	next, _ := canInput(t, e)
 	require.True(t, approved.done)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(approved.rejected, &app), "%v / %v", approved.rejected, approved.err)
 	assert.Equal(t, agents.ErrTypeContinuingAsNew, app.Type())
 	assert.Contains(t, approved.rejected.Error(), "retry and the decision goes to the new run")
 	assert.Empty(t, ft.ran)
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	assert.Empty(t, next.Carry.Decisions, "the refused decision was not recorded")
 }
 
@@ -178,8 +174,7 @@ func TestApproveTakenJustBeforeContinueAsNewIsApplied(t *testing.T) {
 	e.at(time.Minute+2*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	canInput(t, e) // the run continued as new
 	require.True(t, approved.done)
 	require.NoError(t, approved.rejected)
 	require.NoError(t, approved.err)

@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -52,20 +51,6 @@ func (e *env) withStore() *memStore {
 func twoParts(id string, n int) workflows.SendMessageInput {
 	return workflows.SendMessageInput{MessageID: id, Contents: []chat.Content{
 		chat.Text(strings.Repeat("a", n)), chat.Text(strings.Repeat("b", n))}}
-}
-
-// canInput returns the input a run continued as new with, and its encoded size.
-func canInput(t *testing.T, e *env) (workflows.AgentChatInput, int) {
-	t.Helper()
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "the run did not continue as new: %v", e.env.GetWorkflowError())
-	size := 0
-	for _, p := range can.Input.GetPayloads() {
-		size += len(p.GetData())
-	}
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
-	return next, size
 }
 
 // Fault 1: turns of two 125,000-byte parts (each under the default maxMessageBytes)
