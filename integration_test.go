@@ -28,6 +28,15 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
+// appType is err's application error type, or "" when it has none.
+func appType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
+}
+
 func send(t *testing.T, h *testenv.Harness, chatID, id, text string) agentchat.TurnResult {
 	t.Helper()
 	res, err := h.Client.Send(ctxFor(t), chatID, agentchat.SendMessageInput{MessageID: id, Text: text, AuthorName: "Alice"})

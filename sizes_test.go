@@ -2,7 +2,6 @@ package agentchat_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
@@ -35,14 +33,6 @@ const (
 func ofBytes(id string, n int) agentchat.SendMessageInput {
 	b, _ := json.Marshal(chat.Message{MessageID: id, Role: chat.RoleUser, Contents: []chat.Content{chat.Text("x")}})
 	return agentchat.SendMessageInput{MessageID: id, Text: strings.Repeat("x", n-len(b)+1)}
-}
-
-func appType(err error) string {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Type()
-	}
-	return ""
 }
 
 // Fault 3: a user message over about 2 MB got "unexpected workflow task failure" instead

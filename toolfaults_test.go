@@ -3,13 +3,11 @@ package agentchat_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
@@ -53,9 +51,7 @@ agents:
 	require.Len(t, res.AwaitingApproval, 1)
 
 	_, err = approve(t, h.Temporal, id, workflows.ApproveInput{CallID: "r1", Approved: true})
-	var app *temporal.ApplicationError
-	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	require.Equal(t, agents.ErrTypeTurnFailed, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), "Invalid request")
 	assert.Equal(t, 1, refunds.get("refund"))
 

@@ -3,12 +3,10 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentchat/agentchat/activities"
@@ -54,8 +52,7 @@ func TestMissingFunctionsAnswerUnknownFunctionWithTheWorkersIdentity(t *testing.
 	}
 	for _, c := range cases {
 		err := c.run()
-		var app *temporal.ApplicationError
-		require.True(t, errors.As(err, &app), "%s: %v", c.kind, err)
+		app := appError(t, err)
 		assert.Equal(t, agents.ErrTypeUnknownFunction, app.Type(), c.kind)
 		assert.True(t, app.NonRetryable(), c.kind)
 		assert.Contains(t, app.Message(), `"`+c.name+`"`)
