@@ -31,9 +31,12 @@ import (
 // on the queue's other workers; it fails, clearly and within a bound, only when none
 // has the function. (Issue "Survive rolling deploys", item 1, for functions.)
 
-// toolTurns is how many turns each chat of the tool test takes while a worker has the
-// tool; each turn's model reply asks for three record calls.
-const toolTurns = 2
+// Each chat of the tool test takes toolTurns turns while a worker has the tool; each
+// turn's model reply asks for toolCalls record calls.
+const (
+	toolTurns = 2
+	toolCalls = 3
+)
 
 // Chats started on the worker with the tool (so their agent has it) keep every tool
 // call answered once a worker without the function joins the queue: the calls that
@@ -44,7 +47,7 @@ func TestRollingDeployToolOnOneWorker(t *testing.T) {
 	var script []offline.Reply
 	for turn := range toolTurns + 1 {
 		var calls []offline.ToolCall
-		for i := range 3 {
+		for i := range toolCalls {
 			calls = append(calls, offline.ToolCall{ID: fmt.Sprintf("t%d-%d", turn, i), Name: "record", Arguments: `{}`})
 		}
 		script = append(script, offline.Reply{ToolCalls: calls}, offline.Reply{Text: "recorded"})
@@ -109,7 +112,9 @@ agents:
 	require.NoError(t, err)
 	refused := 0
 	for _, id := range ids {
-		for _, r := range toolResults(t, c, id) {
+		results := toolResults(t, c, id)
+		require.Len(t, results, toolTurns*toolCalls, "chat %s: every call of every turn answered", id)
+		for _, r := range results {
 			assert.Empty(t, r.Error, "chat %s call %s", id, r.CallID)
 			key := activities.IdempotencyKey(id, r.CallID)
 			assert.Equal(t, 1, recordtool.Count(entries, recordtool.Ran, key), "call %s ran once", key)
