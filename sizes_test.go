@@ -52,12 +52,12 @@ func TestSendAndPostAtTheLimitAndJustOver(t *testing.T) {
 	_, err = h.Client.Send(ctxFor(t), id, ofBytes("over", messageLimit+1))
 	require.Error(t, err)
 	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
-	assert.Contains(t, err.Error(), "1048576")
+	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
 
 	_, err = h.Client.Send(ctxFor(t), id, ofBytes("huge", 2_500_000))
 	require.Error(t, err)
 	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
-	assert.Contains(t, err.Error(), "1048576")
+	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
 
 	_, err = h.Client.Post(ctxFor(t), id, ofBytes("post-over", messageLimit+1))
 	require.Error(t, err)
@@ -95,7 +95,7 @@ func TestPostOverTheChatsOwnLimitIsRecorded(t *testing.T) {
 	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Equal(t, agents.ErrTypeInvalidMessage, st.LastError.Type)
-	assert.Contains(t, st.LastError.Message, "at most 262144")
+	assert.Contains(t, st.LastError.Message, fmt.Sprint("at most ", workflows.DefaultMaxMessageBytes))
 	assert.Zero(t, st.MessageCount)
 }
 
@@ -107,7 +107,7 @@ func TestMaxMessageBytesOverTheLimitIsRefused(t *testing.T) {
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: 8 << 20})
 	require.ErrorIs(t, err, agentchat.ErrInvalidOptions)
-	assert.Contains(t, err.Error(), "1048576")
+	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
 	_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
 	require.Error(t, err, "nothing was started")
 

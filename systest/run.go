@@ -15,10 +15,6 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// payloadLimit is Temporal's payload limit (2 MB): a message over it may be refused
-// whatever the chat's own limit says.
-const payloadLimit = 2_000_000
-
 // actionTimeout bounds one action; an action still waiting then is a stuck chat.
 const actionTimeout = 90 * time.Second
 
@@ -207,8 +203,8 @@ func (r *Runner) start(ctx context.Context, a Action) string {
 		opts.HistoryBudget = workflows.HistoryBudget{MaxEvents: a.Budget}
 	}
 	st, err := r.w.Client(0).Start(ctx, opts)
-	if err != nil && a.MaxBytes > payloadLimit && strings.Contains(strings.ToLower(err.Error()), "maxmessagebytes") {
-		return "refused: " + firstLine(err.Error()) // a limit over what Temporal carries
+	if err != nil && a.MaxBytes > workflows.MaxMessageBytesLimit && strings.Contains(strings.ToLower(err.Error()), "maxmessagebytes") {
+		return "refused: " + firstLine(err.Error()) // a limit over what any chat takes
 	}
 	if err != nil {
 		r.violate("%v: start failed: %v", a, err)
@@ -284,8 +280,8 @@ func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res ag
 		r.violate("chat c%d: message %s: no answer within %s (stuck): %v", c.idx, m.id, actionTimeout, err)
 	case typ == agents.ErrTypeInvalidMessage:
 		m.outcome = outRefused
-		if m.size > payloadLimit && strings.Contains(msg, "bytes") {
-			break // over what Temporal carries: refused, whatever the chat's own limit
+		if m.size > workflows.MaxMessageBytesLimit && strings.Contains(msg, "bytes") {
+			break // over what any chat takes: refused by the client, naming MaxMessageBytesLimit
 		}
 		if m.size <= c.limit {
 			r.violate("chat c%d: message %s of %d bytes refused within the chat's limit %d: %s", c.idx, m.id, m.size, c.limit, msg)

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // Operations of an Action.
@@ -159,8 +161,8 @@ func (g *generator) start() {
 			agents = agents[:1] // a failing turn after an approved call runs the call again
 		}
 	}
-	p := &chatPlan{agents: agents, limit: 256 << 10}
-	maxBytes := []int{0, 0, 64 << 10, 1 << 20}[g.rng.IntN(4)]
+	p := &chatPlan{agents: agents, limit: workflows.DefaultMaxMessageBytes}
+	maxBytes := []int{0, 0, 64 << 10, workflows.MaxMessageBytesLimit}[g.rng.IntN(4)]
 	if !g.blocked("10.2") && g.rng.IntN(100) < 10 {
 		maxBytes = 8 << 20 // over what Temporal can carry: must be refused, or work
 	}
