@@ -63,7 +63,7 @@ func TestSystem(t *testing.T) {
 // runRound runs and checks one round; it reports whether the round held.
 func runRound(t *testing.T, ctx context.Context, w *World, p Params) bool {
 	actions := Generate(p)
-	r := NewRunner(w, fmt.Sprintf("s%d-%s", p.Seed, uuid.NewString()[:4]), p.AllFaults)
+	r := NewRunner(w, fmt.Sprintf("s%d-%s", p.Seed, uuid.NewString()[:4]))
 	began := time.Now()
 	err := r.Run(ctx, actions)
 	if err == nil {
