@@ -3,8 +3,6 @@ package agentchat_test
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +16,6 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/workflows"
 )
@@ -131,15 +128,10 @@ func TestChatWithAReplyOverThePayloadLimitImportsAndMigrates(t *testing.T) {
 
 	doc, _, err := a.Client.Export(ctxFor(t), id)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "big.json")
-	require.NoError(t, os.WriteFile(path, doc, 0o644))
 	copyID := id + "-copy"
-	st, err := a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: path})
-	require.NoError(t, err, "the import of an exported chat works")
+	st := importBytes(t, ctxFor(t), a, copyID, doc) // the import of an exported chat works
 	assert.Equal(t, 4, st.MessageCount)
-	withStore := agentchat.NewClient(a.Temporal, agentchat.ClientOptions{TaskQueue: a.TaskQueue,
-		MessageStores: map[string]msgstore.Store{a.MessageStore.Name(): a.MessageStore}})
-	hist, err := withStore.History(ctxFor(t), copyID, agentchat.HistoryInput{})
+	hist, err := storeClient(a).History(ctxFor(t), copyID, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Len(t, hist.Messages, 4)
 	assert.Equal(t, "[offline] helper: "+big, hist.Messages[1].Text())
@@ -179,14 +171,9 @@ func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
 
 	doc, _, err := a.Client.Export(ctxFor(t), id)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "doc.json")
-	require.NoError(t, os.WriteFile(path, doc, 0o644))
 	copyID := id + "-copy"
-	_, err = a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: path})
-	require.NoError(t, err)
-	withStore := agentchat.NewClient(a.Temporal, agentchat.ClientOptions{TaskQueue: a.TaskQueue,
-		MessageStores: map[string]msgstore.Store{a.MessageStore.Name(): a.MessageStore}})
-	hist, err := withStore.History(ctxFor(t), copyID, agentchat.HistoryInput{})
+	importBytes(t, ctxFor(t), a, copyID, doc)
+	hist, err := storeClient(a).History(ctxFor(t), copyID, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Len(t, hist.Messages, 4)
 	assert.Equal(t, "[offline] helper: "+at, hist.Messages[1].Text())
