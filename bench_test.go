@@ -49,8 +49,9 @@ func bigChatDocument(n int) chatstate.Document {
 	return d
 }
 
-// importBytes writes doc to a file (a 10k document is over the inline limit, so it
-// goes to the worker by path) and imports it as chat id.
+// importBytes writes doc to a file (a large document is over the inline limit, so it
+// goes to the worker by path) and imports it as chat id; the chat is terminated when
+// the test ends.
 func importBytes(tb testing.TB, ctx context.Context, h *testenv.Harness, id string, doc []byte) agentchat.StateResult {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), id+".json")

@@ -105,18 +105,18 @@ agents:
   - {id: helper, name: Helper, model: offline, endpoint: local, tools: [wait]}
 `, model.URL())
 	tool := agents.Tool{}.WithDefaults()
+	bound := time.Duration(tool.HeartbeatTimeout) + time.Second /* first retry */ + toolRun + stickyTimeout + recoverySlack
+	require.Less(t, bound, time.Duration(tool.Timeout)+toolRun, "the bound is below what waiting for the tool's timeout costs")
 	c, id, first, opts := crashChat(t, config)
 
 	done := sendAsync(t, c, id, "t1", "Wait for me")
 	waitRunning(t, c, id, workflows.CallToolActivity)
 	testenv.StartWorkerProcess(t, opts) // the worker that takes over, ready before the crash
 	took, err := killAndAwait(t, first, done)
-	bound := time.Duration(tool.HeartbeatTimeout) + time.Second /* first retry */ + toolRun + stickyTimeout + recoverySlack
 	t.Logf("turn done %s after the kill (tool heartbeat timeout %s, timeout %s; bound %s)",
 		took.Round(time.Millisecond), time.Duration(tool.HeartbeatTimeout), time.Duration(tool.Timeout), bound)
 	require.NoError(t, err)
 	assert.Less(t, took, bound, "retried after the heartbeat timeout")
-	assert.Less(t, bound, time.Duration(tool.Timeout)+toolRun, "the bound is below what waiting for the tool's timeout costs")
 	hist, err := c.History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"t1", "t1/1", "t1/2", "t1/3"}, messageIDs(hist.Messages))

@@ -15,7 +15,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
@@ -32,9 +31,12 @@ import (
 // on the queue's other workers; it fails, clearly and within a bound, only when none
 // has the function. (Issue "Survive rolling deploys", item 1, for functions.)
 
-// toolTurns is how many turns each chat of the tool test takes while a worker has the
-// tool; each turn's model reply asks for three record calls.
-const toolTurns = 2
+// Each chat of the tool test takes toolTurns turns while a worker has the tool; each
+// turn's model reply asks for toolCalls record calls.
+const (
+	toolTurns = 2
+	toolCalls = 3
+)
 
 // Chats started on the worker with the tool (so their agent has it) keep every tool
 // call answered once a worker without the function joins the queue: the calls that
@@ -45,7 +47,7 @@ func TestRollingDeployToolOnOneWorker(t *testing.T) {
 	var script []offline.Reply
 	for turn := range toolTurns + 1 {
 		var calls []offline.ToolCall
-		for i := range 3 {
+		for i := range toolCalls {
 			calls = append(calls, offline.ToolCall{ID: fmt.Sprintf("t%d-%d", turn, i), Name: "record", Arguments: `{}`})
 		}
 		script = append(script, offline.Reply{ToolCalls: calls}, offline.Reply{Text: "recorded"})
@@ -110,7 +112,9 @@ agents:
 	require.NoError(t, err)
 	refused := 0
 	for _, id := range ids {
-		for _, r := range toolResults(t, c, id) {
+		results := toolResults(t, c, id)
+		require.Len(t, results, toolTurns*toolCalls, "chat %s: every call of every turn answered", id)
+		for _, r := range results {
 			assert.Empty(t, r.Error, "chat %s call %s", id, r.CallID)
 			key := activities.IdempotencyKey(id, r.CallID)
 			assert.Equal(t, 1, recordtool.Count(entries, recordtool.Ran, key), "call %s ran once", key)
@@ -229,9 +233,7 @@ agents:
 	began := time.Now()
 	_, err = c.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m0", Text: "A slogan for tea"})
 	took := time.Since(began)
-	var app *temporal.ApplicationError
-	require.ErrorAs(t, err, &app)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	require.Equal(t, agents.ErrTypeTurnFailed, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), `selection function(s) "ghost-selector": no worker of the task queue has them`)
 	assert.Contains(t, err.Error(), "worker "+idA+` has "last-candidate"`)
 	assert.Contains(t, err.Error(), "worker "+idB+" has none")
@@ -241,8 +243,7 @@ agents:
 	began = time.Now()
 	_, err = c.Start(ctxFor(t), agentchat.StartOptions{ChatID: testenv.ChatID(t) + "-agent", Participants: []string{"ghost"}})
 	took = time.Since(began)
-	require.ErrorAs(t, err, &app)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	require.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), "worker "+idA+" knows")
 	assert.Contains(t, err.Error(), "worker "+idB+" knows")
 	assert.Less(t, took, agents.DefaultUnknownAgentWait/4, "an unknown agent too")

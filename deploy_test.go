@@ -1,7 +1,6 @@
 package agentchat_test
 
 import (
-	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -9,9 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
@@ -90,7 +86,7 @@ func TestRollingDeployAgentOnOneWorker(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, turns, st.TurnCount, "chat %s", id)
 		assert.Nil(t, st.LastError, "chat %s", id)
-		refused += unknownAgentAnswers(t, tc, id)
+		refused += answersOfType(t, tc, id, agents.ErrTypeUnknownAgent)
 	}
 	// Which worker takes a chat is the server's choice; with 10 chats, the chance that
 	// none went first to the worker without helper is 1 in 1024.
@@ -111,9 +107,7 @@ func TestRollingDeployAgentOnNoWorker(t *testing.T) {
 	began := time.Now()
 	_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: testenv.ChatID(t), Participants: []string{"ghost"}})
 	took := time.Since(began)
-	var app *temporal.ApplicationError
-	require.ErrorAs(t, err, &app)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	require.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), `unknown agent id(s) "ghost": no worker of the task queue knows them`)
 	assert.Contains(t, err.Error(), fmt.Sprintf(`worker %d@`, a.PID))
 	assert.Contains(t, err.Error(), fmt.Sprintf(`worker %d@`, b.PID))
@@ -138,32 +132,9 @@ func TestRollingDeployUnknownAgentWaitIsBounded(t *testing.T) {
 	began := time.Now()
 	_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: testenv.ChatID(t), Participants: []string{"helper"}})
 	took := time.Since(began)
-	var app *temporal.ApplicationError
-	require.ErrorAs(t, err, &app)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	require.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), `knows "writer"`)
 	assert.GreaterOrEqual(t, took, wait, "tried for the whole wait")
 	assert.Less(t, took, wait+10*time.Second, "and then gave up")
 	t.Logf("failed after %s (wait %s): %v", took.Round(time.Millisecond), wait, err)
-}
-
-// unknownAgentAnswers counts the activity attempts of a chat that failed with
-// UnknownAgent.
-func unknownAgentAnswers(t *testing.T, tc client.Client, chatID string) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n := 0
-	it := tc.GetWorkflowHistory(ctx, chatID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		require.NoError(t, err)
-		if e.GetEventType() != enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED {
-			continue
-		}
-		if e.GetActivityTaskFailedEventAttributes().GetFailure().GetApplicationFailureInfo().GetType() == agents.ErrTypeUnknownAgent {
-			n++
-		}
-	}
-	return n
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 )
 
@@ -26,6 +27,22 @@ func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// storeClient is a client of h's task queue that reads h's message store, so that
+// History returns stored bodies whole.
+func storeClient(h *testenv.Harness) *agentchat.Client {
+	return agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue,
+		MessageStores: map[string]msgstore.Store{h.MessageStore.Name(): h.MessageStore}})
+}
+
+// appType is err's application error type, or "" when it has none.
+func appType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
 }
 
 func send(t *testing.T, h *testenv.Harness, chatID, id, text string) agentchat.TurnResult {

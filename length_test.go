@@ -127,11 +127,8 @@ func TestChatAtItsLengthLimitStillWorksEverywhere(t *testing.T) {
 	decoded, _, err := chatstate.Decode(doc)
 	require.NoError(t, err)
 	assert.Len(t, decoded.History, n+2*answered)
-	again := filepath.Join(t.TempDir(), "again.json")
-	require.NoError(t, os.WriteFile(again, doc, 0o644))
 	copyID := id + "-copy"
-	st, err = a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: again})
-	require.NoError(t, err, "the chat's own export imports")
+	st = importBytes(t, ctxFor(t), a, copyID, doc) // the chat's own export imports
 	assert.Equal(t, n+2*answered, st.MessageCount)
 
 	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})

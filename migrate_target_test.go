@@ -1,7 +1,6 @@
 package agentchat_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,7 +52,7 @@ func TestAbandonedMigrationLeavesNoTargetRunning(t *testing.T) {
 		to := testenv.ChatID(t)
 		err := startTarget(t, h, doc, to, digest+"-not-what-the-target-holds")
 		var app *temporal.ApplicationError
-		require.True(t, errors.As(err, &app), "%v", err)
+		require.ErrorAs(t, err, &app)
 		assert.Equal(t, agents.ErrTypeMigrationFailed, app.Type(), "%v", err)
 		assert.True(t, app.NonRetryable(), "abandoned, not retried")
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, workflowStatus(t, h, to), "the target it started is not left running")
@@ -64,9 +63,7 @@ func TestAbandonedMigrationLeavesNoTargetRunning(t *testing.T) {
 		_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: other, Participants: []string{"helper"}})
 		require.NoError(t, err)
 		err = startTarget(t, h, doc, other, digest)
-		var app *temporal.ApplicationError
-		require.True(t, errors.As(err, &app), "%v", err)
-		assert.Equal(t, agents.ErrTypeNotEmpty, app.Type(), "%v", err)
+		require.Equal(t, agents.ErrTypeNotEmpty, appType(err), "%v", err)
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, workflowStatus(t, h, other), "the other chat is left alone")
 		send(t, h, other, "m1", "still here?")
 	})

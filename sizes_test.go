@@ -2,10 +2,7 @@ package agentchat_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,14 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/workflows"
 )
@@ -35,14 +30,6 @@ const (
 func ofBytes(id string, n int) agentchat.SendMessageInput {
 	b, _ := json.Marshal(chat.Message{MessageID: id, Role: chat.RoleUser, Contents: []chat.Content{chat.Text("x")}})
 	return agentchat.SendMessageInput{MessageID: id, Text: strings.Repeat("x", n-len(b)+1)}
-}
-
-func appType(err error) string {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Type()
-	}
-	return ""
 }
 
 // Fault 3: a user message over about 2 MB got "unexpected workflow task failure" instead
@@ -62,12 +49,12 @@ func TestSendAndPostAtTheLimitAndJustOver(t *testing.T) {
 	_, err = h.Client.Send(ctxFor(t), id, ofBytes("over", messageLimit+1))
 	require.Error(t, err)
 	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
-	assert.Contains(t, err.Error(), "1048576")
+	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
 
 	_, err = h.Client.Send(ctxFor(t), id, ofBytes("huge", 2_500_000))
 	require.Error(t, err)
 	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
-	assert.Contains(t, err.Error(), "1048576")
+	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
 
 	_, err = h.Client.Post(ctxFor(t), id, ofBytes("post-over", messageLimit+1))
 	require.Error(t, err)
@@ -105,7 +92,7 @@ func TestPostOverTheChatsOwnLimitIsRecorded(t *testing.T) {
 	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Equal(t, agents.ErrTypeInvalidMessage, st.LastError.Type)
-	assert.Contains(t, st.LastError.Message, "at most 262144")
+	assert.Contains(t, st.LastError.Message, fmt.Sprint("at most ", workflows.DefaultMaxMessageBytes))
 	assert.Zero(t, st.MessageCount)
 }
 
@@ -117,7 +104,7 @@ func TestMaxMessageBytesOverTheLimitIsRefused(t *testing.T) {
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: 8 << 20})
 	require.ErrorIs(t, err, agentchat.ErrInvalidOptions)
-	assert.Contains(t, err.Error(), "1048576")
+	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
 	_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
 	require.Error(t, err, "nothing was started")
 
@@ -141,15 +128,10 @@ func TestChatWithAReplyOverThePayloadLimitImportsAndMigrates(t *testing.T) {
 
 	doc, _, err := a.Client.Export(ctxFor(t), id)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "big.json")
-	require.NoError(t, os.WriteFile(path, doc, 0o644))
 	copyID := id + "-copy"
-	st, err := a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: path})
-	require.NoError(t, err, "the import of an exported chat works")
+	st := importBytes(t, ctxFor(t), a, copyID, doc) // the import of an exported chat works
 	assert.Equal(t, 4, st.MessageCount)
-	withStore := agentchat.NewClient(a.Temporal, agentchat.ClientOptions{TaskQueue: a.TaskQueue,
-		MessageStores: map[string]msgstore.Store{a.MessageStore.Name(): a.MessageStore}})
-	hist, err := withStore.History(ctxFor(t), copyID, agentchat.HistoryInput{})
+	hist, err := storeClient(a).History(ctxFor(t), copyID, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Len(t, hist.Messages, 4)
 	assert.Equal(t, "[offline] helper: "+big, hist.Messages[1].Text())
@@ -189,14 +171,9 @@ func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
 
 	doc, _, err := a.Client.Export(ctxFor(t), id)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "doc.json")
-	require.NoError(t, os.WriteFile(path, doc, 0o644))
 	copyID := id + "-copy"
-	_, err = a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Path: path})
-	require.NoError(t, err)
-	withStore := agentchat.NewClient(a.Temporal, agentchat.ClientOptions{TaskQueue: a.TaskQueue,
-		MessageStores: map[string]msgstore.Store{a.MessageStore.Name(): a.MessageStore}})
-	hist, err := withStore.History(ctxFor(t), copyID, agentchat.HistoryInput{})
+	importBytes(t, ctxFor(t), a, copyID, doc)
+	hist, err := storeClient(a).History(ctxFor(t), copyID, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Len(t, hist.Messages, 4)
 	assert.Equal(t, "[offline] helper: "+at, hist.Messages[1].Text())

@@ -166,9 +166,7 @@ func TestOversizeReplyGoesToTheStore(t *testing.T) {
 	require.Len(t, res.Messages, 1)
 	assert.Nil(t, res.Messages[0].Contents, "the reply is a reference")
 
-	withStore := agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue,
-		MessageStores: map[string]msgstore.Store{h.MessageStore.Name(): h.MessageStore}})
-	hist, err := withStore.History(ctxFor(t), id, agentchat.HistoryInput{})
+	hist, err := storeClient(h).History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	assert.Equal(t, "[offline] helper: "+big, hist.Messages[1].Text())
 	assert.Less(t, largestPayload(t, h, id, currentRun(t, h, id).runID), int64(64<<10))

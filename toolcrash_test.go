@@ -60,12 +60,11 @@ agents:
 		res, err := c.Send(ctx, id, agentchat.SendMessageInput{MessageID: "m1", Text: "Record it"})
 		done <- sent{res, err}
 	}()
-	ran := func() int {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		entries, err := recordtool.Read(ledger)
-		require.NoError(t, err)
-		return recordtool.Count(entries, recordtool.Ran, key)
-	}
-	require.Eventually(t, func() bool { return ran() == 1 }, 30*time.Second, 2*time.Millisecond, "the tool never ran")
+		require.NoError(c, err)
+		assert.Equal(c, 1, recordtool.Count(entries, recordtool.Ran, key))
+	}, 30*time.Second, 2*time.Millisecond, "the tool never ran")
 	time.Sleep(5 * time.Millisecond) // the side effect is done; the completion is not
 	first.Kill()
 	killed := time.Now()

@@ -3,13 +3,11 @@ package agentchat_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
@@ -53,9 +51,7 @@ agents:
 	require.Len(t, res.AwaitingApproval, 1)
 
 	_, err = approve(t, h.Temporal, id, workflows.ApproveInput{CallID: "r1", Approved: true})
-	var app *temporal.ApplicationError
-	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	require.Equal(t, agents.ErrTypeTurnFailed, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), "Invalid request")
 	assert.Equal(t, 1, refunds.get("refund"))
 
@@ -160,16 +156,16 @@ agents:
 	_, err = h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Document: doc})
 	require.NoError(t, err)
 
-	var st agentchat.StateResult
-	require.Eventually(t, func() bool {
-		st, err = h.Client.State(ctxFor(t), id)
-		require.NoError(t, err)
-		return st.LastError != nil && st.LastError.MessageID == "later"
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, err := h.Client.State(ctxFor(t), id)
+		require.NoError(c, err)
+		require.NotNil(c, st.LastError)
+		assert.Equal(c, "later", st.LastError.MessageID)
 	}, 30*time.Second, 50*time.Millisecond, "the queued turn was never taken")
 	time.Sleep(time.Second) // a loop would go on meanwhile
 	assert.Equal(t, 1, lookups.get("lookup"), "the open call ran once")
 	assert.Equal(t, 2, h.Model.Requests("clerk"), "the resumed turn's call, then the queued turn's")
-	st, err = h.Client.State(ctxFor(t), id)
+	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Empty(t, st.PendingTurns)
 	assert.Empty(t, st.ActiveTurn)

@@ -1,14 +1,12 @@
 package activities_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
@@ -47,8 +45,7 @@ agents:
 	in.TurnID, in.ReplyID, in.History = "m2", "m2/1", seed[:3]
 	_, err, _ = invoke(t, acts, in)
 	require.Error(t, err)
-	var app *temporal.ApplicationError
-	require.True(t, errors.As(err, &app), "%v", err)
+	app := appError(t, err)
 	assert.Equal(t, agents.ErrTypeModelRejected, app.Type())
 	assert.Contains(t, app.Message(), fmt.Sprint(activities.ReplyInlineLimit))
 }

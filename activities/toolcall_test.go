@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentchat/agentchat/activities"
@@ -91,8 +90,7 @@ func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
 
 	result += "x"
 	_, err = call()
-	var app *temporal.ApplicationError
-	require.True(t, errors.As(err, &app), "%v", err)
+	app := appError(t, err)
 	assert.Equal(t, agents.ErrTypeToolError, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, app.Error(), "ToolResultLimit")

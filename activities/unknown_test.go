@@ -60,8 +60,7 @@ func TestMissingFunctionsAnswerUnknownFunctionWithTheWorkersIdentity(t *testing.
 	}
 	for _, c := range cases {
 		err := c.run()
-		var app *temporal.ApplicationError
-		require.True(t, errors.As(err, &app), "%s: %v", c.kind, err)
+		app := appError(t, err)
 		assert.Equal(t, agents.ErrTypeUnknownFunction, app.Type(), c.kind)
 		assert.True(t, app.NonRetryable(), c.kind)
 		assert.Contains(t, app.Message(), `"`+c.name+`"`)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
 )
 
@@ -20,7 +21,7 @@ type authorTransport struct{ agent, chat, author string }
 func (a authorTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(offline.AgentHeader, a.agent)
-	r.Header.Set("X-Agentchat-Chat", a.chat)
+	r.Header.Set(agents.ChatHeader, a.chat)
 	r.Header.Set(offline.AuthorHeader, a.author)
 	return http.DefaultTransport.RoundTrip(r)
 }

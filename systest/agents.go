@@ -115,9 +115,6 @@ const (
 	variantC = "c"
 )
 
-// variantFaults are the known faults a variant runs into.
-var variantFaults = map[string][]string{variantC: {"16.1"}}
-
 // agentConfig is the YAML agent config of a variant.
 func agentConfig(variant string) string {
 	var b strings.Builder

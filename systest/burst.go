@@ -44,11 +44,6 @@ func (r *Runner) burst(ctx context.Context, c *chatRun, a Action) string {
 	sent := make(chan string, 1)
 	go func() { sent <- r.sendAndWait(c, sends) }()
 	posts.Wait()
-	for _, m := range msgs {
-		if m.posted && m.outcome == outPosted && isBlocked(r.allFaults, "10.S2") {
-			r.awaitTakenIn(ctx, c, m.id)
-		}
-	}
 	if s := <-sent; s != "" {
 		results = append(results, s)
 	}

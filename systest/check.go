@@ -155,9 +155,6 @@ func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]i
 // checkMigration migrates the settled chat to the other namespace under a new id (the
 // last thing done to it): every chat can be migrated, and arrives whole.
 func (r *Runner) checkMigration(ctx context.Context, c *chatRun, msgs []chat.Message) []string {
-	if c.budget > 0 && isBlocked(r.allFaults, "10.S1") {
-		return nil
-	}
 	to := location{1 - c.loc.ns, c.loc.id + "-fm"}
 	res, err := r.w.Client(c.loc.ns).Migrate(ctx, c.loc.id, agentchat.MigrateOptions{ToNamespace: r.w.Namespaces[to.ns], ToChatID: to.id})
 	if err != nil {

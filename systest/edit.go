@@ -22,9 +22,6 @@ const (
 	editWrongRole = "wrong-role"
 )
 
-// editFaults are the known faults an edit runs into.
-var editFaults = map[string][]string{editWrongRole: {"10.7"}}
-
 // importEdited exports chat c, edits the document and imports it into the new chat
 // target, then records what the import did.
 func (r *Runner) importEdited(ctx context.Context, c *chatRun, target int, edit string) string {

@@ -53,7 +53,7 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 		return out
 	}
 	count := map[string]int{}
-	group, postGroup := 0, 0
+	group := 0
 	for _, t := range turns {
 		id := t.user.MessageID
 		if t.index < len(c.prefix) {
@@ -63,14 +63,10 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 		m, ok := c.msgs[id]
 		switch {
 		case ok:
-			g := &group
-			if c.relaxOrder && m.posted {
-				g = &postGroup // knownFaults 10.S4: only signals among themselves
+			if m.group < group {
+				out = append(out, fmt.Sprintf("turn %q (accepted in step group %d) answered after a turn of group %d", id, m.group, group))
 			}
-			if m.group < *g {
-				out = append(out, fmt.Sprintf("turn %q (accepted in step group %d) answered after a turn of group %d", id, m.group, *g))
-			}
-			*g = max(*g, m.group)
+			group = max(group, m.group)
 			if m.outcome == outAnswered && !m.posted && !m.suspended && len(m.replies) > 0 && !equal(ids(t.replies), m.replies) {
 				out = append(out, fmt.Sprintf("turn %q holds replies %v; Send returned %v", id, ids(t.replies), m.replies))
 			}

@@ -3,6 +3,8 @@ package systest
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,9 +14,8 @@ import (
 	"github.com/agentchat/agentchat/internal/testenv"
 )
 
-// The minimal reproductions of the faults this test found (knownFaults 10.S1–10.S5),
-// as fixed action lists. Each is skipped while its fault is listed and becomes its
-// regression test once the entry is removed (or with -systest.faults all).
+// The minimal reproductions of the faults this test found (10.S1–10.S5, all fixed), as
+// fixed action lists: each is its fault's regression test.
 var reproductions = map[string][]Action{
 	"10.S1": {
 		{Op: opStart, Chat: 0, Agents: []string{"clerk"}, Budget: 34},
@@ -74,22 +75,10 @@ func TestKnownFaultReproductions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a dev server and worker processes")
 	}
-	all := *faultsFlag == "all"
-	var runnable []string
-	for _, fault := range []string{"10.S1", "10.S2", "10.S3", "10.S4", "10.S5"} {
-		if isBlocked(all, fault) {
-			t.Logf("skipped: known fault %s (%s); remove it from knownFaults once fixed", fault, knownFaults[fault])
-			continue
-		}
-		runnable = append(runnable, fault)
-	}
-	if len(runnable) == 0 {
-		t.Skip("every reproduction is of a known fault")
-	}
 	w := newTestWorld(t)
-	for _, fault := range runnable {
+	for _, fault := range slices.Sorted(maps.Keys(reproductions)) {
 		t.Run(fault, func(t *testing.T) {
-			r := NewRunner(w, "repro-"+strings.ReplaceAll(fault, ".", "")+"-"+uuid.NewString()[:4], all)
+			r := NewRunner(w, "repro-"+strings.ReplaceAll(fault, ".", "")+"-"+uuid.NewString()[:4])
 			ctx := context.Background()
 			require.NoError(t, r.Run(ctx, reproductions[fault]))
 			r.Settle(ctx)

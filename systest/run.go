@@ -15,10 +15,6 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// payloadLimit is Temporal's payload limit (2 MB): a message over it may be refused
-// whatever the chat's own limit says.
-const payloadLimit = 2_000_000
-
 // actionTimeout bounds one action; an action still waiting then is a stuck chat.
 const actionTimeout = 90 * time.Second
 
@@ -67,13 +63,10 @@ type chatRun struct {
 	maxBytes  int
 	limit     int
 	budget    int // HistoryBudget.MaxEvents (0 = default)
-	// relaxOrder checks the order of sent turns and of posted turns, not between them
-	// (knownFaults 10.S4, for chats that continue as new often).
-	relaxOrder bool
-	agents     []string
-	msgs       map[string]*msgState
-	order      []string // ids in the order they were sent
-	group      int
+	agents    []string
+	msgs      map[string]*msgState
+	order     []string // ids in the order they were sent
+	group     int
 	// prefix are the message ids of the document it was imported from, and pending
 	// the document's pending turns.
 	prefix  []string
@@ -95,8 +88,6 @@ type Runner struct {
 	w     *World
 	name  string // unique id prefix of the round's chats
 	chats map[int]*chatRun
-	// allFaults: do not work around knownFaults.
-	allFaults bool
 	// bg outlives single actions, for Sends left in flight; inflight counts them.
 	bg        context.Context
 	stopBg    context.CancelFunc
@@ -108,10 +99,9 @@ type Runner struct {
 	violations []string
 }
 
-// NewRunner returns a runner whose chats are named "<name>-c<i>". allFaults plays the
-// races of knownFaults too.
-func NewRunner(w *World, name string, allFaults bool) *Runner {
-	return &Runner{w: w, name: name, chats: map[int]*chatRun{}, allFaults: allFaults}
+// NewRunner returns a runner whose chats are named "<name>-c<i>".
+func NewRunner(w *World, name string) *Runner {
+	return &Runner{w: w, name: name, chats: map[int]*chatRun{}}
 }
 
 func (r *Runner) logf(format string, args ...any) {
@@ -201,14 +191,13 @@ func (r *Runner) newChat(i, ns int, id string, agents []string, maxBytes int) *c
 func (r *Runner) start(ctx context.Context, a Action) string {
 	c := r.newChat(a.Chat, 0, r.chatID(a.Chat), a.Agents, a.MaxBytes)
 	c.budget = a.Budget
-	c.relaxOrder = a.Budget > 0 && isBlocked(r.allFaults, "10.S4")
 	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes}
 	if a.Budget > 0 {
 		opts.HistoryBudget = workflows.HistoryBudget{MaxEvents: a.Budget}
 	}
 	st, err := r.w.Client(0).Start(ctx, opts)
-	if err != nil && a.MaxBytes > payloadLimit && strings.Contains(strings.ToLower(err.Error()), "maxmessagebytes") {
-		return "refused: " + firstLine(err.Error()) // a limit over what Temporal carries
+	if err != nil && a.MaxBytes > workflows.MaxMessageBytesLimit && strings.Contains(strings.ToLower(err.Error()), "maxmessagebytes") {
+		return "refused: " + firstLine(err.Error()) // a limit over what any chat takes
 	}
 	if err != nil {
 		r.violate("%v: start failed: %v", a, err)
@@ -284,8 +273,8 @@ func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res ag
 		r.violate("chat c%d: message %s: no answer within %s (stuck): %v", c.idx, m.id, actionTimeout, err)
 	case typ == agents.ErrTypeInvalidMessage:
 		m.outcome = outRefused
-		if m.size > payloadLimit && strings.Contains(msg, "bytes") {
-			break // over what Temporal carries: refused, whatever the chat's own limit
+		if m.size > workflows.MaxMessageBytesLimit && strings.Contains(msg, "bytes") {
+			break // over what any chat takes: refused by the client, naming MaxMessageBytesLimit
 		}
 		if m.size <= c.limit {
 			r.violate("chat c%d: message %s of %d bytes refused within the chat's limit %d: %s", c.idx, m.id, m.size, c.limit, msg)
@@ -332,34 +321,7 @@ func (r *Runner) post(ctx context.Context, c *chatRun, id string, size int) stri
 	m := newMessage(id, size)
 	m.posted = true
 	c.accept(m, -1)
-	res := r.postOne(ctx, c, m)
-	if m.outcome == outPosted && size <= c.limit && isBlocked(r.allFaults, "10.S2") {
-		r.awaitTakenIn(ctx, c, id)
-	}
-	return res
-}
-
-// awaitTakenIn waits (a few seconds at most) until the chat has taken posted turn id in:
-// queued, active, answered or refused. It works around knownFaults 10.S2.
-func (r *Runner) awaitTakenIn(ctx context.Context, c *chatRun, id string) {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		st, err := r.state(ctx, c.loc)
-		if err != nil {
-			return
-		}
-		if st.ActiveTurn == id || slices.Contains(st.PendingTurns, id) || (st.LastError != nil && st.LastError.MessageID == id) {
-			return
-		}
-		h, err := r.history(ctx, c.loc)
-		if err != nil {
-			return
-		}
-		for _, m := range h.Messages {
-			if m.MessageID == id {
-				return
-			}
-		}
-	}
+	return r.postOne(ctx, c, m)
 }
 
 func (r *Runner) postOne(ctx context.Context, c *chatRun, m *msgState) string {
@@ -413,7 +375,7 @@ func (r *Runner) decide(ctx context.Context, c *chatRun, p agentchat.PendingAppr
 			foreign = append(foreign, msg.MessageID)
 		}
 	}
-	if len(foreign) > 0 && !isBlocked(r.allFaults, "10.S3") {
+	if len(foreign) > 0 {
 		r.violate("chat c%d: Approve of %s for turn %s returned messages of other turns: %v", c.idx, p.CallID, res.MessageID, foreign)
 	}
 	if m != nil {

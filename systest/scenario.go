@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/agentchat/agentchat/workflows"
 )
 
 // Operations of an Action.
@@ -89,8 +91,7 @@ type Params struct {
 type chatPlan struct {
 	agents    []string
 	limit     int  // maxMessageBytes in effect
-	big       bool // may hold near-limit messages (then it must not continue as new while 10.1 is known)
-	bigBytes  int  // near-limit bytes sent so far
+	big       bool // may hold near-limit messages
 	approvals bool
 	fails     bool // has an agent whose turns may fail
 	budget    int  // HistoryBudget.MaxEvents; > 0 continues as new every few turns
@@ -155,13 +156,10 @@ func (g *generator) start() {
 		if !contains(agents, a) {
 			agents = append(agents, a)
 		}
-		if len(agents) == 2 && g.blocked("10.10") && mixesApprovalAndFailure(agents) {
-			agents = agents[:1] // a failing turn after an approved call runs the call again
-		}
 	}
-	p := &chatPlan{agents: agents, limit: 256 << 10}
-	maxBytes := []int{0, 0, 64 << 10, 1 << 20}[g.rng.IntN(4)]
-	if !g.blocked("10.2") && g.rng.IntN(100) < 10 {
+	p := &chatPlan{agents: agents, limit: workflows.DefaultMaxMessageBytes}
+	maxBytes := []int{0, 0, 64 << 10, workflows.MaxMessageBytesLimit}[g.rng.IntN(4)]
+	if g.rng.IntN(100) < 10 {
 		maxBytes = 8 << 20 // over what Temporal can carry: must be refused, or work
 	}
 	if maxBytes > 0 {
@@ -175,10 +173,8 @@ func (g *generator) start() {
 	}
 	p.big = p.big || g.rng.IntN(100) < 30
 	budget := 0
-	if !p.big || !g.blocked("10.1") {
-		if g.rng.IntN(100) < 40 {
-			budget = 30 + g.rng.IntN(40) // continue as new every few turns
-		}
+	if g.rng.IntN(100) < 40 {
+		budget = 30 + g.rng.IntN(40) // continue as new every few turns
 	}
 	p.budget = budget
 	g.chats = append(g.chats, p)
@@ -203,14 +199,10 @@ func (g *generator) size(c int) int {
 	case r < 88:
 		return p.limit + 1 + g.rng.IntN(1024) // refused: over the limit
 	case r < 90:
-		if g.blocked("10.3") {
-			return p.limit + 1 + g.rng.IntN(1024)
-		}
 		return 2_100_000 + g.rng.IntN(1_000_000) // over Temporal's 2 MB payload limit
 	default:
 		near := p.limit - g.rng.IntN(512) // at or just under, encoded (newMessage)
-		if p.big && (!g.blocked("10.1") || p.bigBytes+near <= 1_500_000) {
-			p.bigBytes += near
+		if p.big {
 			return near
 		}
 		return 10 + g.rng.IntN(200)
@@ -230,11 +222,7 @@ func (g *generator) chatAction(c int) {
 		}
 		g.add(a)
 	case r < 52:
-		size := g.size(c)
-		if size > 256<<10 && g.blocked("10.3") {
-			size = 100 + g.rng.IntN(100)
-		}
-		g.add(Action{Op: opPost, Chat: c, ID: g.nextID(c), Size: size})
+		g.add(Action{Op: opPost, Chat: c, ID: g.nextID(c), Size: g.size(c)})
 	case r < 58:
 		g.add(Action{Op: opBurst, Chat: c, ID: g.nextID(c), Burst: 2 + g.rng.IntN(4)})
 	case r < 70:
@@ -257,40 +245,21 @@ func (g *generator) chatAction(c int) {
 			g.add(Action{Op: opExport, Chat: c, Target: len(g.chats) - 1})
 			return
 		}
-		edits := []string{editSystem}
-		if !p.fails || !g.blocked("10.8") {
-			edits = append(edits, editOpenCall) // a failing agent then loops (issue 10, fault 8)
-		}
-		if !g.blocked(editFaults[editWrongRole]...) {
-			edits = append(edits, editWrongRole)
-		}
+		edits := []string{editSystem, editOpenCall, editWrongRole}
 		g.add(Action{Op: opEdit, Chat: c, Target: len(g.chats) - 1, Edit: edits[g.rng.IntN(len(edits))]})
 	default:
-		if p.budget > 0 && g.blocked("10.S1") {
-			g.retry(c)
-			return
-		}
 		g.add(Action{Op: opMigrate, Chat: c, NewID: g.rng.IntN(100) < 30})
 	}
 }
 
-// retry adds a retry of an answered messageId to chat c, or a post where a retry
-// would run into knownFaults 10.S5 (a chat that continues as new and fails turns).
+// retry adds a retry of an answered messageId to chat c.
 func (g *generator) retry(c int) {
-	p := g.chats[c]
-	if p.budget > 0 && p.fails && g.blocked("10.S5") {
-		g.add(Action{Op: opPost, Chat: c, ID: g.nextID(c), Size: 100})
-		return
-	}
 	g.add(Action{Op: opRetry, Chat: c})
 }
 
 // variant picks a config for a new worker.
 func (g *generator) variant() string {
-	vs := []string{variantA, variantB}
-	if !g.blocked(variantFaults[variantC]...) {
-		vs = append(vs, variantC)
-	}
+	vs := []string{variantA, variantB, variantC}
 	return vs[g.rng.IntN(len(vs))]
 }
 
@@ -302,18 +271,6 @@ func (g *generator) fleet() {
 		a.Op = opRestart
 	}
 	g.add(a)
-}
-
-// mixesApprovalAndFailure reports whether one agent of agents calls a tool that needs
-// approval and another may fail a turn: then the turn fails after the approved call
-// ran, and the call runs again after the next approval (issue 10, fault 10).
-func mixesApprovalAndFailure(agents []string) bool {
-	var approvals, fails bool
-	for _, a := range agents {
-		s := specOf(a)
-		approvals, fails = approvals || s.Approvals, fails || s.Fails
-	}
-	return approvals && fails
 }
 
 func contains(xs []string, x string) bool {

@@ -63,7 +63,7 @@ func TestSystem(t *testing.T) {
 // runRound runs and checks one round; it reports whether the round held.
 func runRound(t *testing.T, ctx context.Context, w *World, p Params) bool {
 	actions := Generate(p)
-	r := NewRunner(w, fmt.Sprintf("s%d-%s", p.Seed, uuid.NewString()[:4]), p.AllFaults)
+	r := NewRunner(w, fmt.Sprintf("s%d-%s", p.Seed, uuid.NewString()[:4]))
 	began := time.Now()
 	err := r.Run(ctx, actions)
 	if err == nil {
@@ -132,24 +132,8 @@ func TestGenerateLeavesOutKnownFaults(t *testing.T) {
 	require.True(t, uses(false, "looper"), "once 10.11 is fixed, looper plays")
 }
 
-// The request rules (offline.Validate) find a tool result without its call, an
-// unanswered call, an empty assistant message, a bad name and an unknown role, and pass a
-// valid conversation.
+// A body that is not JSON is not judged (the model answers that); the rules themselves
+// are offline.Validate's, tested in offline/rules_test.go.
 func TestChatCompletionRules(t *testing.T) {
-	valid := `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"hi","name":"Alice"},
-		{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}},
-		{"id":"c2","type":"function","function":{"name":"g","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c2","content":"r"},
-		{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"assistant","content":"done"},{"role":"user","content":"more"}]}`
-	require.Empty(t, chatCompletionRules([]byte(valid)))
-	call := `{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}`
-	for _, body := range []string{
-		`{"messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"c1","content":"r"}]}`,
-		`{"messages":[{"role":"assistant","tool_calls":[` + call + `]},{"role":"user","content":"hi"}]}`,
-		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":""}]}`,
-		`{"messages":[{"role":"user","content":"hi","name":"Alice Smith"}]}`,
-		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[` + call + `]}]}`,
-		`{"messages":[{"role":"wizard","content":"hi"}]}`,
-	} {
-		require.NotEmpty(t, chatCompletionRules([]byte(body)), body)
-	}
+	require.Empty(t, chatCompletionRules([]byte("not JSON")))
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,11 +35,20 @@ func TestRefundDeduplicatesOnTheIdempotencyKey(t *testing.T) {
 	assert.Equal(t, 3, refunds.made-before, "another call, or the same call id in another chat, is another refund")
 }
 
+// The ledger remembers the latest maxLedger refunds: one more forgets the oldest.
 func TestLedgerKeepsTheLatestRefunds(t *testing.T) {
 	l := &ledger{byKey: map[string]string{}}
+	key := func(i int) string { return fmt.Sprintf("k%d", i) }
 	for i := range maxLedger + 1 {
-		l.put(string(rune('a'+i%26))+string(rune(i)), "r")
+		l.put(key(i), "r"+key(i))
 	}
 	assert.Len(t, l.byKey, maxLedger)
 	assert.Len(t, l.order, maxLedger)
+	_, ok := l.get(key(0))
+	assert.False(t, ok, "the oldest is forgotten")
+	for _, i := range []int{1, maxLedger} {
+		res, ok := l.get(key(i))
+		assert.True(t, ok, "%s is kept", key(i))
+		assert.Equal(t, "r"+key(i), res)
+	}
 }

@@ -1,14 +1,12 @@
 package workflows_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/workflows"
@@ -32,16 +30,13 @@ func TestContinueAsNewCarriesTheWholeChat(t *testing.T) {
 	e.at(6*time.Second+600*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) }) // as Temporal would
 	e.run(in, 0)
 
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	next, _ := canInput(t, e)
 	for _, o := range outs {
 		require.True(t, o.done)
 		require.NoError(t, o.err)
 	}
 
 	// The next run, from the carried input.
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	require.NotNil(t, next.Carry)
 	assert.Equal(t, 1, next.Carry.Runs)
 	e2 := newEnv(t)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -144,35 +143,14 @@ func TestApproveWhileContinuingAsNewIsRefusedRetryably(t *testing.T) {
 	})
 	e.run(clerk(), 0)
 
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	next, _ := canInput(t, e)
 	require.True(t, approved.done)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(approved.rejected, &app), "%v / %v", approved.rejected, approved.err)
 	assert.Equal(t, agents.ErrTypeContinuingAsNew, app.Type())
 	assert.Contains(t, approved.rejected.Error(), "retry and the decision goes to the new run")
 	assert.Empty(t, ft.ran)
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	assert.Empty(t, next.Carry.Decisions, "the refused decision was not recorded")
-}
-
-// Approve answers what the resumed turn did, not the turns the chat took after it (a
-// turn posted while the chat waited runs right after the resumed one).
-func TestApproveAnswersOnlyTheResumedTurnNotThePostedOne(t *testing.T) {
-	e, _ := newToolEnv(t, 0)
-	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":1}`)}
-	e.model.replies["clerk#2"] = "refunded"
-	e.send(time.Second, msg("m1", "refund order 1"))
-	e.at(2*time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("m2", "and thanks")) })
-	approved := e.approve(time.Minute, workflows.ApproveInput{CallID: "c1", Approved: true})
-	var hist []chat.Message
-	e.at(2*time.Minute, func() { hist = e.history() })
-	e.run(clerk(), 3*time.Minute)
-
-	require.NoError(t, approved.err)
-	assert.Equal(t, []string{"m1/2", "m1/3"}, ids(approved.result.Messages))
-	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "m1/3", "m2", "m2/1"}, ids(hist), "the posted turn ran after it")
 }
 
 // A decision taken just before the run begins to continue as new, while an export holds
@@ -196,8 +174,7 @@ func TestApproveTakenJustBeforeContinueAsNewIsApplied(t *testing.T) {
 	e.at(time.Minute+2*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	canInput(t, e) // the run continued as new
 	require.True(t, approved.done)
 	require.NoError(t, approved.rejected)
 	require.NoError(t, approved.err)

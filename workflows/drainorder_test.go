@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -28,11 +27,8 @@ func TestDrainKeepsArrivalOrder(t *testing.T) {
 	e.at(time.Second+3*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	next, _ := canInput(t, e)
 	require.NoError(t, later.err)
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	var users []string
 	for _, m := range next.Carry.History {
 		if m.Role == chat.RoleUser {
@@ -57,16 +53,13 @@ func TestDrainHandsOverTheUpdateTurnsQueuedBehindAnApproval(t *testing.T) {
 	e.at(time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
+	next, _ := canInput(t, e)
 	require.NoError(t, first.err)
 	require.Len(t, first.result.AwaitingApproval, 1)
 	require.True(t, second.done)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(second.err, &app), "%v", second.err)
 	assert.Equal(t, agents.ErrTypeAwaitingApproval, app.Type())
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	assert.Equal(t, []string{"m1", "m1/1"}, ids(next.Carry.History), "the chat still waits for the approval")
 	assert.Empty(t, next.Carry.Pending)
 	assert.Equal(t, 1, e.model.count())

@@ -1,13 +1,11 @@
 package workflows_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/workflows"
@@ -19,15 +17,7 @@ import (
 // started; the signals waiting in their channel were then left for the main loop, so
 // the later Send was answered first. Turns run in arrival order.
 func TestSignalThenSendInTheFirstTaskOfAContinuedRunKeepTheirOrder(t *testing.T) {
-	e := newEnv(t)
-	first := e.send(time.Second, msg("m1", "Hello"))
-	e.at(2*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
-	e.run(thread(), 0)
-	require.NoError(t, first.err)
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	_, next := continuedChat(t)
 
 	e2 := newEnv(t)
 	e2.at(0, func() { e2.env.SignalWorkflow(workflows.UserMessageSignal, msg("s2", "posted first")) })

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -261,4 +263,40 @@ func texts(msgs []chat.Message) []string {
 			}
 		}
 	})
+}
+
+// slowModel makes every model call take d of workflow time (the fake answers).
+func (e *env) slowModel(d time.Duration) {
+	e.env.OnActivity(workflows.InvokeAgentActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+			return e.model.invoke(ctx, in)
+		}).
+		After(d)
+}
+
+// canInput returns the input a run continued as new with, and its encoded size.
+func canInput(t *testing.T, e *env) (workflows.AgentChatInput, int) {
+	t.Helper()
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "the run did not continue as new: %v", e.env.GetWorkflowError())
+	size := 0
+	for _, p := range can.Input.GetPayloads() {
+		size += len(p.GetData())
+	}
+	var next workflows.AgentChatInput
+	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	return next, size
+}
+
+// continuedChat runs a thread that answers m1 "Hello" and then continues as new; it
+// returns m1's outcome and the input of the next run.
+func continuedChat(t *testing.T) (*outcome, workflows.AgentChatInput) {
+	t.Helper()
+	e := newEnv(t)
+	first := e.send(time.Second, msg("m1", "Hello"))
+	e.at(2*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(thread(), 0)
+	require.NoError(t, first.err)
+	next, _ := canInput(t, e)
+	return first, next
 }

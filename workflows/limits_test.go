@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go.temporal.io/sdk/worker"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -26,6 +26,8 @@ import (
 type memStore struct {
 	mu     sync.Mutex
 	bodies map[string]chat.Message
+	fails  int // the calls still to fail, as an unreachable store does
+	calls  int
 }
 
 func (e *env) withStore() *memStore {
@@ -33,6 +35,10 @@ func (e *env) withStore() *memStore {
 	e.env.RegisterActivityWithOptions(func(_ context.Context, in agents.StoreMessagesInput) (agents.StoreMessagesResult, error) {
 		st.mu.Lock()
 		defer st.mu.Unlock()
+		if st.calls++; st.fails > 0 {
+			st.fails--
+			return agents.StoreMessagesResult{}, errors.New("store unavailable")
+		}
 		for _, m := range in.Messages {
 			st.bodies[m.MessageID] = m
 		}
@@ -45,20 +51,6 @@ func (e *env) withStore() *memStore {
 func twoParts(id string, n int) workflows.SendMessageInput {
 	return workflows.SendMessageInput{MessageID: id, Contents: []chat.Content{
 		chat.Text(strings.Repeat("a", n)), chat.Text(strings.Repeat("b", n))}}
-}
-
-// canInput returns the input a run continued as new with, and its encoded size.
-func canInput(t *testing.T, e *env) (workflows.AgentChatInput, int) {
-	t.Helper()
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "the run did not continue as new: %v", e.env.GetWorkflowError())
-	size := 0
-	for _, p := range can.Input.GetPayloads() {
-		size += len(p.GetData())
-	}
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
-	return next, size
 }
 
 // Fault 1: turns of two 125,000-byte parts (each under the default maxMessageBytes)
@@ -78,14 +70,16 @@ func TestContinueAsNewOfLargeMessagesStaysUnderThePayloadLimit(t *testing.T) {
 
 	next, size := canInput(t, e)
 	assert.LessOrEqual(t, size, workflows.CarryLimit, "the continue-as-new input")
-	assert.Less(t, size, workflows.TemporalPayloadLimit)
 	require.NotNil(t, next.Carry)
 	assert.Equal(t, "mem", next.Carry.Store)
+	stubs := 0
 	for _, m := range next.Carry.History {
 		if m.Contents == nil {
 			assert.Contains(t, st.bodies, m.MessageID, "a stub's body is in the store")
+			stubs++
 		}
 	}
+	require.Positive(t, stubs, "bodies moved to the store")
 	answered := 0
 	for _, o := range outs {
 		if o.done && o.err == nil {
@@ -105,6 +99,7 @@ func TestContinueAsNewCarriesQueuedTurnsUnderTheLimits(t *testing.T) {
 	// what this test is about.
 	e.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 	st := e.withStore()
+	e.slowModel(2 * time.Second) // s0 is still answered when the run hands over: the rest waits
 	in := workflows.AgentChatInput{Participants: []string{"helper"}}
 	e.at(time.Second, func() {
 		for i := range 12 {
@@ -119,6 +114,7 @@ func TestContinueAsNewCarriesQueuedTurnsUnderTheLimits(t *testing.T) {
 	require.NotNil(t, next.Carry)
 	require.NotNil(t, next.Carry.LastError)
 	assert.Equal(t, agents.ErrTypeQueueFull, next.Carry.LastError.Type)
+	require.NotEmpty(t, next.Carry.Pending, "the run hands over turns still queued")
 	queued := 0
 	for _, m := range next.Carry.Pending {
 		if m.Contents == nil {
@@ -131,6 +127,66 @@ func TestContinueAsNewCarriesQueuedTurnsUnderTheLimits(t *testing.T) {
 	assert.Positive(t, admitted)
 	assert.Less(t, admitted, 12, "the queue took what fits, not the whole burst")
 	assert.LessOrEqual(t, queued, workflows.QueuedTurnsLimit+len(next.Carry.Pending)*64)
+}
+
+// Past CarryLimit with the older bodies stored, the latest bodies and the queued turns'
+// bodies move to the store too, and the store is retried until it answers: a long chat
+// (its references alone take 800 KB, more than the tail saves) hands over with a full queue while the store fails
+// more often than an optional spill retries.
+func TestContinueAsNewPastTheCarryLimitStoresTheTailAndTheQueue(t *testing.T) {
+	first := newEnv(t)
+	first.withStore()
+	first.send(time.Second, msg("t1", "hi"))
+	first.at(2*time.Second, func() { first.env.SetContinueAsNewSuggested(true) })
+	first.run(workflows.AgentChatInput{Participants: []string{"helper"}}, 0)
+	in, _ := canInput(t, first)
+	require.NotNil(t, in.Carry)
+	var long []chat.Message
+	for i := range 6000 {
+		long = append(long, chat.Message{MessageID: fmt.Sprintf("old%04d", i), Role: chat.RoleUser},
+			chat.Message{MessageID: fmt.Sprintf("old%04d/1", i), Role: chat.RoleAssistant, AgentID: "helper"})
+	}
+	in.Carry.History = append(long, in.Carry.History...)
+	in.Carry.Store = "mem"
+	require.Greater(t, workflows.HistoryStubBytes(in.Carry.History)+workflows.QueuedTurnsLimit, workflows.CarryLimit,
+		"the references and a full queue pass CarryLimit, the tail stored or not")
+
+	e := newEnv(t)
+	e.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
+	st := e.withStore()
+	st.fails = 5
+	e.slowModel(2 * time.Second)
+	e.send(time.Second, twoParts("u0", 100_000)) // the tail: its turn is answered in this run
+	e.at(2*time.Second, func() {
+		for i := range 8 {
+			e.env.SignalWorkflow(workflows.UserMessageSignal, twoParts(fmt.Sprintf("s%d", i), 125_000))
+		}
+	})
+	e.at(2*time.Second+100*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(in, 0)
+
+	next, size := canInput(t, e)
+	assert.LessOrEqual(t, size, workflows.CarryLimit)
+	require.NotNil(t, next.Carry)
+	require.NotEmpty(t, next.Carry.Pending)
+	assert.Greater(t, st.calls, 5, "the store was retried until it answered")
+	stored := func(m chat.Message) {
+		t.Helper()
+		require.Zero(t, len(m.Contents), "%s is a reference", m.MessageID)
+		require.Contains(t, st.bodies, m.MessageID)
+		assert.Len(t, st.bodies[m.MessageID].Contents, 2)
+	}
+	u0 := slices.IndexFunc(next.Carry.History, func(m chat.Message) bool { return m.MessageID == "u0" })
+	require.GreaterOrEqual(t, u0, 0)
+	stored(next.Carry.History[u0])
+	stubs := 0
+	for _, m := range next.Carry.Pending {
+		if m.Contents == nil {
+			stored(m)
+			stubs++
+		}
+	}
+	assert.Positive(t, stubs, "queued bodies moved to the store")
 }
 
 // Fault 2: maxMessageBytes had no upper bound; a chat started with 8 MiB was terminated

@@ -1,17 +1,14 @@
 package workflows_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
 )
 
 // Fault 10.S5 of the system test: a SendMessage that reaches a run before the run has
@@ -40,15 +37,7 @@ func requireFirstAnswer(t *testing.T, e *env, retry *outcome, want []string, his
 }
 
 func TestRetryInTheFirstTaskOfAContinuedRunGetsTheFirstAnswer(t *testing.T) {
-	e := newEnv(t)
-	first := e.send(time.Second, msg("m1", "Hello"))
-	e.at(2*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
-	e.run(thread(), 0)
-	require.NoError(t, first.err)
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	first, next := continuedChat(t)
 
 	e2 := newEnv(t)
 	retry := e2.send(0, msg("m1", "Hello"))

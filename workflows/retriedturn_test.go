@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -76,10 +75,7 @@ func TestRetriedFailedResumedTurnIsRefusedAfterContinueAsNew(t *testing.T) {
 	e.at(2*time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 	requireRefusedAsFailed(t, before)
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	next, _ := canInput(t, e)
 
 	e2, ft := newToolEnv(t, 0)
 	after := e2.send(time.Second, msg("m1", "refund order 1001"))

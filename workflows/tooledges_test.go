@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -157,10 +156,7 @@ func TestToolRunsAreCarriedAcrossContinueAsNew(t *testing.T) {
 	e.at(time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 	require.Error(t, failed.err)
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	next, _ := canInput(t, e)
 	require.Len(t, next.Carry.ToolRuns, 1)
 
 	e2, ft := newToolEnv(t, 0)

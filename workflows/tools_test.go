@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
@@ -239,10 +238,7 @@ func TestApprovalWaitsAcrossContinueAsNew(t *testing.T) {
 	e.at(2*time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("later", "queued meanwhile")) })
 	e.at(3*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	next, _ := canInput(t, e)
 
 	e2, ft := newToolEnv(t, 0)
 	e2.model.replies["clerk#1"] = "refunded"
