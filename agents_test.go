@@ -25,6 +25,7 @@ import (
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/tools"
 	"github.com/agentchat/agentchat/workflows"
 )
@@ -795,7 +796,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 
 	t.Run("llm selection, then the sequential fallback", func(t *testing.T) {
 		script(map[string][]offline.Reply{"moderator": {{Text: "reviewer"}, {Text: "the moon"}}})
-		id := start(t, agentchat.SelectionStrategy{Type: agents.SelectionLLM, Agent: "moderator"},
+		id := start(t, agentchat.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "moderator"},
 			agentchat.TerminationStrategy{MaxIterations: 2})
 		res := send(t, h, id, "t1", "A slogan for tea")
 		assert.Equal(t, []string{"reviewer", "writer"}, speakers(res), "the moderator's pick, then the next in order")
@@ -810,7 +811,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 
 	t.Run("function selection", func(t *testing.T) {
 		script(map[string][]offline.Reply{"reviewer": {{Text: "writer, draft one"}}, "writer": {{Text: "reviewer, check this"}}})
-		id := start(t, agentchat.SelectionStrategy{Type: agents.SelectionFunction, Function: "addressed"},
+		id := start(t, agentchat.SelectionStrategy{Type: strategies.SelectionFunction, Function: "addressed"},
 			agentchat.TerminationStrategy{MaxIterations: 3})
 		res := send(t, h, id, "t1", "reviewer, what makes a good slogan?")
 		assert.Equal(t, []string{"reviewer", "writer", "reviewer"}, speakers(res), "not the sequential order")
@@ -822,7 +823,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 
 	t.Run("selection fallback error", func(t *testing.T) {
 		script(map[string][]offline.Reply{"moderator": {{Text: "the moon"}}})
-		id := start(t, agentchat.SelectionStrategy{Type: agents.SelectionLLM, Agent: "moderator", Fallback: agents.FallbackError},
+		id := start(t, agentchat.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "moderator", Fallback: strategies.FallbackError},
 			agentchat.TerminationStrategy{})
 		_, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "t1", Text: "A slogan for tea"})
 		var app *temporal.ApplicationError
@@ -839,7 +840,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 
 	t.Run("llm termination", func(t *testing.T) {
 		script(map[string][]offline.Reply{"judge": {{Text: "no"}, {Text: "yes"}}})
-		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: agents.TerminationLLM, Agent: "judge", MaxIterations: 10})
+		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: strategies.TerminationLLM, Agent: "judge", MaxIterations: 10})
 		res := send(t, h, id, "t1", "A slogan for tea")
 		assert.Equal(t, []string{"writer", "reviewer"}, speakers(res), "the judge said no, then yes")
 		assert.True(t, res.IsComplete)
@@ -856,7 +857,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 	t.Run("function termination", func(t *testing.T) {
 		script(nil)
 		before := judged.get("twoReplies")
-		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: agents.TerminationFunction, Function: "twoReplies", MaxIterations: 10})
+		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: strategies.TerminationFunction, Function: "twoReplies", MaxIterations: 10})
 		res := send(t, h, id, "t1", "A slogan for tea")
 		assert.Equal(t, []string{"writer", "reviewer"}, speakers(res))
 		assert.True(t, res.IsComplete)
@@ -865,10 +866,10 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 
 	t.Run("any: the regex completes before the judge agrees", func(t *testing.T) {
 		script(map[string][]offline.Reply{"reviewer": {{Text: "APPROVED"}}, "judge": {{Text: "no"}, {Text: "no"}}})
-		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: agents.TerminationAny, MaxIterations: 10,
-			Strategies: []agents.TerminationStrategy{
-				{Type: agents.TerminationRegex, Pattern: `\bAPPROVED\b`, Agents: []string{"reviewer"}},
-				{Type: agents.TerminationLLM, Agent: "judge"},
+		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: strategies.TerminationAny, MaxIterations: 10,
+			Strategies: []strategies.TerminationStrategy{
+				{Type: strategies.TerminationRegex, Pattern: `\bAPPROVED\b`, Agents: []string{"reviewer"}},
+				{Type: strategies.TerminationLLM, Agent: "judge"},
 			}})
 		res := send(t, h, id, "t1", "A slogan for tea")
 		assert.Equal(t, []string{"writer", "reviewer"}, speakers(res))
@@ -879,10 +880,10 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 	t.Run("all: both parts must agree", func(t *testing.T) {
 		script(map[string][]offline.Reply{"reviewer": {{Text: "needs work"}, {Text: "APPROVED"}}})
 		before := judged.get("always")
-		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: agents.TerminationAll, MaxIterations: 10,
-			Strategies: []agents.TerminationStrategy{
-				{Type: agents.TerminationRegex, Pattern: `\bAPPROVED\b`, Agents: []string{"reviewer"}},
-				{Type: agents.TerminationFunction, Function: "always"},
+		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: strategies.TerminationAll, MaxIterations: 10,
+			Strategies: []strategies.TerminationStrategy{
+				{Type: strategies.TerminationRegex, Pattern: `\bAPPROVED\b`, Agents: []string{"reviewer"}},
+				{Type: strategies.TerminationFunction, Function: "always"},
 			}})
 		res := send(t, h, id, "t1", "A slogan for tea")
 		assert.Equal(t, []string{"writer", "reviewer", "writer", "reviewer"}, speakers(res), "the function always agrees; the regex decides")
@@ -892,10 +893,10 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 
 	t.Run("all: the judge says no", func(t *testing.T) {
 		script(map[string][]offline.Reply{"reviewer": {{Text: "APPROVED"}, {Text: "APPROVED"}}, "judge": {{Text: "no"}, {Text: "yes"}}})
-		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: agents.TerminationAll, MaxIterations: 10,
-			Strategies: []agents.TerminationStrategy{
-				{Type: agents.TerminationRegex, Pattern: `\bAPPROVED\b`, Agents: []string{"reviewer"}},
-				{Type: agents.TerminationLLM, Agent: "judge"},
+		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: strategies.TerminationAll, MaxIterations: 10,
+			Strategies: []strategies.TerminationStrategy{
+				{Type: strategies.TerminationRegex, Pattern: `\bAPPROVED\b`, Agents: []string{"reviewer"}},
+				{Type: strategies.TerminationLLM, Agent: "judge"},
 			}})
 		res := send(t, h, id, "t1", "A slogan for tea")
 		assert.Equal(t, []string{"writer", "reviewer", "writer", "reviewer"}, speakers(res), "APPROVED and no, then APPROVED and yes")
@@ -905,7 +906,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 
 	t.Run("autoReset", func(t *testing.T) {
 		script(map[string][]offline.Reply{"reviewer": {{Text: "APPROVED"}}})
-		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: agents.TerminationRegex,
+		id := start(t, agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{Type: strategies.TerminationRegex,
 			Pattern: `\bAPPROVED\b`, MaxIterations: 2, AutoReset: true})
 		first := send(t, h, id, "t1", "A slogan for tea")
 		assert.True(t, first.IsComplete)
@@ -1038,14 +1039,14 @@ func TestSummarizeKeepsASummaryInTheChannel(t *testing.T) {
 		require.True(t, ok)
 		return req
 	}
-	summary := func() agents.SummaryState {
-		return decodeState[agents.SummaryState](t, channelState(t, h, id, chat.ChannelChatHistory))
+	summary := func() strategies.SummaryState {
+		return decodeState[strategies.SummaryState](t, channelState(t, h, id, chat.ChannelChatHistory))
 	}
 
 	send(t, h, id, "m1", "Hello, how are you?")
 	send(t, h, id, "m2", "My name is Alice")
 	assert.Equal(t, []string{"user", "assistant", "user"}, roles(lastRequest()), "4 messages or fewer: no summary yet")
-	assert.Equal(t, agents.SummaryState{}, summary())
+	assert.Equal(t, strategies.SummaryState{}, summary())
 	assert.Equal(t, 2, h.Model.Requests("scribe"))
 
 	// 5 messages: m1, m1/1 and m2 are summarized (by the agent's own model), the
@@ -1053,11 +1054,11 @@ func TestSummarizeKeepsASummaryInTheChannel(t *testing.T) {
 	send(t, h, id, "m3", "What's my name?")
 	assert.Equal(t, 4, h.Model.Requests("scribe"), "a summary call, then the reply")
 	first := summary()
-	assert.Equal(t, agents.SummaryState{SummarizedThrough: "m2", Summary: `[offline] scribe received 4 messages. ` +
+	assert.Equal(t, strategies.SummaryState{SummarizedThrough: "m2", Summary: `[offline] scribe received 4 messages. ` +
 		`First user message: "Hello, how are you?". Last user message: "My name is Alice".`}, first)
 	req := lastRequest()
 	assert.Equal(t, []string{"system", "assistant", "user"}, roles(req))
-	assert.Equal(t, agents.SummaryPrefix+first.Summary, req.Messages[0].Content, "the request starts with the summary")
+	assert.Equal(t, strategies.SummaryPrefix+first.Summary, req.Messages[0].Content, "the request starts with the summary")
 	assert.Equal(t, "What's my name?", req.Messages[2].Content)
 
 	send(t, h, id, "m4", "What did we talk about?")
@@ -1073,7 +1074,7 @@ func TestSummarizeKeepsASummaryInTheChannel(t *testing.T) {
 	assert.Contains(t, second.Summary, `First user message: "What's my name?"`)
 	req = lastRequest()
 	assert.Equal(t, []string{"system", "assistant", "user"}, roles(req))
-	assert.Equal(t, agents.SummaryPrefix+second.Summary, req.Messages[0].Content)
+	assert.Equal(t, strategies.SummaryPrefix+second.Summary, req.Messages[0].Content)
 
 	hist, err := h.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
@@ -1085,7 +1086,7 @@ func TestSummarizeKeepsASummaryInTheChannel(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, doc.Channels, 1)
 	assert.Equal(t, chat.ChannelKey(chat.ChannelChatHistory, "reducer=summarize:4:2"), doc.Channels[0].ChannelKey)
-	assert.Equal(t, second, decodeState[agents.SummaryState](t, doc.Channels[0].ChannelState))
+	assert.Equal(t, second, decodeState[strategies.SummaryState](t, doc.Channels[0].ChannelState))
 }
 
 // An approval waits across export and import, and across a migration: the document

@@ -23,6 +23,7 @@ import (
 	"github.com/agentchat/agentchat/internal/recordtool"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // A rolling deploy that adds or removes Go functions (tools, selection and termination
@@ -182,8 +183,8 @@ agents:
 	c := agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq})
 	group := func(id, selector string) error {
 		_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"writer", "reviewer"},
-			Selection:   agentchat.SelectionStrategy{Type: agents.SelectionFunction, Function: selector, Fallback: agents.FallbackError},
-			Termination: agentchat.TerminationStrategy{Type: agents.TerminationFunction, Function: "never-done", MaxIterations: 2}})
+			Selection:   agentchat.SelectionStrategy{Type: strategies.SelectionFunction, Function: selector, Fallback: strategies.FallbackError},
+			Termination: agentchat.TerminationStrategy{Type: strategies.TerminationFunction, Function: "never-done", MaxIterations: 2}})
 		return err
 	}
 

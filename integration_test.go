@@ -19,6 +19,7 @@ import (
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -126,7 +127,7 @@ func TestGroupChatAlternatesUntilTermination(t *testing.T) {
 	}}})
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"writer", "reviewer"},
-		Termination: agentchat.TerminationStrategy{Type: agents.TerminationRegex, Pattern: `\bAPPROVED\b`,
+		Termination: agentchat.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: `\bAPPROVED\b`,
 			Agents: []string{"reviewer"}, MaxIterations: 10}})
 	require.NoError(t, err)
 

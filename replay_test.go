@@ -20,9 +20,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -227,7 +227,7 @@ func captureGroupChat(t *testing.T, name string) {
 	}}})
 	id := replayChat(t, h, name)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"writer", "reviewer"},
-		Termination: agentchat.TerminationStrategy{Type: agents.TerminationRegex, Pattern: `\bAPPROVED\b`,
+		Termination: agentchat.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: `\bAPPROVED\b`,
 			Agents: []string{"reviewer"}, MaxIterations: 6}})
 	res := send(t, h, id, "brief", "A slogan for tea")
 	require.True(t, res.IsComplete)
@@ -401,8 +401,8 @@ func captureLLMStrategies(t *testing.T, name string) {
 	}}})
 	id := replayChat(t, h, name)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"writer", "reviewer"},
-		Selection:   agentchat.SelectionStrategy{Type: agents.SelectionLLM, Agent: "moderator"},
-		Termination: agentchat.TerminationStrategy{Type: agents.TerminationLLM, Agent: "editor", MaxIterations: 4}})
+		Selection:   agentchat.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "moderator"},
+		Termination: agentchat.TerminationStrategy{Type: strategies.TerminationLLM, Agent: "editor", MaxIterations: 4}})
 	res := send(t, h, id, "m1", "A slogan, please")
 	require.True(t, res.IsComplete)
 	waitStatus(t, h, id, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)

@@ -1,8 +1,8 @@
 package agentchat
 
 import (
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -17,6 +17,6 @@ type (
 	HistoryResult       = workflows.HistoryResult
 	ApproveInput        = workflows.ApproveInput
 	PendingApproval     = workflows.PendingApproval
-	SelectionStrategy   = agents.SelectionStrategy
-	TerminationStrategy = agents.TerminationStrategy
+	SelectionStrategy   = strategies.SelectionStrategy
+	TerminationStrategy = strategies.TerminationStrategy
 )

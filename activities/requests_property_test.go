@@ -12,9 +12,9 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // requestSeeds is how many generated histories the property tests try; -request.seeds
@@ -77,12 +77,12 @@ func genHistory(rng *rand.Rand) []chat.Message {
 
 // reducers is every reducer setting a chat_history agent can have, and the selector's
 // and judge's window.
-func reducers() []agents.Reducer {
-	out := []agents.Reducer{{}, {Type: agents.ReducerNone}, {Type: agents.ReducerTruncate, MaxMessages: 30}}
+func reducers() []strategies.Reducer {
+	out := []strategies.Reducer{{}, {Type: strategies.ReducerNone}, {Type: strategies.ReducerTruncate, MaxMessages: 30}}
 	for max := 2; max <= 9; max++ {
-		out = append(out, agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: max})
+		out = append(out, strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: max})
 		for keep := 0; keep < max; keep += 2 {
-			out = append(out, agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: max, Keep: keep})
+			out = append(out, strategies.Reducer{Type: strategies.ReducerSummarize, MaxMessages: max, Keep: keep})
 		}
 	}
 	return out
@@ -113,7 +113,7 @@ func TestEveryReducerMakesValidRequests(t *testing.T) {
 				if err := offline.Validate(openaiRequest(summary)); err != nil {
 					t.Fatalf("seed %d, reducer %+v: the summary request of history[%d:%d] is invalid: %v\n%s", seed, r, from, to, err, describe(h))
 				}
-				state, _ = json.Marshal(agents.SummaryState{Summary: "earlier", SummarizedThrough: h[to-1].MessageID})
+				state, _ = json.Marshal(strategies.SummaryState{Summary: "earlier", SummarizedThrough: h[to-1].MessageID})
 			}
 			view := r.ReduceWith(h, state)
 			if err := offline.Validate(openaiRequest(chatMessages("Be brief.", view))); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // SelectFunc is a Go selection strategy: given the participants and the recent
@@ -138,7 +139,7 @@ func (a *Activities) Summarize(ctx context.Context, in agents.SummarizeInput) (a
 		return agents.SummarizeResult{}, err
 	}
 	if in.Previous != "" {
-		history = append([]chat.Message{chat.TextMessage("summary", chat.RoleSystem, "", agents.SummaryPrefix+in.Previous)}, history...)
+		history = append([]chat.Message{chat.TextMessage("summary", chat.RoleSystem, "", strategies.SummaryPrefix+in.Previous)}, history...)
 	}
 	said, err := a.ask(ctx, in.Agent, in.History.ChatID, summarizePrompt, history)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // ExampleConfig is the commented example registry (agents.example.yaml): agents helper,
@@ -101,7 +103,7 @@ type Definition struct {
 	Call CallSettings `json:"call,omitzero"`
 	// Reducer shortens the history sent to the model; the zero value sends it all. Only
 	// kind chat_completion has one: the other kinds' history lives in the service.
-	Reducer Reducer `json:"reducer,omitzero"`
+	Reducer strategies.Reducer `json:"reducer,omitzero"`
 	// Tools names the config's tools this agent may call.
 	Tools []string `json:"tools,omitempty"`
 	// MaxToolRounds bounds the rounds of tool calls in one reply; default 5.
@@ -244,7 +246,7 @@ func (d *Definition) validate(endpoints map[string]Endpoint) error {
 	if d.AssistantID != "" && d.Kind != KindAssistant {
 		return fmt.Errorf("assistantId is only for kind %q, not %q", KindAssistant, d.Kind)
 	}
-	if ch.ServiceThread && d.Reducer.Key() != ReducerNone {
+	if ch.ServiceThread && d.Reducer.Key() != strategies.ReducerNone {
 		return fmt.Errorf("kind %q keeps its history in the service and takes no reducer", d.Kind)
 	}
 	if d.Model == "" {

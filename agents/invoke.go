@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // InvokeInput is the input of the activity that runs one agent reply (for kind
@@ -31,10 +32,10 @@ type InvokeInput struct {
 	// Delta is messages [DeltaFrom, HistoryLength): what the chat added since its
 	// previous model call in this run. A worker that has the run's first DeltaFrom
 	// messages cached needs no query; any other reads the run.
-	DeltaFrom int            `json:"deltaFrom,omitempty"`
-	Delta     []chat.Message `json:"delta,omitempty"`
-	Reducer   Reducer        `json:"reducer,omitzero"`
-	Store     string         `json:"store,omitempty"`
+	DeltaFrom int                `json:"deltaFrom,omitempty"`
+	Delta     []chat.Message     `json:"delta,omitempty"`
+	Reducer   strategies.Reducer `json:"reducer,omitzero"`
+	Store     string             `json:"store,omitempty"`
 	// ReplyID is the messageId the reply will have; a reply too large for a payload is
 	// stored under it. Service-thread kinds also make it the channel's new watermark.
 	ReplyID string `json:"replyId,omitempty"`

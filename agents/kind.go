@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // Channel types of the service-thread kinds (chat-state-v1.md channelType). The
@@ -42,7 +43,7 @@ type Channel struct {
 func (k Kind) Channel() (Channel, error) {
 	switch k {
 	case KindChatCompletion:
-		return Channel{Type: chat.ChannelChatHistory, Reducer: ReducerNone}, nil
+		return Channel{Type: chat.ChannelChatHistory, Reducer: strategies.ReducerNone}, nil
 	case KindResponses:
 		return Channel{Type: ChannelResponsesThread, ServiceThread: true}, nil
 	case KindAssistant:

@@ -5,20 +5,22 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // Participant is an agent as a chat holds it: the agent's id, display name and kind
 // (the document's participants entry: {"id","name","type"}), plus its channel and the
 // settings of its model call activity, resolved from the registry when the chat starts.
 type Participant struct {
-	ID          string       `json:"id"`
-	Name        string       `json:"name"`
-	Kind        Kind         `json:"type"`
-	ChannelType string       `json:"channelType"`
-	ChannelKey  string       `json:"channelKey"`
-	Call        CallSettings `json:"call"`
-	Reducer     Reducer      `json:"reducer,omitzero"`
-	Tools       []ToolSpec   `json:"tools,omitempty"`
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Kind        Kind               `json:"type"`
+	ChannelType string             `json:"channelType"`
+	ChannelKey  string             `json:"channelKey"`
+	Call        CallSettings       `json:"call"`
+	Reducer     strategies.Reducer `json:"reducer,omitzero"`
+	Tools       []ToolSpec         `json:"tools,omitempty"`
 	// MaxToolRounds bounds the rounds of tool calls in one reply.
 	MaxToolRounds int `json:"maxToolRounds,omitempty"`
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -63,7 +64,7 @@ func TestGroupChatAlternatesAndStopsOnRegex(t *testing.T) {
 	e.model.replies["reviewer#2"] = "APPROVED, ship it"
 	e.model.replies["writer#3"] = "approved by me too" // not the reviewer: must not end the chat
 	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Termination: agents.TerminationStrategy{Type: agents.TerminationRegex, Pattern: "(?i)approved",
+		Termination: strategies.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: "(?i)approved",
 			Agents: []string{"reviewer"}, MaxIterations: 10}}
 	o := e.send(time.Second, msg("m1", "A slogan for tea"))
 	late := e.send(time.Minute, msg("m2", "another"))
@@ -90,7 +91,7 @@ func TestGroupChatAlternatesAndStopsOnRegex(t *testing.T) {
 func TestMaxIterationsEndsTurnAndSelectionCarriesOn(t *testing.T) {
 	e := newEnv(t)
 	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Termination: agents.TerminationStrategy{MaxIterations: 3}}
+		Termination: strategies.TerminationStrategy{MaxIterations: 3}}
 	a := e.send(time.Second, msg("m1", "first"))
 	b := e.send(2*time.Second, msg("m2", "second"))
 	var st workflows.StateResult
@@ -120,7 +121,7 @@ func TestInitialAgentSpeaksFirst(t *testing.T) {
 	e := newEnv(t)
 	o := e.send(time.Second, msg("m1", "hi"))
 	e.run(workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Selection: agents.SelectionStrategy{InitialAgent: "reviewer"}}, 2*time.Second)
+		Selection: strategies.SelectionStrategy{InitialAgent: "reviewer"}}, 2*time.Second)
 	require.NoError(t, o.err)
 	assert.Equal(t, []string{"assistant:reviewer", "assistant:writer"}, authors(o.result.Messages))
 }
@@ -218,7 +219,7 @@ func TestUnknownAgentFailsTheChat(t *testing.T) {
 func TestInvalidStrategyFailsTheChat(t *testing.T) {
 	e := newEnv(t)
 	e.run(workflows.AgentChatInput{Participants: []string{"helper"},
-		Termination: agents.TerminationStrategy{Type: agents.TerminationRegex, Pattern: "("}}, 0)
+		Termination: strategies.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: "("}}, 0)
 	err := e.env.GetWorkflowError()
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // Defaults of HistoryBudget and of what a run carries inline.
@@ -39,21 +40,21 @@ const (
 
 // Carried is everything one run hands the next at continue-as-new.
 type Carried struct {
-	Participants []agents.Participant    `json:"participants"`
-	History      []chat.Message          `json:"history"`
-	Channels     []chatstate.Channel     `json:"channels"`
-	Selection    agents.SelectionState   `json:"selection"`
-	Termination  agents.TerminationState `json:"termination"`
-	IsComplete   bool                    `json:"isComplete,omitempty"`
-	TurnCount    int                     `json:"turnCount"`
-	Attempted    int                     `json:"attempted"`
-	Pending      []chat.Message          `json:"pending,omitempty"`
-	LastError    *TurnError              `json:"lastError,omitempty"`
-	Restored     *CarriedRestore         `json:"restored,omitempty"`
-	Store        string                  `json:"store,omitempty"`
-	Runs         int                     `json:"runs"`
-	Decisions    map[string]Decision     `json:"decisions,omitempty"`
-	ToolRuns     []ToolRun               `json:"toolRuns,omitempty"`
+	Participants []agents.Participant        `json:"participants"`
+	History      []chat.Message              `json:"history"`
+	Channels     []chatstate.Channel         `json:"channels"`
+	Selection    strategies.SelectionState   `json:"selection"`
+	Termination  strategies.TerminationState `json:"termination"`
+	IsComplete   bool                        `json:"isComplete,omitempty"`
+	TurnCount    int                         `json:"turnCount"`
+	Attempted    int                         `json:"attempted"`
+	Pending      []chat.Message              `json:"pending,omitempty"`
+	LastError    *TurnError                  `json:"lastError,omitempty"`
+	Restored     *CarriedRestore             `json:"restored,omitempty"`
+	Store        string                      `json:"store,omitempty"`
+	Runs         int                         `json:"runs"`
+	Decisions    map[string]Decision         `json:"decisions,omitempty"`
+	ToolRuns     []ToolRun                   `json:"toolRuns,omitempty"`
 	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
 	CallIDs CallIDFilter `json:"callIds,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // channel is one channel of the chat: how an agent kind sees the primary history
@@ -21,8 +22,8 @@ type channel struct {
 // strategyState is the selection and termination state, and the channels' states, at
 // one moment: what a failed turn goes back to.
 type strategyState struct {
-	sel      agents.SelectionState
-	term     agents.TerminationState
+	sel      strategies.SelectionState
+	term     strategies.TerminationState
 	channels map[string]json.RawMessage
 }
 
@@ -113,7 +114,7 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t
 	if !due {
 		return nil
 	}
-	prev := agents.ParseSummaryState(ch.state)
+	prev := strategies.ParseSummaryState(ch.state)
 	in := agents.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: agents.InvokeInput{
 		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}}
 	if part := s.history[from:to]; inlineable(part) {
@@ -125,7 +126,7 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t
 	if err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SummarizeActivity, in, &res); err != nil {
 		return unwrapActivityError(err)
 	}
-	ch.state = mustJSON(agents.SummaryState{Summary: res.Summary, SummarizedThrough: s.history[to-1].MessageID})
+	ch.state = mustJSON(strategies.SummaryState{Summary: res.Summary, SummarizedThrough: s.history[to-1].MessageID})
 	return nil
 }
 

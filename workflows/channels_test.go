@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -89,9 +90,9 @@ func TestSummarizingReducerKeepsItsSummaryInTheChannel(t *testing.T) {
 	last := e.model.calls[len(e.model.calls)-1].History
 	require.NotEmpty(t, last)
 	assert.Equal(t, chat.RoleSystem, last[0].Role)
-	assert.Contains(t, last[0].Text(), agents.SummaryPrefix+"summary")
+	assert.Contains(t, last[0].Text(), strategies.SummaryPrefix+"summary")
 	assert.LessOrEqual(t, len(last), 5, "the summary and at most maxMessages recent messages")
-	var st agents.SummaryState
+	var st strategies.SummaryState
 	require.NoError(t, json.Unmarshal(snap.Channels[0].ChannelState, &st))
 	assert.Contains(t, st.Summary, "summary")
 	assert.NotEmpty(t, st.SummarizedThrough)

@@ -11,6 +11,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // Timeouts of the transfer activities.
@@ -76,8 +77,8 @@ func (s *chatState) snapshot() Snapshot {
 	return Snapshot{
 		ChatID: s.chatID, Participants: parts, Channels: channels,
 		Strategies: chatstate.Strategies{
-			Selection:   chatstate.Strategy{Type: orDefault(s.in.Selection.Type, agents.SelectionSequential), State: mustJSON(st.sel)},
-			Termination: chatstate.Strategy{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations), State: mustJSON(st.term)},
+			Selection:   chatstate.Strategy{Type: orDefault(s.in.Selection.Type, strategies.SelectionSequential), State: mustJSON(st.sel)},
+			Termination: chatstate.Strategy{Type: orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations), State: mustJSON(st.term)},
 			IsComplete:  s.isComplete,
 		},
 		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.history[:length]),

@@ -21,6 +21,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -139,13 +140,13 @@ func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, e
 			ChannelType: chat.ChannelChatHistory, ChannelKey: plainKey,
 			Call: agents.CallSettings{MaxAttempts: 2, InitialInterval: agents.Duration(time.Millisecond)}}
 		if id == "trimmer" {
-			p.ChannelKey, p.Reducer = trimmerKey, agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 4}
+			p.ChannelKey, p.Reducer = trimmerKey, strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 4}
 		}
 		if id == "clerk" {
 			p.Tools, p.MaxToolRounds = clerkTools, 3
 		}
 		if id == "summer" {
-			p.Reducer = agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: 4, Keep: 2}
+			p.Reducer = strategies.Reducer{Type: strategies.ReducerSummarize, MaxMessages: 4, Keep: 2}
 			p.ChannelKey = chat.ChannelKey(chat.ChannelChatHistory, "reducer="+p.Reducer.Key())
 		}
 		if id == "responder" {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -261,7 +262,7 @@ func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
 		}
 	}
 	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Termination: agents.TerminationStrategy{Type: agents.TerminationMaxIterations, MaxIterations: 4}}
+		Termination: strategies.TerminationStrategy{Type: strategies.TerminationMaxIterations, MaxIterations: 4}}
 	o := e.send(time.Second, msg("t1", "write a lot"))
 	var last workflows.HistoryResult
 	e.at(2*time.Second, func() {

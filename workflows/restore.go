@@ -12,6 +12,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // validateImport refuses an import into a chat that already has history, turns or a
@@ -84,14 +85,14 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	}
 	s.history, s.stubs = history, stubTotal{}
 	s.adoptChannels(doc.Channels)
-	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, agents.SelectionSequential) {
-		var st agents.SelectionState
+	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, strategies.SelectionSequential) {
+		var st strategies.SelectionState
 		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.selection.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
 		}
-		s.selState = agents.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
+		s.selState = strategies.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
 	}
-	if doc.Strategies.Termination.Type == orDefault(s.in.Termination.Type, agents.TerminationMaxIterations) {
+	if doc.Strategies.Termination.Type == orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations) {
 		if err := json.Unmarshal(doc.Strategies.Termination.State, &s.termState); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.termination.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -221,7 +222,7 @@ func TestRestoredGroupChatContinuesWithTheNextAgentAndItsQueuedTurns(t *testing.
 	}, pending)
 	retry := e.send(2*time.Second, msg("queued", "Was queued at export"))
 	in := restoring(doc, "reviewer", "writer")
-	in.Termination = agents.TerminationStrategy{MaxIterations: 1}
+	in.Termination = strategies.TerminationStrategy{MaxIterations: 1}
 	var hist []chat.Message
 	e.at(3*time.Second, func() { hist = e.history() })
 	e.run(in, 4*time.Second)

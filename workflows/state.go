@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // turn is one user turn from its arrival to its answer.
@@ -34,8 +35,8 @@ type chatState struct {
 	participants []agents.Participant
 	history      []chat.Message
 	stubs        stubTotal // HistoryStubBytes(history), as a running total (length)
-	selState     agents.SelectionState
-	termState    agents.TerminationState
+	selState     strategies.SelectionState
+	termState    strategies.TerminationState
 	isComplete   bool
 	turnCount    int
 	attempted    int // turns run, answered or failed: a temporary thread closes after one
@@ -149,8 +150,8 @@ func (s *chatState) state() StateResult {
 		Participants: s.participantInfo(), MessageCount: len(s.history),
 		TurnCount: s.turnCount, IsComplete: s.isComplete, PendingTurns: []string{},
 		LastError: s.lastError,
-		Selection: StrategyState{Type: orDefault(s.in.Selection.Type, agents.SelectionSequential), State: s.selState},
-		Termination: StrategyState{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations),
+		Selection: StrategyState{Type: orDefault(s.in.Selection.Type, strategies.SelectionSequential), State: s.selState},
+		Termination: StrategyState{Type: orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations),
 			State: s.termState},
 	}
 	if n := len(s.history); n > 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // strategyTimeout bounds one selector or judge call.
@@ -24,7 +25,7 @@ const judgeWindow = 30
 func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participant, error) {
 	sel := s.in.Selection
 	ids := s.ids()
-	if sel.Type != agents.SelectionLLM && sel.Type != agents.SelectionFunction {
+	if sel.Type != strategies.SelectionLLM && sel.Type != strategies.SelectionFunction {
 		return s.participant(sel.Next(ids, &s.selState)), nil
 	}
 	if sel.InitialAgent != "" && s.turnCount == 0 && s.termState.Iterations == 0 {
@@ -42,7 +43,7 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participan
 	if slices.Contains(ids, res.AgentID) {
 		return s.participant(res.AgentID), nil
 	}
-	if sel.Fallback == agents.FallbackError {
+	if sel.Fallback == strategies.FallbackError {
 		return agents.Participant{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the selection strategy named no participant (it said %q; participants: %v)", res.Said, ids), agents.ErrTypeInvalidInput, nil)
 	}
@@ -51,9 +52,9 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participan
 
 // terminates reports whether msg completes the chat under strategy st: regex here,
 // llm and function by asking the worker, any/all over their parts.
-func (s *chatState) terminates(ctx workflow.Context, st agents.TerminationStrategy, t *turn, msg chat.Message) (bool, error) {
+func (s *chatState) terminates(ctx workflow.Context, st strategies.TerminationStrategy, t *turn, msg chat.Message) (bool, error) {
 	switch st.Type {
-	case agents.TerminationLLM, agents.TerminationFunction:
+	case strategies.TerminationLLM, strategies.TerminationFunction:
 		if !st.Applies(msg.AgentID) {
 			return false, nil
 		}
@@ -64,24 +65,24 @@ func (s *chatState) terminates(ctx workflow.Context, st agents.TerminationStrate
 			return false, unwrapActivityError(err)
 		}
 		return res.Done, nil
-	case agents.TerminationAny, agents.TerminationAll:
+	case strategies.TerminationAny, strategies.TerminationAll:
 		for _, part := range st.Strategies {
 			ok, err := s.terminates(ctx, part, t, msg)
 			if err != nil {
 				return false, err
 			}
-			if ok == (st.Type == agents.TerminationAny) {
+			if ok == (st.Type == strategies.TerminationAny) {
 				return ok, nil
 			}
 		}
-		return st.Type == agents.TerminationAll, nil
+		return st.Type == strategies.TerminationAll, nil
 	}
 	return st.ShouldTerminate(msg), nil
 }
 
 // strategyView describes the recent history a selector or judge reads.
 func (s *chatState) strategyView(ctx workflow.Context, t *turn) agents.InvokeInput {
-	p := agents.Participant{ID: "strategy", Reducer: agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: judgeWindow}}
+	p := agents.Participant{ID: "strategy", Reducer: strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: judgeWindow}}
 	return s.invokeInput(ctx, p, t)
 }
 
@@ -100,7 +101,7 @@ func (in AgentChatInput) strategyAgents() []string {
 			out = append(out, a)
 		}
 	}
-	if in.Selection.Type == agents.SelectionLLM {
+	if in.Selection.Type == strategies.SelectionLLM {
 		add(in.Selection.Agent)
 	}
 	for _, a := range in.Termination.JudgeAgents() {

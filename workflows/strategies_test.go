@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -62,8 +63,8 @@ func TestLLMSelectionFollowsTheSelectorAndFallsBack(t *testing.T) {
 	e, f := newStrategyEnv(t)
 	f.picks = []string{"reviewer", "nobody", "reviewer"} // "nobody" is no participant: sequential fallback
 	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Selection:   agents.SelectionStrategy{Type: agents.SelectionLLM, Agent: "helper"},
-		Termination: agents.TerminationStrategy{MaxIterations: 3}}
+		Selection:   strategies.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "helper"},
+		Termination: strategies.TerminationStrategy{MaxIterations: 3}}
 	o := e.send(time.Second, msg("m1", "go"))
 	e.run(in, 2*time.Second)
 
@@ -78,7 +79,7 @@ func TestSelectionFallbackErrorFailsTheTurnClearly(t *testing.T) {
 	e, f := newStrategyEnv(t)
 	f.picks = []string{"the moon"}
 	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Selection: agents.SelectionStrategy{Type: agents.SelectionFunction, Function: "byTopic", Fallback: agents.FallbackError}}
+		Selection: strategies.SelectionStrategy{Type: strategies.SelectionFunction, Function: "byTopic", Fallback: strategies.FallbackError}}
 	o := e.send(time.Second, msg("m1", "go"))
 	ok := e.send(2*time.Second, msg("m2", "again"))
 	e.run(in, 3*time.Second)
@@ -93,7 +94,7 @@ func TestLLMTerminationCompletesTheChat(t *testing.T) {
 	e, f := newStrategyEnv(t)
 	f.verdicts = []bool{false, true}
 	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Termination: agents.TerminationStrategy{Type: agents.TerminationLLM, Agent: "helper", MaxIterations: 10}}
+		Termination: strategies.TerminationStrategy{Type: strategies.TerminationLLM, Agent: "helper", MaxIterations: 10}}
 	o := e.send(time.Second, msg("m1", "go"))
 	e.run(in, 0)
 
@@ -105,19 +106,19 @@ func TestLLMTerminationCompletesTheChat(t *testing.T) {
 }
 
 func TestAnyAndAllCombineStrategies(t *testing.T) {
-	regex := agents.TerminationStrategy{Type: agents.TerminationRegex, Pattern: "reviewer#2"}
-	judge := agents.TerminationStrategy{Type: agents.TerminationLLM, Agent: "helper"}
+	regex := strategies.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: "reviewer#2"}
+	judge := strategies.TerminationStrategy{Type: strategies.TerminationLLM, Agent: "helper"}
 	for name, c := range map[string]struct {
-		term     agents.TerminationStrategy
+		term     strategies.TerminationStrategy
 		verdicts []bool
 		replies  int
 	}{
-		"any: the regex fires first": {agents.TerminationStrategy{Type: agents.TerminationAny, MaxIterations: 10,
-			Strategies: []agents.TerminationStrategy{regex, judge}}, nil, 4},
-		"any: the judge fires first": {agents.TerminationStrategy{Type: agents.TerminationAny, MaxIterations: 10,
-			Strategies: []agents.TerminationStrategy{regex, judge}}, []bool{false, true}, 2},
-		"all: both are needed": {agents.TerminationStrategy{Type: agents.TerminationAll, MaxIterations: 10,
-			Strategies: []agents.TerminationStrategy{regex, judge}}, []bool{true, true, true, true, true}, 4},
+		"any: the regex fires first": {strategies.TerminationStrategy{Type: strategies.TerminationAny, MaxIterations: 10,
+			Strategies: []strategies.TerminationStrategy{regex, judge}}, nil, 4},
+		"any: the judge fires first": {strategies.TerminationStrategy{Type: strategies.TerminationAny, MaxIterations: 10,
+			Strategies: []strategies.TerminationStrategy{regex, judge}}, []bool{false, true}, 2},
+		"all: both are needed": {strategies.TerminationStrategy{Type: strategies.TerminationAll, MaxIterations: 10,
+			Strategies: []strategies.TerminationStrategy{regex, judge}}, []bool{true, true, true, true, true}, 4},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e, f := newStrategyEnv(t)
@@ -135,7 +136,7 @@ func TestAutoResetKeepsTheChatOpen(t *testing.T) {
 	e, _ := newStrategyEnv(t)
 	e.model.replies["reviewer#1"] = "APPROVED"
 	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
-		Termination: agents.TerminationStrategy{Type: agents.TerminationRegex, Pattern: "APPROVED", MaxIterations: 4, AutoReset: true}}
+		Termination: strategies.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: "APPROVED", MaxIterations: 4, AutoReset: true}}
 	first := e.send(time.Second, msg("m1", "first"))
 	var between workflows.StateResult
 	e.at(2*time.Second, func() { between = e.state() })
@@ -154,7 +155,7 @@ func TestAutoResetKeepsTheChatOpen(t *testing.T) {
 func TestUnknownSelectorAgentFailsTheChatAtStart(t *testing.T) {
 	e, _ := newStrategyEnv(t)
 	e.run(workflows.AgentChatInput{Participants: []string{"writer"},
-		Selection: agents.SelectionStrategy{Type: agents.SelectionLLM, Agent: "ghost"}}, 0)
+		Selection: strategies.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "ghost"}}, 0)
 	require.Error(t, e.env.GetWorkflowError())
 	assert.Contains(t, e.env.GetWorkflowError().Error(), "ghost")
 }

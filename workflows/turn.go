@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // validateSend is the SendMessage validator: it refuses, before anything is written to
@@ -292,7 +293,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	t.mark = len(s.history)
 	s.boundary = s.strategiesNow()
 	s.history = append(s.history, t.msg)
-	s.termState = agents.TerminationState{}
+	s.termState = strategies.TerminationState{}
 	if s.isComplete && s.in.Termination.AutoReset {
 		s.isComplete = false // the strategy resets for the next user turn
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // InputVersion is the version of AgentChatInput this code writes. Readers accept every
@@ -20,9 +21,9 @@ const InputVersion = 1
 type AgentChatInput struct {
 	Version int `json:"version,omitempty"`
 	// Participants are agent ids of the worker's registry, in speaking order.
-	Participants []string                   `json:"participants"`
-	Selection    agents.SelectionStrategy   `json:"selection,omitzero"`
-	Termination  agents.TerminationStrategy `json:"termination,omitzero"`
+	Participants []string                       `json:"participants"`
+	Selection    strategies.SelectionStrategy   `json:"selection,omitzero"`
+	Termination  strategies.TerminationStrategy `json:"termination,omitzero"`
 	// Temporary makes a one-turn chat (the seed's temporary thread): the workflow
 	// completes after its first turn.
 	Temporary bool `json:"temporary,omitempty"`

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // strategyHelp explains the strategy flags in the long help of start, import and send.
@@ -74,38 +74,38 @@ func (f *strategyFlags) add(cmd *cobra.Command) {
 // The agentchat client validates the rest (participants, patterns) before sending.
 func (f *strategyFlags) strategies() (agentchat.SelectionStrategy, agentchat.TerminationStrategy, error) {
 	selType, err := strategyType("selection", f.selection, []typedFlag{
-		{"selector", agents.SelectionLLM, f.selector != ""},
-		{"selection-function", agents.SelectionFunction, f.selectionFunction != ""},
+		{"selector", strategies.SelectionLLM, f.selector != ""},
+		{"selection-function", strategies.SelectionFunction, f.selectionFunction != ""},
 	})
 	if err != nil {
 		return agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{}, err
 	}
-	if f.fallback != "" && selType != agents.SelectionLLM && selType != agents.SelectionFunction {
+	if f.fallback != "" && selType != strategies.SelectionLLM && selType != strategies.SelectionFunction {
 		return agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{}, fmt.Errorf(
-			"--fallback applies to --selection %s or %s", agents.SelectionLLM, agents.SelectionFunction)
+			"--fallback applies to --selection %s or %s", strategies.SelectionLLM, strategies.SelectionFunction)
 	}
 	if selType == "" {
-		selType = agents.SelectionSequential
+		selType = strategies.SelectionSequential
 	}
 	sel := agentchat.SelectionStrategy{Type: selType, InitialAgent: f.initialAgent, Agent: f.selector,
 		Function: f.selectionFunction, Fallback: f.fallback}
 
-	if f.termination == agents.TerminationAny || f.termination == agents.TerminationAll {
+	if f.termination == strategies.TerminationAny || f.termination == strategies.TerminationAll {
 		return sel, agentchat.TerminationStrategy{}, fmt.Errorf(
 			"--termination %s combines strategies and is Go/wire-only (agentchat.TerminationStrategy{Type: %q, Strategies: ...}); the command line sets one strategy",
 			f.termination, f.termination)
 	}
 	termType, err := strategyType("termination", f.termination, []typedFlag{
-		{"pattern", agents.TerminationRegex, f.pattern != ""},
-		{"judge", agents.TerminationLLM, f.judge != ""},
-		{"termination-function", agents.TerminationFunction, f.terminationFunction != ""},
+		{"pattern", strategies.TerminationRegex, f.pattern != ""},
+		{"judge", strategies.TerminationLLM, f.judge != ""},
+		{"termination-function", strategies.TerminationFunction, f.terminationFunction != ""},
 	})
 	if err != nil {
 		return sel, agentchat.TerminationStrategy{}, err
 	}
-	if len(f.terminationAgents) > 0 && (termType == "" || termType == agents.TerminationMaxIterations) {
+	if len(f.terminationAgents) > 0 && (termType == "" || termType == strategies.TerminationMaxIterations) {
 		return sel, agentchat.TerminationStrategy{}, fmt.Errorf("--termination-agents applies to --termination %s, %s or %s",
-			agents.TerminationRegex, agents.TerminationLLM, agents.TerminationFunction)
+			strategies.TerminationRegex, strategies.TerminationLLM, strategies.TerminationFunction)
 	}
 	term := agentchat.TerminationStrategy{Type: termType, MaxIterations: f.maxIterations, Pattern: f.pattern,
 		Agents: f.terminationAgents, Agent: f.judge, Function: f.terminationFunction, AutoReset: f.autoReset}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // --selection llm: the selector agent names the reviewer, who speaks first although
@@ -26,7 +27,7 @@ func TestStartWithLLMSelection(t *testing.T) {
 	id := testenv.ChatID(t)
 	st := decode[agentchat.StateResult](t, ok(t, h, "start", "--chat", id, "--agents", "writer,reviewer",
 		"--selection", "llm", "--selector", "selector", "--fallback", "error", "--max-iterations", "1", "--json"))
-	assert.Equal(t, agents.SelectionLLM, st.Selection.Type)
+	assert.Equal(t, strategies.SelectionLLM, st.Selection.Type)
 
 	r := ok(t, h, "send", "--chat", id, "Review this slogan: Tea, calm in a cup")
 	assert.Equal(t, []string{"Reviewer: [offline] reviewer: Looks good."}, r.lines())
@@ -51,7 +52,7 @@ func TestStartWithLLMTermination(t *testing.T) {
 	id := testenv.ChatID(t)
 	st := decode[agentchat.StateResult](t, ok(t, h, "start", "--chat", id, "--agents", "writer,reviewer",
 		"--termination", "llm", "--judge", "judge", "--max-iterations", "4", "--json"))
-	assert.Equal(t, agents.TerminationLLM, st.Termination.Type)
+	assert.Equal(t, strategies.TerminationLLM, st.Termination.Type)
 
 	r := ok(t, h, "send", "--chat", id, "A slogan for a tea shop")
 	replies := h.Model.Requests("writer") + h.Model.Requests("reviewer")
@@ -85,7 +86,7 @@ func TestAutoResetKeepsTheChatOpen(t *testing.T) {
 	id := testenv.ChatID(t)
 	st := decode[agentchat.StateResult](t, ok(t, h, "start", "--chat", id, "--agents", "writer",
 		"--termination-function", "always", "--auto-reset", "--json"))
-	assert.Equal(t, agents.TerminationFunction, st.Termination.Type)
+	assert.Equal(t, strategies.TerminationFunction, st.Termination.Type)
 	for _, text := range []string{"first", "second"} {
 		r := ok(t, h, "send", "--chat", id, text)
 		assert.Contains(t, r.out, "(the chat is complete: its termination strategy ended it)\n", text)

@@ -19,11 +19,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/internal/serve"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // TaskQueue is the demo's own task queue, so that a worker you run on the default
@@ -221,11 +221,11 @@ func (d *run) waitClosed(ctx context.Context, id string) (enumspb.WorkflowExecut
 func (d *run) groupChat(ctx context.Context) error {
 	id := "demo-group-" + d.suffix
 	d.p.title("3. A group chat: writer and reviewer (" + id + ")")
-	term := agentchat.TerminationStrategy{Type: agents.TerminationRegex, Pattern: `\bAPPROVED\b`,
+	term := agentchat.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: `\bAPPROVED\b`,
 		Agents: []string{"reviewer"}, MaxIterations: 6}
 	d.p.note("selection: sequential (writer, reviewer, writer, ...); termination: the reviewer says APPROVED, at most 6 replies")
 	if _, err := d.c.Start(ctx, agentchat.StartOptions{ChatID: id, Participants: []string{"writer", "reviewer"},
-		Selection: agentchat.SelectionStrategy{Type: agents.SelectionSequential}, Termination: term}); err != nil {
+		Selection: agentchat.SelectionStrategy{Type: strategies.SelectionSequential}, Termination: term}); err != nil {
 		return err
 	}
 	d.chats = append(d.chats, link{d.c, id})

@@ -1,4 +1,4 @@
-package agents_test
+package strategies_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 func ids(ms []chat.Message) []string {
@@ -36,22 +37,22 @@ func toolCallHistory() []chat.Message {
 // with the tool result of a call that was cut off, and keeps the system message.
 func TestTruncateNeverSplitsACallFromItsResult(t *testing.T) {
 	h := toolCallHistory()
-	r := agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 3}
+	r := strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 3}
 	require.NoError(t, r.Validate())
 	assert.Equal(t, []string{"sys", "b", "done"}, ids(r.Reduce(h)))
 	// Room for the call and its result: both kept, together.
-	assert.Equal(t, []string{"sys", "call", "result", "b", "done"}, ids(agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 5}.Reduce(h)))
+	assert.Equal(t, []string{"sys", "call", "result", "b", "done"}, ids(strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 5}.Reduce(h)))
 	// Short histories and no reducer are untouched.
-	assert.Equal(t, ids(h), ids(agents.Reducer{}.Reduce(h)))
-	assert.Equal(t, ids(h), ids(agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 10}.Reduce(h)))
+	assert.Equal(t, ids(h), ids(strategies.Reducer{}.Reduce(h)))
+	assert.Equal(t, ids(h), ids(strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 10}.Reduce(h)))
 	assert.Len(t, h, 6, "the input is not modified")
 }
 
 func TestReducerKeysMakeDistinctChannels(t *testing.T) {
-	assert.Equal(t, "none", agents.Reducer{}.Key())
-	assert.Equal(t, "truncate:20", agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 20}.Key())
-	assert.Error(t, agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 1}.Validate())
-	assert.Error(t, agents.Reducer{Type: "summarize"}.Validate())
+	assert.Equal(t, "none", strategies.Reducer{}.Key())
+	assert.Equal(t, "truncate:20", strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 20}.Key())
+	assert.Error(t, strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 1}.Validate())
+	assert.Error(t, strategies.Reducer{Type: "summarize"}.Validate())
 	cfg, err := agents.ParseConfig([]byte(`
 agents:
   - {id: full, model: m}
@@ -67,7 +68,7 @@ agents:
 
 func TestSummarizeCutsAfterToolResultsAndReducesWithTheSummary(t *testing.T) {
 	h := toolCallHistory()
-	r := agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: 4, Keep: 3}
+	r := strategies.Reducer{Type: strategies.ReducerSummarize, MaxMessages: 4, Keep: 3}
 	require.NoError(t, r.Validate())
 	from, to, due := r.ToSummarize(h, nil)
 	require.True(t, due)
@@ -77,8 +78,8 @@ func TestSummarizeCutsAfterToolResultsAndReducesWithTheSummary(t *testing.T) {
 	state := json.RawMessage(`{"summary":"A asked; f said 42","summarizedThrough":"result"}`)
 	view := r.ReduceWith(h, state)
 	assert.Equal(t, []string{"sys", "result/summary", "b", "done"}, ids(view))
-	assert.Equal(t, agents.SummaryPrefix+"A asked; f said 42", view[1].Text())
+	assert.Equal(t, strategies.SummaryPrefix+"A asked; f said 42", view[1].Text())
 	_, _, due = r.ToSummarize(h, state)
 	assert.False(t, due, "two messages after the summary are within the limit")
-	assert.NotEqual(t, agents.Reducer{Type: agents.ReducerSummarize, MaxMessages: 4}.Key(), agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 4}.Key())
+	assert.NotEqual(t, strategies.Reducer{Type: strategies.ReducerSummarize, MaxMessages: 4}.Key(), strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 4}.Key())
 }

@@ -1,12 +1,12 @@
-package agents_test
+package strategies_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // Fault 6, the two examples: truncate sent a tool result without its call. Imported
@@ -35,7 +35,7 @@ func TestTruncateKeepsTheCallsOfTheResultsItEndsWith(t *testing.T) {
 		call("call", "c1"),
 		result("result", "c1"),
 	}
-	r := agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 3}
+	r := strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 3}
 	assert.Equal(t, []string{"s1", "s2", "call", "result"}, ids(r.Reduce(systems)))
 
 	approval := []chat.Message{
@@ -44,6 +44,6 @@ func TestTruncateKeepsTheCallsOfTheResultsItEndsWith(t *testing.T) {
 		result("plain-result", "plain"),
 		result("approved-result", "approved"),
 	}
-	r = agents.Reducer{Type: agents.ReducerTruncate, MaxMessages: 2}
+	r = strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 2}
 	assert.Equal(t, []string{"calls", "plain-result", "approved-result"}, ids(r.Reduce(approval)))
 }

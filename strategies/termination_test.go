@@ -1,4 +1,4 @@
-package agents
+package strategies
 
 import (
 	"strings"
