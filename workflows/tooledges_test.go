@@ -240,15 +240,8 @@ func TestLargeToolRunsOfTakenBackTurnsKeepTheCarryUnderCarryLimit(t *testing.T) 
 		require.Error(t, o.err, "every turn failed after its tool ran")
 	}
 	require.Len(t, ran, turns)
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
-	size := 0
-	for _, p := range can.Input.GetPayloads() {
-		size += len(p.GetData())
-	}
+	next, size := canInput(t, e)
 	assert.Less(t, size, workflows.CarryLimit, "the continue-as-new input")
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	require.NotEmpty(t, next.Carry.ToolRuns)
 	b, err := json.Marshal(next.Carry.ToolRuns)
 	require.NoError(t, err)
@@ -268,10 +261,7 @@ func TestSuspendedTurnEndingOnAToolResultIsRebuiltAsSuspended(t *testing.T) {
 	e.run(clerk(), 0)
 	require.NoError(t, first.err)
 	require.Len(t, first.result.AwaitingApproval, 1)
-	var can *workflow.ContinueAsNewError
-	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "%v", e.env.GetWorkflowError())
-	var next workflows.AgentChatInput
-	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
+	next, _ := canInput(t, e)
 
 	e2, ft := newToolEnv(t, 0)
 	e2.model.replies["clerk#1"] = "refunded and found"
