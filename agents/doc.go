@@ -1,9 +1,9 @@
-// Package agents holds agent definitions and their registry (loaded from a YAML or JSON
-// config file), agent kinds and their channels, and the selection and termination
-// strategies of a group chat.
+// Package agents holds agent definitions and their registry, loaded from a YAML or JSON
+// config file (LoadConfig, ParseConfig, NewRegistry), and the agent kinds and their
+// channels.
 //
 // Definitions are stateless and live on the worker: a chat names its participants by
 // agent id and never carries instructions, endpoints or keys (DESIGN.md). The
-// strategies are pure functions of their settings and state, so the AgentChat workflow
-// runs them deterministically.
+// selection and termination strategies and the reducers are in package strategies; the
+// payloads a chat and its activities exchange are in package wire.
 package agents
