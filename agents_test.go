@@ -20,14 +20,13 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/tools"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Integration tests of the agent kinds, tools, approvals, strategies and reducers, on
@@ -65,7 +64,7 @@ func repliesByAgent(t *testing.T, res agentchat.TurnResult) map[string]string {
 }
 
 // channelOf returns the State channel of type typ.
-func channelOf(t *testing.T, st agentchat.StateResult, typ string) workflows.ChannelInfo {
+func channelOf(t *testing.T, st agentchat.StateResult, typ string) wire.ChannelInfo {
 	t.Helper()
 	for _, c := range st.Channels {
 		if c.ChannelType == typ {
@@ -73,7 +72,7 @@ func channelOf(t *testing.T, st agentchat.StateResult, typ string) workflows.Cha
 		}
 	}
 	require.FailNow(t, "no channel of type "+typ, "channels: %+v", st.Channels)
-	return workflows.ChannelInfo{}
+	return wire.ChannelInfo{}
 }
 
 // docChannelOf returns the document's channel of type typ.
@@ -101,9 +100,9 @@ func channelState(t *testing.T, h *testenv.Harness, chatID, typ string) json.Raw
 // snapshotState returns the state of the channel with key in the chat's ExportSnapshot.
 func snapshotState(t *testing.T, h *testenv.Harness, chatID, key string) json.RawMessage {
 	t.Helper()
-	v, err := h.Temporal.QueryWorkflow(ctxFor(t), chatID, "", workflows.SnapshotQuery)
+	v, err := h.Temporal.QueryWorkflow(ctxFor(t), chatID, "", wire.SnapshotQuery)
 	require.NoError(t, err)
-	var snap workflows.Snapshot
+	var snap wire.Snapshot
 	require.NoError(t, v.Get(&snap))
 	for _, c := range snap.Channels {
 		if c.ChannelKey == key {
@@ -173,7 +172,7 @@ func TestResponsesAgentThread(t *testing.T) {
 	id := testenv.ChatID(t)
 	st, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"analyst"}})
 	require.NoError(t, err)
-	assert.Equal(t, []workflows.ParticipantInfo{{ID: "analyst", Name: "Analyst", Type: agents.KindResponses}}, st.Participants)
+	assert.Equal(t, []wire.ParticipantInfo{{ID: "analyst", Name: "Analyst", Type: wire.KindResponses}}, st.Participants)
 
 	var replies []string
 	var previous []string // previous_response_id of each call
@@ -198,10 +197,10 @@ func TestResponsesAgentThread(t *testing.T) {
 
 	st, err = h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
-	ch := channelOf(t, st, agents.ChannelResponsesThread)
+	ch := channelOf(t, st, wire.ChannelResponsesThread)
 	assert.True(t, ch.Active)
 	raw := snapshotState(t, h, id, ch.ChannelKey)
-	state := decodeState[agents.ResponsesThreadState](t, raw)
+	state := decodeState[wire.ResponsesThreadState](t, raw)
 	assert.Equal(t, "m3/1", state.SyncedThrough)
 	assert.Equal(t, previous[2], storedResponse(t, h.Model, state.PreviousResponseID).PreviousResponseID,
 		"the state names the third reply's response")
@@ -210,7 +209,7 @@ func TestResponsesAgentThread(t *testing.T) {
 	require.NoError(t, err)
 	parsed, _, err := chatstate.Decode(doc)
 	require.NoError(t, err)
-	assert.JSONEq(t, string(raw), string(docChannelOf(t, parsed, agents.ChannelResponsesThread).ChannelState))
+	assert.JSONEq(t, string(raw), string(docChannelOf(t, parsed, wire.ChannelResponsesThread).ChannelState))
 }
 
 // An assistant agent's thread: the thread holds every primary message once, in order,
@@ -220,7 +219,7 @@ func TestAssistantAgentThread(t *testing.T) {
 	id := testenv.ChatID(t)
 	st, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"archivist"}})
 	require.NoError(t, err)
-	assert.Equal(t, []workflows.ParticipantInfo{{ID: "archivist", Name: "Archivist", Type: agents.KindAssistant}}, st.Participants)
+	assert.Equal(t, []wire.ParticipantInfo{{ID: "archivist", Name: "Archivist", Type: wire.KindAssistant}}, st.Participants)
 
 	var replies []string
 	for _, turn := range seedTurns {
@@ -236,10 +235,10 @@ func TestAssistantAgentThread(t *testing.T) {
 
 	st, err = h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
-	ch := channelOf(t, st, agents.ChannelAssistantThread)
+	ch := channelOf(t, st, wire.ChannelAssistantThread)
 	assert.True(t, ch.Active)
 	raw := snapshotState(t, h, id, ch.ChannelKey)
-	state := decodeState[agents.AssistantThreadState](t, raw)
+	state := decodeState[wire.AssistantThreadState](t, raw)
 	assert.Equal(t, "m3/1", state.SyncedThrough)
 	require.NotEmpty(t, state.ThreadID)
 	assert.Equal(t, []string{"user m1", "assistant m1/1", "user m2", "assistant m2/1", "user m3", "assistant m3/1"},
@@ -249,7 +248,7 @@ func TestAssistantAgentThread(t *testing.T) {
 	require.NoError(t, err)
 	parsed, _, err := chatstate.Decode(doc)
 	require.NoError(t, err)
-	assert.JSONEq(t, string(raw), string(docChannelOf(t, parsed, agents.ChannelAssistantThread).ChannelState))
+	assert.JSONEq(t, string(raw), string(docChannelOf(t, parsed, wire.ChannelAssistantThread).ChannelState))
 }
 
 // A group chat of all three kinds, exported, restored and continued: each service
@@ -283,10 +282,10 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 	local := docChannelOf(t, parsed, chat.ChannelChatHistory)
 	assert.Equal(t, chat.ChannelKey(chat.ChannelChatHistory, "reducer=none"), local.ChannelKey)
 	assert.JSONEq(t, `{}`, string(local.ChannelState))
-	chain := decodeState[agents.ResponsesThreadState](t, docChannelOf(t, parsed, agents.ChannelResponsesThread).ChannelState)
+	chain := decodeState[wire.ResponsesThreadState](t, docChannelOf(t, parsed, wire.ChannelResponsesThread).ChannelState)
 	assert.Equal(t, "t2/2", chain.SyncedThrough)
 	require.NotEmpty(t, chain.PreviousResponseID)
-	thread := decodeState[agents.AssistantThreadState](t, docChannelOf(t, parsed, agents.ChannelAssistantThread).ChannelState)
+	thread := decodeState[wire.AssistantThreadState](t, docChannelOf(t, parsed, wire.ChannelAssistantThread).ChannelState)
 	assert.Equal(t, "t2/3", thread.SyncedThrough)
 	require.NotEmpty(t, thread.ThreadID)
 	assert.Len(t, parsed.History, 8)
@@ -317,9 +316,9 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 			"user t2", "assistant t2/1", "assistant t2/2", "assistant t2/3",
 			"user t3", "assistant t3/1", "assistant t3/2", "assistant t3/3"},
 			threadIDs(t, h.Model, thread.ThreadID), "the exported thread, continued, every message once")
-		assert.Equal(t, "t3/2", decodeState[agents.ResponsesThreadState](t, channelState(t, h, dst, agents.ChannelResponsesThread)).SyncedThrough)
-		assert.Equal(t, agents.AssistantThreadState{ThreadID: thread.ThreadID, SyncedThrough: "t3/3"},
-			decodeState[agents.AssistantThreadState](t, channelState(t, h, dst, agents.ChannelAssistantThread)))
+		assert.Equal(t, "t3/2", decodeState[wire.ResponsesThreadState](t, channelState(t, h, dst, wire.ChannelResponsesThread)).SyncedThrough)
+		assert.Equal(t, wire.AssistantThreadState{ThreadID: thread.ThreadID, SyncedThrough: "t3/3"},
+			decodeState[wire.AssistantThreadState](t, channelState(t, h, dst, wire.ChannelAssistantThread)))
 	})
 
 	t.Run("writer only, then the analyst rejoins", func(t *testing.T) {
@@ -328,7 +327,7 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, st.Channels, 3, "the service channels are kept")
 		assert.True(t, channelOf(t, st, chat.ChannelChatHistory).Active)
-		for _, typ := range []string{agents.ChannelResponsesThread, agents.ChannelAssistantThread} {
+		for _, typ := range []string{wire.ChannelResponsesThread, wire.ChannelAssistantThread} {
 			c := channelOf(t, st, typ)
 			assert.False(t, c.Active, typ)
 			assert.JSONEq(t, string(docChannelOf(t, parsed, typ).ChannelState), string(snapshotState(t, h, dst, c.ChannelKey)),
@@ -343,8 +342,8 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 
 		st, err = h.Client.AddParticipants(ctxFor(t), dst, "analyst")
 		require.NoError(t, err)
-		assert.True(t, channelOf(t, st, agents.ChannelResponsesThread).Active, "the analyst resumes its channel")
-		assert.False(t, channelOf(t, st, agents.ChannelAssistantThread).Active)
+		assert.True(t, channelOf(t, st, wire.ChannelResponsesThread).Active, "the analyst resumes its channel")
+		assert.False(t, channelOf(t, st, wire.ChannelAssistantThread).Active)
 		res := repliesByAgent(t, send(t, h, dst, "t4", "What did we talk about?"))
 		assert.Contains(t, res["writer"], "received 12 messages")
 		assert.Contains(t, res["analyst"], "received 13 messages", "the chain's 7 + the 5 messages since + instructions")
@@ -361,7 +360,7 @@ func TestMixedGroupChatExportedRestoredAndContinued(t *testing.T) {
 // the restored chat answers the turn again without re-sending anything to a service.
 func TestExportDuringATurnKeepsTheChannelsAtTheTurnStart(t *testing.T) {
 	h := testenv.New(t, testenv.Options{Config: kindsConfig, Model: offline.Options{Scripts: map[string][]offline.Reply{
-		"writer": {{}, {Delay: agents.Duration(3 * time.Second)}}, // slow in the second turn
+		"writer": {{}, {Delay: wire.Duration(3 * time.Second)}}, // slow in the second turn
 	}}})
 	src := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: src, Participants: []string{"analyst", "writer"}})
@@ -385,7 +384,7 @@ func TestExportDuringATurnKeepsTheChannelsAtTheTurnStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"t1", "t1/1", "t1/2"}, messageIDs(doc.History), "the history at the turn's start")
 	assert.Equal(t, []string{"t2"}, messageIDs(doc.PendingTurns))
-	chain := decodeState[agents.ResponsesThreadState](t, docChannelOf(t, doc, agents.ChannelResponsesThread).ChannelState)
+	chain := decodeState[wire.ResponsesThreadState](t, docChannelOf(t, doc, wire.ChannelResponsesThread).ChannelState)
 	assert.Equal(t, "t1/1", chain.SyncedThrough, "the watermark is a message of the exported history")
 
 	dst := testenv.ChatID(t)
@@ -565,10 +564,10 @@ func contentsByCall(m chat.Message) map[string]chat.Content {
 }
 
 // approve runs the Approve update and waits for its result.
-func approve(t *testing.T, tc client.Client, chatID string, in workflows.ApproveInput) (agentchat.TurnResult, error) {
+func approve(t *testing.T, tc client.Client, chatID string, in wire.ApproveInput) (agentchat.TurnResult, error) {
 	t.Helper()
 	ctx := ctxFor(t)
-	handle, err := tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: chatID, UpdateName: workflows.ApproveUpdate,
+	handle, err := tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: chatID, UpdateName: wire.ApproveUpdate,
 		Args: []any{in}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		return agentchat.TurnResult{}, err
@@ -638,7 +637,7 @@ agents:
 
 	res, err := c.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m1", Text: "Please refund order 1001"})
 	require.NoError(t, err)
-	waiting := []workflows.PendingApproval{{CallID: "r1", Tool: "refund", Arguments: refundCall, AgentID: "clerk", TurnID: "m1"}}
+	waiting := []wire.PendingApproval{{CallID: "r1", Tool: "refund", Arguments: refundCall, AgentID: "clerk", TurnID: "m1"}}
 	assert.Equal(t, waiting, res.AwaitingApproval)
 	require.Len(t, res.Messages, 1)
 	assert.Equal(t, "r1", res.Messages[0].FunctionCalls()[0].CallID)
@@ -653,7 +652,7 @@ agents:
 	require.NoError(t, err)
 	assert.Equal(t, waiting, st.PendingApprovals, "the suspension survived the crash")
 
-	res, err = approve(t, tc, id, workflows.ApproveInput{CallID: "r1", Approved: true, By: "manager"})
+	res, err = approve(t, tc, id, wire.ApproveInput{CallID: "r1", Approved: true, By: "manager"})
 	require.NoError(t, err)
 	t.Logf("approved and answered %s after the kill", time.Since(killed).Round(time.Millisecond))
 	require.Len(t, res.Messages, 2, "the tool result, then the model's reply")
@@ -666,7 +665,7 @@ agents:
 	hist, err := c.History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "m1/3"}, messageIDs(hist.Messages))
-	scheduled, completed, attempts := activityRuns(t, tc, id, workflows.CallToolActivity)
+	scheduled, completed, attempts := activityRuns(t, tc, id, wire.CallToolActivity)
 	assert.Equal(t, [3]int{1, 1, 1}, [3]int{scheduled, completed, attempts}, "the refund ran once, in one attempt")
 	assert.Equal(t, 2, model.Requests("clerk"))
 	st, err = c.State(ctxFor(t), id)
@@ -701,15 +700,15 @@ agents:
 	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m2", Text: "Hello?"})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeAwaitingApproval, app.Type(), "no new turn while a call waits")
+	assert.Equal(t, wire.ErrTypeAwaitingApproval, app.Type(), "no new turn while a call waits")
 	assert.Contains(t, err.Error(), "r1")
 
 	h.RestartWorkerCold(t)
-	_, err = approve(t, h.Temporal, id, workflows.ApproveInput{CallID: "nope", Approved: true})
+	_, err = approve(t, h.Temporal, id, wire.ApproveInput{CallID: "nope", Approved: true})
 	require.Error(t, err, "only a call the chat waits for can be decided")
 	assert.Contains(t, err.Error(), `waits for no approval of call "nope"`)
 
-	res, err = approve(t, h.Temporal, id, workflows.ApproveInput{CallID: "r1", Approved: false,
+	res, err = approve(t, h.Temporal, id, wire.ApproveInput{CallID: "r1", Approved: false,
 		Reason: "refunds over $40 need a manager", By: "bob"})
 	require.NoError(t, err)
 	require.Len(t, res.Messages, 2)
@@ -740,12 +739,12 @@ agents:
 // on a real worker.
 func TestSelectionAndTerminationStrategies(t *testing.T) {
 	var judged counter
-	var selections [][]agents.Candidate
+	var selections [][]wire.Candidate
 	var selMu sync.Mutex
 	h := testenv.New(t, testenv.Options{Config: strategyConfig,
 		Selectors: map[string]activities.SelectFunc{
 			// addressed picks the participant the last message names, other than its author.
-			"addressed": func(_ context.Context, cs []agents.Candidate, history []chat.Message) (string, error) {
+			"addressed": func(_ context.Context, cs []wire.Candidate, history []chat.Message) (string, error) {
 				selMu.Lock()
 				selections = append(selections, cs)
 				selMu.Unlock()
@@ -818,7 +817,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 		selMu.Lock()
 		defer selMu.Unlock()
 		require.Len(t, selections, 3)
-		assert.Equal(t, []agents.Candidate{{ID: "writer", Name: "Writer"}, {ID: "reviewer", Name: "Reviewer"}}, selections[0])
+		assert.Equal(t, []wire.Candidate{{ID: "writer", Name: "Writer"}, {ID: "reviewer", Name: "Reviewer"}}, selections[0])
 	})
 
 	t.Run("selection fallback error", func(t *testing.T) {
@@ -828,7 +827,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 		_, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "t1", Text: "A slogan for tea"})
 		var app *temporal.ApplicationError
 		require.True(t, errors.As(err, &app), "%v", err)
-		assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+		assert.Equal(t, wire.ErrTypeTurnFailed, app.Type())
 		assert.Contains(t, err.Error(), `the selection strategy named no participant (it said "[offline] moderator: the moon"; participants: [writer reviewer])`)
 		assert.Zero(t, h.Model.Requests("writer")+h.Model.Requests("reviewer"), "nobody spoke")
 		st, err := h.Client.State(ctxFor(t), id)
@@ -913,7 +912,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 		st, err := h.Client.State(ctxFor(t), id)
 		require.NoError(t, err)
 		assert.True(t, st.IsComplete)
-		assert.Equal(t, workflows.StatusRunning, st.Status, "the chat stays open")
+		assert.Equal(t, wire.StatusRunning, st.Status, "the chat stays open")
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, workflowStatus(t, h, id))
 
 		second := send(t, h, id, "t2", "Another one")

@@ -35,7 +35,7 @@ import (
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/bench"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // bigChatMessages is the size of the chats of this file.
@@ -93,9 +93,9 @@ func TestExportImport10kRoundTrip(t *testing.T) {
 	assert.Equal(t, digest, st.RestoredDigest)
 	// The bodies went to the message store: the snapshot says so, and the client, which
 	// has no store, exports through the worker without reading the history first.
-	v, err := h.Temporal.QueryWorkflow(ctx, src, "", workflows.SnapshotQuery)
+	v, err := h.Temporal.QueryWorkflow(ctx, src, "", wire.SnapshotQuery)
 	require.NoError(t, err)
-	var snap workflows.Snapshot
+	var snap wire.Snapshot
 	require.NoError(t, v.Get(&snap))
 	assert.True(t, snap.Stubbed)
 

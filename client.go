@@ -15,10 +15,9 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/msgstore"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Client drives chats on one Temporal namespace. Safe for concurrent use.
@@ -35,7 +34,7 @@ type Client struct {
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
 type ClientOptions struct {
-	// TaskQueue that new chats run on; default workflows.TaskQueue ("agentchat").
+	// TaskQueue that new chats run on; default wire.TaskQueue ("agentchat").
 	TaskQueue string
 	// Namespace the Temporal client is bound to, for error messages and links;
 	// default "default".
@@ -53,7 +52,7 @@ type ClientOptions struct {
 // NewClient wraps an existing Temporal client; Close does not close it.
 func NewClient(tc client.Client, opts ClientOptions) *Client {
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.TaskQueue
+		opts.TaskQueue = wire.TaskQueue
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = "default"
@@ -146,18 +145,18 @@ type StartOptions struct {
 	Selection    SelectionStrategy
 	Termination  TerminationStrategy
 	// MaxMessageBytes caps one user message, in encoded bytes; zero means 256 KiB
-	// (workflows.DefaultMaxMessageBytes), more than workflows.MaxMessageBytesLimit (1 MiB)
+	// (wire.DefaultMaxMessageBytes), more than wire.MaxMessageBytesLimit (1 MiB)
 	// is ErrInvalidOptions.
 	MaxMessageBytes int
 	// Store names the message store for older message bodies ("" = in the workflow,
 	// moving to the worker's default store when the chat outgrows it).
 	Store string
 	// HistoryBudget bounds one run's event history before it continues as new.
-	HistoryBudget workflows.HistoryBudget
+	HistoryBudget wire.HistoryBudget
 }
 
-func (o StartOptions) input(temporary bool) (workflows.AgentChatInput, error) {
-	in := workflows.AgentChatInput{Version: workflows.InputVersion, Participants: o.Participants,
+func (o StartOptions) input(temporary bool) (wire.AgentChatInput, error) {
+	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: o.Participants,
 		Selection: o.Selection, Termination: o.Termination, Temporary: temporary, MaxMessageBytes: o.MaxMessageBytes,
 		Store: o.Store, HistoryBudget: o.HistoryBudget}
 	if err := in.Validate(); err != nil {
@@ -170,7 +169,7 @@ func (o StartOptions) input(temporary bool) (workflows.AgentChatInput, error) {
 // REJECT_DUPLICATE): a new chat under the id of one that moved elsewhere or completed
 // would silently take its place. overFailed allows the id of a chat whose workflow
 // failed (startAgain checks that it never took a turn).
-func (c *Client) startOperation(id string, in workflows.AgentChatInput, overFailed bool) client.WithStartWorkflowOperation {
+func (c *Client) startOperation(id string, in wire.AgentChatInput, overFailed bool) client.WithStartWorkflowOperation {
 	reuse := enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	if overFailed {
 		reuse = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
@@ -180,7 +179,7 @@ func (c *Client) startOperation(id string, in workflows.AgentChatInput, overFail
 		TaskQueue:                c.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    reuse,
-	}, workflows.WorkflowType, in)
+	}, wire.WorkflowType, in)
 }
 
 // Start starts a chat and returns its state once the worker has resolved its
@@ -200,7 +199,7 @@ func (c *Client) Start(ctx context.Context, opts StartOptions) (StateResult, err
 		id = "chat-" + uuid.NewString()
 	}
 	var st StateResult
-	err = c.updateWithStart(ctx, id, in, workflows.DescribeUpdate, nil, &st)
+	err = c.updateWithStart(ctx, id, in, wire.DescribeUpdate, nil, &st)
 	return st, err
 }
 
@@ -229,7 +228,7 @@ func (c *Client) Run(ctx context.Context, opts RunOptions, msg SendMessageInput)
 		msg.MessageID = uuid.NewString()
 	}
 	var res TurnResult
-	err = c.updateWithStart(ctx, id, in, workflows.SendMessageUpdate, []any{msg}, &res)
+	err = c.updateWithStart(ctx, id, in, wire.SendMessageUpdate, []any{msg}, &res)
 	return res, err
 }
 
@@ -237,7 +236,7 @@ func (c *Client) Run(ctx context.Context, opts RunOptions, msg SendMessageInput)
 // failed at start (its workflow failed before it took any turn: nothing of it is
 // lost), it starts the chat again under the id; any other holder of the id gives
 // ErrChatExists, saying what holds it.
-func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.AgentChatInput, update string, args []any, out any) error {
+func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentChatInput, update string, args []any, out any) error {
 	err := c.tryUpdateWithStart(ctx, id, in, update, args, out, false)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
@@ -261,7 +260,7 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in workflows.Ag
 	return nil
 }
 
-func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in workflows.AgentChatInput, update string, args []any, out any, overFailed bool) error {
+func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in wire.AgentChatInput, update string, args []any, out any, overFailed bool) error {
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: c.startOperation(id, in, overFailed),
 		UpdateOptions: client.UpdateWorkflowOptions{
@@ -294,7 +293,7 @@ func (c *Client) idTaken(ctx context.Context, id string) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("the chat with this id failed, and its state could not be read to check that it never ran (%v); %s", err, notReused)
-	case st.Status == workflows.StatusFailed && st.TurnCount == 0 && st.MessageCount == 0:
+	case st.Status == wire.StatusFailed && st.TurnCount == 0 && st.MessageCount == 0:
 		return ""
 	default:
 		return fmt.Sprintf("the chat with this id failed after it had %d turn(s) (status %s); %s", st.TurnCount, st.Status, notReused)
@@ -328,10 +327,10 @@ func closedAs(s enumspb.WorkflowExecutionStatus) string {
 // type InvalidMessage, NotAcceptingTurns, TurnFailed (with the provider's message) or
 // StoreUnavailable (the message store could not be reached). A failed turn left nothing
 // in the chat: send it again with the same MessageID. A message over
-// workflows.MaxMessageBytesLimit, which no chat accepts, is refused here with the same
+// wire.MaxMessageBytesLimit, which no chat accepts, is refused here with the same
 // InvalidMessage error, and nothing is sent.
 //
-// A turn's messages past workflows.HistoryPageBytes come as references (no contents);
+// A turn's messages past wire.HistoryPageBytes come as references (no contents);
 // History returns them whole.
 func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) (TurnResult, error) {
 	if msg.MessageID == "" {
@@ -341,7 +340,7 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 		return TurnResult{}, refused("send to", chatID, err)
 	}
 	var res TurnResult
-	if err := c.update(ctx, chatID, "send to", workflows.SendMessageUpdate, msg, &res); err != nil {
+	if err := c.update(ctx, chatID, "send to", wire.SendMessageUpdate, msg, &res); err != nil {
 		return TurnResult{}, err
 	}
 	return res, nil
@@ -365,12 +364,12 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 // that waits for none; its message lists the calls awaited); TurnFailed (with the
 // provider's message) when the resumed turn fails; ContinuingAsNew or Migrating
 // (retry) while the chat hands over to a new run or migrates, Migrated once it moved.
-func (c *Client) Approve(ctx context.Context, chatID string, in workflows.ApproveInput) (TurnResult, error) {
+func (c *Client) Approve(ctx context.Context, chatID string, in wire.ApproveInput) (TurnResult, error) {
 	if in.CallID == "" {
 		return TurnResult{}, fmt.Errorf("agentchat: approve in chat %q: %w: no callId", chatID, ErrInvalidOptions)
 	}
 	var res TurnResult
-	if err := c.update(ctx, chatID, "approve in", workflows.ApproveUpdate, in, &res); err != nil {
+	if err := c.update(ctx, chatID, "approve in", wire.ApproveUpdate, in, &res); err != nil {
 		return TurnResult{}, err
 	}
 	return res, nil
@@ -378,7 +377,7 @@ func (c *Client) Approve(ctx context.Context, chatID string, in workflows.Approv
 
 // Post sends a user turn as the UserMessage signal and returns at once with its
 // messageId (a new UUID when empty). A malformed message, or one over
-// workflows.MaxMessageBytesLimit, is refused here with an InvalidMessage error and
+// wire.MaxMessageBytesLimit, is refused here with an InvalidMessage error and
 // nothing is sent; a turn the chat refuses (over its own maxMessageBytes, say) is
 // reported in State's lastError, never dropped silently.
 func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) (string, error) {
@@ -388,7 +387,7 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 	if err := msg.Validate(); err != nil {
 		return "", refused("post to", chatID, err)
 	}
-	if err := c.tc.SignalWorkflow(ctx, chatID, "", workflows.UserMessageSignal, msg); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, chatID, "", wire.UserMessageSignal, msg); err != nil {
 		return "", c.chatError(ctx, "post to", chatID, err)
 	}
 	return msg.MessageID, nil
@@ -397,7 +396,7 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 // State returns the chat's summary (the State query); it answers for finished chats too.
 func (c *Client) State(ctx context.Context, chatID string) (StateResult, error) {
 	var st StateResult
-	if err := c.query(ctx, chatID, workflows.StateQuery, &st); err != nil {
+	if err := c.query(ctx, chatID, wire.StateQuery, &st); err != nil {
 		return StateResult{}, err
 	}
 	return st, nil
@@ -405,11 +404,11 @@ func (c *Client) State(ctx context.Context, chatID string) (StateResult, error) 
 
 // History returns the chat's messages from page.Offset, oldest first (the History
 // query): at most page.Limit of them, or with Limit zero every one from there on. It
-// reads as many History pages as that takes, each under workflows.HistoryPageBytes (or
+// reads as many History pages as that takes, each under wire.HistoryPageBytes (or
 // page.MaxBytes, when set: then it returns the one page).
 func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) (HistoryResult, error) {
 	var h HistoryResult
-	if err := c.query(ctx, chatID, workflows.HistoryQuery, &h, page); err != nil {
+	if err := c.query(ctx, chatID, wire.HistoryQuery, &h, page); err != nil {
 		return HistoryResult{}, err
 	}
 	for page.MaxBytes == 0 && len(h.Messages) > 0 && h.Offset+len(h.Messages) < h.Total &&
@@ -419,7 +418,7 @@ func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) 
 			next.Limit = page.Limit - len(h.Messages)
 		}
 		var more HistoryResult
-		if err := c.query(ctx, chatID, workflows.HistoryQuery, &more, next); err != nil {
+		if err := c.query(ctx, chatID, wire.HistoryQuery, &more, next); err != nil {
 			return HistoryResult{}, err
 		}
 		if len(more.Messages) == 0 {
@@ -519,9 +518,9 @@ func (c *Client) query(ctx context.Context, chatID, name string, out any, args .
 // workflow exists but has finished, ErrChatClosed.
 func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) error {
 	if ce := asChatError(verb, chatID, err); ce != nil {
-		if ce.Type == agents.ErrTypeMigrated {
+		if ce.Type == wire.ErrTypeMigrated {
 			var app *temporal.ApplicationError
-			var loc workflows.ChatLocation
+			var loc wire.ChatLocation
 			if errors.As(err, &app) && app.Details(&loc) == nil {
 				return &MigratedError{ChatID: chatID, Target: loc}
 			}
@@ -545,7 +544,7 @@ func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) 
 
 // migratedTo returns a *MigratedError if the closed chat's workflow result says it moved.
 func (c *Client) migratedTo(ctx context.Context, chatID string) *MigratedError {
-	var res workflows.AgentChatResult
+	var res wire.AgentChatResult
 	if err := c.tc.GetWorkflow(ctx, chatID, "").Get(ctx, &res); err != nil || res.Migration == nil {
 		return nil
 	}
@@ -563,7 +562,7 @@ func retryBusy(ctx context.Context, f func() error) error {
 		err := f()
 		var busy *serviceerror.ResourceExhausted
 		var app *temporal.ApplicationError
-		if !errors.As(err, &busy) && !(errors.As(err, &app) && (app.Type() == agents.ErrTypeContinuingAsNew || app.Type() == agents.ErrTypeQueueFull)) {
+		if !errors.As(err, &busy) && !(errors.As(err, &app) && (app.Type() == wire.ErrTypeContinuingAsNew || app.Type() == wire.ErrTypeQueueFull)) {
 			return err
 		}
 		select {
@@ -585,5 +584,5 @@ func orStore(a, b string) string {
 // refused is the InvalidMessage error of a message the client does not send, as the
 // chat's validator would have answered it.
 func refused(op, chatID string, err error) error {
-	return asChatError(op, chatID, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage))
+	return asChatError(op, chatID, temporal.NewApplicationError(err.Error(), wire.ErrTypeInvalidMessage))
 }

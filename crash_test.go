@@ -12,10 +12,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // How long a worker crash holds a turn, with real processes and the default timeouts:
@@ -104,13 +103,13 @@ tools:
 agents:
   - {id: helper, name: Helper, model: offline, endpoint: local, tools: [wait]}
 `, model.URL())
-	tool := agents.Tool{}.WithDefaults()
+	tool := wire.Tool{}.WithDefaults()
 	bound := time.Duration(tool.HeartbeatTimeout) + time.Second /* first retry */ + toolRun + stickyTimeout + recoverySlack
 	require.Less(t, bound, time.Duration(tool.Timeout)+toolRun, "the bound is below what waiting for the tool's timeout costs")
 	c, id, first, opts := crashChat(t, config)
 
 	done := sendAsync(t, c, id, "t1", "Wait for me")
-	waitRunning(t, c, id, workflows.CallToolActivity)
+	waitRunning(t, c, id, wire.CallToolActivity)
 	testenv.StartWorkerProcess(t, opts) // the worker that takes over, ready before the crash
 	took, err := killAndAwait(t, first, done)
 	t.Logf("turn done %s after the kill (tool heartbeat timeout %s, timeout %s; bound %s)",
@@ -128,12 +127,12 @@ agents:
 // heartbeat timeout (15 s), not after a minute; the slow answer itself is not cut
 // short by that timeout.
 func TestWorkerKilledMidModelCallDefaultHeartbeat(t *testing.T) {
-	slow := agents.DefaultHeartbeatTimeout + 5*time.Second // slower than the heartbeat timeout
+	slow := wire.DefaultHeartbeatTimeout + 5*time.Second // slower than the heartbeat timeout
 	model, err := offline.Start(offline.Options{Scripts: map[string][]offline.Reply{"helper": {
 		// A hang, scripted as an error entry so that it is met once at this position
 		// (scripts follow the conversation, and the retry sends the same one).
-		{Status: http.StatusServiceUnavailable, Message: "never sent", Delay: agents.Duration(time.Minute)},
-		{Text: "slow but whole", Delay: agents.Duration(slow)},
+		{Status: http.StatusServiceUnavailable, Message: "never sent", Delay: wire.Duration(time.Minute)},
+		{Text: "slow but whole", Delay: wire.Duration(slow)},
 	}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = model.Close() })
@@ -143,7 +142,7 @@ endpoints:
 agents:
   - {id: helper, name: Helper, model: offline, endpoint: local}
 `, model.URL())
-	call := agents.CallSettings{}.WithDefaults()
+	call := wire.CallSettings{}.WithDefaults()
 	c, id, first, opts := crashChat(t, config)
 
 	done := sendAsync(t, c, id, "t1", "Take your time")

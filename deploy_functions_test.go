@@ -18,12 +18,12 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/recordtool"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A rolling deploy that adds or removes Go functions (tools, selection and termination
@@ -120,7 +120,7 @@ agents:
 			key := activities.IdempotencyKey(id, r.CallID)
 			assert.Equal(t, 1, recordtool.Count(entries, recordtool.Ran, key), "call %s ran once", key)
 		}
-		refused += answersOfType(t, tc, id, agents.ErrTypeUnknownFunction)
+		refused += answersOfType(t, tc, id, wire.ErrTypeUnknownFunction)
 	}
 	for _, e := range entries {
 		assert.Equal(t, a.PID, e.PID, "only the worker with the function runs it")
@@ -224,7 +224,7 @@ agents:
 	}
 	refused := 0
 	for _, id := range ids {
-		refused += answersOfType(t, tc, id, agents.ErrTypeUnknownFunction)
+		refused += answersOfType(t, tc, id, wire.ErrTypeUnknownFunction)
 	}
 	assert.Positive(t, refused, "some strategy calls reached the worker without the functions and were run elsewhere")
 	t.Logf("%d strategy calls were answered UnknownFunction first and then by the other worker", refused)
@@ -234,20 +234,20 @@ agents:
 	began := time.Now()
 	_, err = c.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m0", Text: "A slogan for tea"})
 	took := time.Since(began)
-	require.Equal(t, agents.ErrTypeTurnFailed, appType(err), "%v", err)
+	require.Equal(t, wire.ErrTypeTurnFailed, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), `selection function(s) "ghost-selector": no worker of the task queue has them`)
 	assert.Contains(t, err.Error(), "worker "+idA+` has "last-candidate"`)
 	assert.Contains(t, err.Error(), "worker "+idB+" has none")
-	assert.Less(t, took, agents.DefaultUnknownAgentWait/4, "failed once both workers (custom identities) had answered")
+	assert.Less(t, took, wire.DefaultUnknownAgentWait/4, "failed once both workers (custom identities) had answered")
 	t.Logf("failed after %s: %v", took.Round(time.Millisecond), err)
 
 	began = time.Now()
 	_, err = c.Start(ctxFor(t), agentchat.StartOptions{ChatID: testenv.ChatID(t) + "-agent", Participants: []string{"ghost"}})
 	took = time.Since(began)
-	require.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
+	require.Equal(t, wire.ErrTypeUnknownAgent, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), "worker "+idA+" knows")
 	assert.Contains(t, err.Error(), "worker "+idB+" knows")
-	assert.Less(t, took, agents.DefaultUnknownAgentWait/4, "an unknown agent too")
+	assert.Less(t, took, wire.DefaultUnknownAgentWait/4, "an unknown agent too")
 }
 
 // unstick makes the chat's next workflow task go to the task queue (any worker)

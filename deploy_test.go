@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A rolling deploy that changes the agent config, with real worker processes: for a
@@ -86,7 +86,7 @@ func TestRollingDeployAgentOnOneWorker(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, turns, st.TurnCount, "chat %s", id)
 		assert.Nil(t, st.LastError, "chat %s", id)
-		refused += answersOfType(t, tc, id, agents.ErrTypeUnknownAgent)
+		refused += answersOfType(t, tc, id, wire.ErrTypeUnknownAgent)
 	}
 	// Which worker takes a chat is the server's choice; with 10 chats, the chance that
 	// none went first to the worker without helper is 1 in 1024.
@@ -107,13 +107,13 @@ func TestRollingDeployAgentOnNoWorker(t *testing.T) {
 	began := time.Now()
 	_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: testenv.ChatID(t), Participants: []string{"ghost"}})
 	took := time.Since(began)
-	require.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
+	require.Equal(t, wire.ErrTypeUnknownAgent, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), `unknown agent id(s) "ghost": no worker of the task queue knows them`)
 	assert.Contains(t, err.Error(), fmt.Sprintf(`worker %d@`, a.PID))
 	assert.Contains(t, err.Error(), fmt.Sprintf(`worker %d@`, b.PID))
 	assert.Contains(t, err.Error(), `knows "helper"`)
 	assert.Contains(t, err.Error(), `knows "writer"`)
-	assert.Less(t, took, agents.DefaultUnknownAgentWait/4, "failed once both workers had answered, not after the wait")
+	assert.Less(t, took, wire.DefaultUnknownAgentWait/4, "failed once both workers had answered, not after the wait")
 	t.Logf("failed after %s: %v", took.Round(time.Millisecond), err)
 }
 
@@ -132,7 +132,7 @@ func TestRollingDeployUnknownAgentWaitIsBounded(t *testing.T) {
 	began := time.Now()
 	_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: testenv.ChatID(t), Participants: []string{"helper"}})
 	took := time.Since(began)
-	require.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
+	require.Equal(t, wire.ErrTypeUnknownAgent, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), `knows "writer"`)
 	assert.GreaterOrEqual(t, took, wait, "tried for the whole wait")
 	assert.Less(t, took, wait+10*time.Second, "and then gave up")

@@ -6,7 +6,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Errors of the client, to test with errors.Is. Errors from the chat itself (a refused
@@ -33,7 +33,7 @@ var (
 // MigratedError says where a chat went. errors.Is(err, ErrChatMigrated) matches it.
 type MigratedError struct {
 	ChatID       string
-	Target       workflows.ChatLocation
+	Target       wire.ChatLocation
 	Digest       string
 	MessageCount int
 }

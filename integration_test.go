@@ -14,12 +14,12 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -214,7 +214,7 @@ func TestUnknownAgentIsRefusedAndNothingKeepsRunning(t *testing.T) {
 	require.Error(t, err)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	assert.Equal(t, wire.ErrTypeUnknownAgent, app.Type())
 	assert.Contains(t, err.Error(), `unknown agent id(s) "ghost"`)
 	assert.Contains(t, err.Error(), `"helper", "reviewer", "writer"`)
 	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, workflowStatus(t, h, id))
@@ -244,7 +244,7 @@ func TestModelThatRefusesFailsTheTurnAndTheChatGoesOn(t *testing.T) {
 	require.Error(t, err)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Equal(t, wire.ErrTypeTurnFailed, app.Type())
 	assert.Contains(t, err.Error(), "401 Unauthorized: Incorrect API key provided")
 	assert.Equal(t, 1, h.Model.Requests("helper"), "a 401 is not retried")
 
@@ -254,7 +254,7 @@ func TestModelThatRefusesFailsTheTurnAndTheChatGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, st.LastError)
 	assert.Equal(t, "m1", st.LastError.MessageID)
-	assert.Equal(t, agents.ErrTypeModelRejected, st.LastError.Type)
+	assert.Equal(t, wire.ErrTypeModelRejected, st.LastError.Type)
 }
 
 func TestSendToMissingChatSaysSo(t *testing.T) {

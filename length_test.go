@@ -15,11 +15,10 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // longDocument writes a helper thread of turns (a user message and a reply each) whose
@@ -33,7 +32,7 @@ func longDocument(t *testing.T, stubBytes int) (string, int) {
 		r := chat.TextMessage(fmt.Sprintf("m%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
 		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
 		history = append(history, u, r)
-		size += workflows.StubBytes(u) + workflows.StubBytes(r)
+		size += wire.StubBytes(u) + wire.StubBytes(r)
 	}
 	b, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "long", ExportedAt: at,
 		Source:       chatstate.Source{Namespace: "default", WorkflowID: "long"},
@@ -55,23 +54,23 @@ func longDocument(t *testing.T, stubBytes int) (string, int) {
 func TestDocumentOverTheLengthLimitIsRefused(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
-	for _, stubBytes := range []int{2_900_000, workflows.DocumentLengthLimit + 1} { // about 24,000 messages; just over
+	for _, stubBytes := range []int{2_900_000, wire.DocumentLengthLimit + 1} { // about 24,000 messages; just over
 		path, n := longDocument(t, stubBytes)
 		t.Logf("%d messages", n)
 		_, err := h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Path: path})
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), fmt.Sprint(workflows.DocumentLengthLimit))
+		assert.Contains(t, err.Error(), fmt.Sprint(wire.DocumentLengthLimit))
 		_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
 		require.Error(t, err, "nothing was created")
 	}
-	path, _ := longDocument(t, workflows.DocumentLengthLimit+1)
+	path, _ := longDocument(t, wire.DocumentLengthLimit+1)
 
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
 	require.NoError(t, err)
 	_, err = h.Client.ImportInto(ctxFor(t), id, nil, path)
 	require.Error(t, err)
-	assert.Equal(t, agents.ErrTypeInvalidDocument, appType(err), "%v", err)
-	assert.Contains(t, err.Error(), fmt.Sprint(workflows.DocumentLengthLimit))
+	assert.Equal(t, wire.ErrTypeInvalidDocument, appType(err), "%v", err)
+	assert.Contains(t, err.Error(), fmt.Sprint(wire.DocumentLengthLimit))
 	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Zero(t, st.MessageCount)
@@ -85,13 +84,13 @@ func TestDocumentOverTheLengthLimitIsRefused(t *testing.T) {
 func TestChatAtItsLengthLimitStillWorksEverywhere(t *testing.T) {
 	a := testenv.New(t, testenv.Options{})
 	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
-	path, n := longDocument(t, workflows.ChatLengthLimit-1200)
+	path, n := longDocument(t, wire.ChatLengthLimit-1200)
 	id := testenv.ChatID(t)
 	// A raw start: the restore by URI, and a budget that makes every run hand over.
-	in := workflows.AgentChatInput{Version: workflows.InputVersion, Participants: []string{"helper"},
-		Restore:       &workflows.DocumentSource{URI: activities.FileURI(path)},
-		HistoryBudget: workflows.HistoryBudget{MaxEvents: 40}}
-	_, err := a.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: a.TaskQueue}, workflows.WorkflowType, in)
+	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"},
+		Restore:       &wire.DocumentSource{URI: activities.FileURI(path)},
+		HistoryBudget: wire.HistoryBudget{MaxEvents: 40}}
+	_, err := a.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: a.TaskQueue}, wire.WorkflowType, in)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := a.Client.State(ctxFor(t), id)
@@ -110,8 +109,8 @@ func TestChatAtItsLengthLimitStillWorksEverywhere(t *testing.T) {
 	}
 	require.Error(t, full, "the chat reaches its limit")
 	assert.Positive(t, answered)
-	assert.Equal(t, agents.ErrTypeNotAcceptingTurns, appType(full), "%v", full)
-	assert.Contains(t, full.Error(), fmt.Sprint(workflows.ChatLengthLimit))
+	assert.Equal(t, wire.ErrTypeNotAcceptingTurns, appType(full), "%v", full)
+	assert.Contains(t, full.Error(), fmt.Sprint(wire.ChatLengthLimit))
 
 	st, err := a.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
@@ -156,7 +155,7 @@ func assertNoRunFailed(t *testing.T, h *testenv.Harness, chatID string) {
 		case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
 			t.Errorf("run %s of %q: %s", e.GetExecution().GetRunId(), chatID, e.GetStatus())
 		}
-		assert.Less(t, largestPayload(t, h, chatID, e.GetExecution().GetRunId()), int64(workflows.CarryLimit+64<<10))
+		assert.Less(t, largestPayload(t, h, chatID, e.GetExecution().GetRunId()), int64(wire.CarryLimit+64<<10))
 	}
 }
 
@@ -168,14 +167,14 @@ func TestRawOversizeUpdateAndSignalLeaveTheChatWorking(t *testing.T) {
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
 	require.NoError(t, err)
 	huge := ofBytes("huge", 2_500_000)
-	hd, err := h.Temporal.UpdateWorkflow(ctxFor(t), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SendMessageUpdate,
+	hd, err := h.Temporal.UpdateWorkflow(ctxFor(t), client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: wire.SendMessageUpdate,
 		Args: []any{huge}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		var r agentchat.TurnResult
 		err = hd.Get(ctxFor(t), &r)
 	}
 	require.Error(t, err)
-	require.Error(t, h.Temporal.SignalWorkflow(ctxFor(t), id, "", workflows.UserMessageSignal, ofBytes("huge2", 2_500_000)))
+	require.Error(t, h.Temporal.SignalWorkflow(ctxFor(t), id, "", wire.UserMessageSignal, ofBytes("huge2", 2_500_000)))
 
 	res := send(t, h, id, "m1", "still here?")
 	assert.Len(t, res.Messages, 1)

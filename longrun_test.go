@@ -12,7 +12,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // 200 turns from several goroutines, updates and signals mixed, across several
@@ -22,7 +22,7 @@ func TestTurnsRaceAcrossContinueAsNew(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"},
-		HistoryBudget: workflows.HistoryBudget{MaxEvents: 200}})
+		HistoryBudget: wire.HistoryBudget{MaxEvents: 200}})
 	require.NoError(t, err)
 
 	const workers, perWorker = 5, 40

@@ -11,7 +11,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // clerkConfig is an agent whose refund needs a person's approval; its script asks for
@@ -40,13 +40,13 @@ func TestMigrationOfAChatThatContinuedAsNewBehindAnApproval(t *testing.T) {
 		Namespace: "agentchat-test-order", TaskQueue: a.TaskQueue})
 	id := testenv.ChatID(t)
 	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"clerk"},
-		HistoryBudget: workflows.HistoryBudget{MaxEvents: 34}})
+		HistoryBudget: wire.HistoryBudget{MaxEvents: 34}})
 	require.NoError(t, err)
 	res := send(t, a, id, "t1", "Please refund order 1001")
 	require.Len(t, res.AwaitingApproval, 1)
 	_, err = a.Client.Post(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "t3", Text: "And thanks", AuthorName: "Alice"})
 	require.NoError(t, err)
-	_, err = approve(t, a.Temporal, id, workflows.ApproveInput{CallID: res.AwaitingApproval[0].CallID, Approved: true})
+	_, err = approve(t, a.Temporal, id, wire.ApproveInput{CallID: res.AwaitingApproval[0].CallID, Approved: true})
 	require.NoError(t, err)
 	var st agentchat.StateResult
 	require.Eventually(t, func() bool {

@@ -12,9 +12,8 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // startTarget runs the StartMigrationTarget activity of a worker of h's cluster against
@@ -27,11 +26,11 @@ func startTarget(t *testing.T, h *testenv.Harness, doc []byte, to, expected stri
 	require.NoError(t, err)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(acts.StartMigrationTarget, activity.RegisterOptions{Name: workflows.StartTargetActivity})
-	in := workflows.AgentChatInput{Version: workflows.InputVersion, Participants: []string{"helper"},
-		Restore: &workflows.DocumentSource{Document: doc}}
-	_, err = env.ExecuteActivity(workflows.StartTargetActivity, workflows.StartTargetInput{
-		Target:    workflows.ChatLocation{Namespace: h.Namespace, ChatID: to},
+	env.RegisterActivityWithOptions(acts.StartMigrationTarget, activity.RegisterOptions{Name: wire.StartTargetActivity})
+	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"},
+		Restore: &wire.DocumentSource{Document: doc}}
+	_, err = env.ExecuteActivity(wire.StartTargetActivity, wire.StartTargetInput{
+		Target:    wire.ChatLocation{Namespace: h.Namespace, ChatID: to},
 		TaskQueue: h.TaskQueue, Input: in, ExpectedDigest: expected})
 	return err
 }
@@ -53,7 +52,7 @@ func TestAbandonedMigrationLeavesNoTargetRunning(t *testing.T) {
 		err := startTarget(t, h, doc, to, digest+"-not-what-the-target-holds")
 		var app *temporal.ApplicationError
 		require.ErrorAs(t, err, &app)
-		assert.Equal(t, agents.ErrTypeMigrationFailed, app.Type(), "%v", err)
+		assert.Equal(t, wire.ErrTypeMigrationFailed, app.Type(), "%v", err)
 		assert.True(t, app.NonRetryable(), "abandoned, not retried")
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, workflowStatus(t, h, to), "the target it started is not left running")
 	})
@@ -63,7 +62,7 @@ func TestAbandonedMigrationLeavesNoTargetRunning(t *testing.T) {
 		_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: other, Participants: []string{"helper"}})
 		require.NoError(t, err)
 		err = startTarget(t, h, doc, other, digest)
-		require.Equal(t, agents.ErrTypeNotEmpty, appType(err), "%v", err)
+		require.Equal(t, wire.ErrTypeNotEmpty, appType(err), "%v", err)
 		assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, workflowStatus(t, h, other), "the other chat is left alone")
 		send(t, h, other, "m1", "still here?")
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Fault 13, as a user met it: the example clerk in a worker started with --offline
@@ -36,7 +36,7 @@ func TestOfflineClerkGoesOnAfterAWorkerRestart(t *testing.T) {
 
 	first.Kill()
 	testenv.StartWorkerProcess(t, opts)
-	res, err = approve(t, tc, id, workflows.ApproveInput{CallID: "call_refund", Approved: true, By: "manager"})
+	res, err = approve(t, tc, id, wire.ApproveInput{CallID: "call_refund", Approved: true, By: "manager"})
 	require.NoError(t, err)
 	require.Len(t, res.Messages, 2, "the refund's result, then the clerk's answer")
 	last := res.Messages[1]

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Crash recovery, with real processes: a worker killed mid-call, a dev server
@@ -181,7 +181,7 @@ agents:
 		Model: offline.Options{Scripts: map[string][]offline.Reply{
 			// A hung attempt: an error entry, answered once for its place in the
 			// conversation, after a delay the client does not wait out.
-			"helper": {{Status: http.StatusServiceUnavailable, Message: "too late", Delay: agents.Duration(hang)}, {Text: "here I am"}},
+			"helper": {{Status: http.StatusServiceUnavailable, Message: "too late", Delay: wire.Duration(hang)}, {Text: "here I am"}},
 		}},
 	})
 	id := testenv.ChatID(t)

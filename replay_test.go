@@ -23,6 +23,7 @@ import (
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -106,7 +107,7 @@ func TestReplayDetectsAChangedWorkflow(t *testing.T) {
 	require.NoError(t, newReplayer(workflows.AgentChat).ReplayWorkflowHistoryFromJSONFile(replayLogger(t), f),
 		"the unchanged workflow replays %s", f)
 
-	altered := func(ctx workflow.Context, in workflows.AgentChatInput) (workflows.AgentChatResult, error) {
+	altered := func(ctx workflow.Context, in wire.AgentChatInput) (wire.AgentChatResult, error) {
 		_ = workflow.Sleep(ctx, time.Second)
 		return workflows.AgentChat(ctx, in)
 	}
@@ -120,7 +121,7 @@ func TestReplayDetectsAChangedWorkflow(t *testing.T) {
 // newReplayer registers wf as the worker does (agentchat.Register) the AgentChat workflow.
 func newReplayer(wf any) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: wire.WorkflowType})
 	return r
 }
 
@@ -266,7 +267,7 @@ func captureSignalsAndUpdates(t *testing.T, name string) {
 	id := replayChat(t, h, name)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 	post := func(mid, text string, answered func(agentchat.StateResult) bool) {
-		require.NoError(t, h.Temporal.SignalWorkflow(ctxFor(t), id, "", workflows.UserMessageSignal,
+		require.NoError(t, h.Temporal.SignalWorkflow(ctxFor(t), id, "", wire.UserMessageSignal,
 			agentchat.SendMessageInput{MessageID: mid, Text: text}))
 		require.Eventually(t, func() bool {
 			st, err := h.Client.State(ctxFor(t), id)
@@ -291,7 +292,7 @@ func captureExportImport(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
 	src := replayChat(t, h, "export")
 	seedThread(t, h, src)
-	res, err := h.Client.ExportTo(ctxFor(t), src, workflows.ExportInput{Sink: workflows.SinkInline})
+	res, err := h.Client.ExportTo(ctxFor(t), src, wire.ExportInput{Sink: wire.SinkInline})
 	require.NoError(t, err)
 	require.Equal(t, 4, res.MessageCount)
 	doc, _, err := h.Client.Export(ctxFor(t), src)
@@ -329,7 +330,7 @@ func captureMigrate(t *testing.T, name string) {
 func captureContinueAsNew(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
 	id := replayChat(t, h, name)
-	startReplayChat(t, h, id, agentchat.StartOptions{HistoryBudget: workflows.HistoryBudget{MaxEvents: 60}})
+	startReplayChat(t, h, id, agentchat.StartOptions{HistoryBudget: wire.HistoryBudget{MaxEvents: 60}})
 	for i := 1; ; i++ {
 		require.Less(t, i, 30, "the chat never continued as new")
 		send(t, h, id, fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d", i))

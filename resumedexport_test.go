@@ -9,11 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A document whose history ends on a resumed turn's tool results, with no answer after
@@ -53,14 +52,14 @@ agents:
 	assert.Empty(t, st.PendingApprovals, "the call has its result: nothing waits")
 
 	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m1", Text: "Please refund order 1001"})
-	require.Equal(t, agents.ErrTypeTurnFailed, appType(err), "%v", err)
+	require.Equal(t, wire.ErrTypeTurnFailed, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), "send a new message to go on")
 
 	res, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m2", Text: "Did it work?"})
 	require.NoError(t, err, "the strict model accepts the request")
 	require.NotEmpty(t, res.Messages)
 	assert.NotEmpty(t, res.Messages[len(res.Messages)-1].Text(), "the agent answers")
-	scheduled, _, _ := activityRuns(t, h.Temporal, id, workflows.CallToolActivity)
+	scheduled, _, _ := activityRuns(t, h.Temporal, id, wire.CallToolActivity)
 	assert.Zero(t, scheduled, "the refund is not run again")
 	assert.Equal(t, 1, h.Model.Requests("clerk"))
 }

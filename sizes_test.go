@@ -12,18 +12,17 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // The limits under test, as the README's table names them.
 const (
-	messageLimit = workflows.MaxMessageBytesLimit
-	defaultLimit = workflows.DefaultMaxMessageBytes
+	messageLimit = wire.MaxMessageBytesLimit
+	defaultLimit = wire.DefaultMaxMessageBytes
 )
 
 // ofBytes returns a user turn whose message encodes to exactly n bytes.
@@ -48,17 +47,17 @@ func TestSendAndPostAtTheLimitAndJustOver(t *testing.T) {
 
 	_, err = h.Client.Send(ctxFor(t), id, ofBytes("over", messageLimit+1))
 	require.Error(t, err)
-	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
-	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
+	assert.Equal(t, wire.ErrTypeInvalidMessage, appType(err), "%v", err)
+	assert.Contains(t, err.Error(), fmt.Sprint(wire.MaxMessageBytesLimit))
 
 	_, err = h.Client.Send(ctxFor(t), id, ofBytes("huge", 2_500_000))
 	require.Error(t, err)
-	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
-	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
+	assert.Equal(t, wire.ErrTypeInvalidMessage, appType(err), "%v", err)
+	assert.Contains(t, err.Error(), fmt.Sprint(wire.MaxMessageBytesLimit))
 
 	_, err = h.Client.Post(ctxFor(t), id, ofBytes("post-over", messageLimit+1))
 	require.Error(t, err)
-	assert.Equal(t, agents.ErrTypeInvalidMessage, appType(err), "%v", err)
+	assert.Equal(t, wire.ErrTypeInvalidMessage, appType(err), "%v", err)
 
 	// Post takes what this chat takes, past the default 256 KiB.
 	_, err = h.Client.Post(ctxFor(t), id, ofBytes("post-at", messageLimit))
@@ -91,8 +90,8 @@ func TestPostOverTheChatsOwnLimitIsRecorded(t *testing.T) {
 	}, time.Minute, 100*time.Millisecond)
 	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
-	assert.Equal(t, agents.ErrTypeInvalidMessage, st.LastError.Type)
-	assert.Contains(t, st.LastError.Message, fmt.Sprint("at most ", workflows.DefaultMaxMessageBytes))
+	assert.Equal(t, wire.ErrTypeInvalidMessage, st.LastError.Type)
+	assert.Contains(t, st.LastError.Message, fmt.Sprint("at most ", wire.DefaultMaxMessageBytes))
 	assert.Zero(t, st.MessageCount)
 }
 
@@ -104,7 +103,7 @@ func TestMaxMessageBytesOverTheLimitIsRefused(t *testing.T) {
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: 8 << 20})
 	require.ErrorIs(t, err, agentchat.ErrInvalidOptions)
-	assert.Contains(t, err.Error(), fmt.Sprint(workflows.MaxMessageBytesLimit))
+	assert.Contains(t, err.Error(), fmt.Sprint(wire.MaxMessageBytesLimit))
 	_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
 	require.Error(t, err, "nothing was started")
 
@@ -149,7 +148,7 @@ func TestChatWithAReplyOverThePayloadLimitImportsAndMigrates(t *testing.T) {
 // as the activity measures it, to exactly n bytes.
 func replyOfBytes(n int) string {
 	const prefix = "[offline] helper: "
-	base := workflows.MessageBytes(chat.Message{Contents: []chat.Content{chat.Text(prefix + "x")}})
+	base := wire.MessageBytes(chat.Message{Contents: []chat.Content{chat.Text(prefix + "x")}})
 	return strings.Repeat("r", n-base+1)
 }
 
@@ -157,7 +156,7 @@ func replyOfBytes(n int) string {
 // store and the turn answers with a reference. Both export, import and migrate, and the
 // imported chat holds them whole.
 func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
-	at, over := replyOfBytes(workflows.ReplyInlineLimit), replyOfBytes(workflows.ReplyInlineLimit+1)
+	at, over := replyOfBytes(wire.ReplyInlineLimit), replyOfBytes(wire.ReplyInlineLimit+1)
 	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: at}, {Text: over}}}}})
 	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
 	id := testenv.ChatID(t)
@@ -178,7 +177,7 @@ func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
 	require.Len(t, hist.Messages, 4)
 	assert.Equal(t, "[offline] helper: "+at, hist.Messages[1].Text())
 	assert.Equal(t, "[offline] helper: "+over, hist.Messages[3].Text())
-	assert.Equal(t, messageLimit, workflows.MessageBytes(chat.Message{MessageID: "m2", Role: chat.RoleUser,
+	assert.Equal(t, messageLimit, wire.MessageBytes(chat.Message{MessageID: "m2", Role: chat.RoleUser,
 		Contents: hist.Messages[2].Contents}), "the user message at the limit arrived whole")
 
 	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
@@ -196,7 +195,7 @@ func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
 // QueuedTurnsLimit a new turn is refused until the queue drains (the Go client retries
 // a refused Send by itself; a signal's refusal is State's lastError).
 func TestLargeQueuedTurnsExportAndMigrate(t *testing.T) {
-	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "slow", Delay: agents.Duration(3 * time.Second)}}}}})
+	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "slow", Delay: wire.Duration(3 * time.Second)}}}}})
 	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
 	id := testenv.ChatID(t)
 	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
@@ -230,8 +229,8 @@ func TestLargeQueuedTurnsExportAndMigrate(t *testing.T) {
 	st, err = a.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	require.NotNil(t, st.LastError)
-	assert.Equal(t, agents.ErrTypeQueueFull, st.LastError.Type)
-	assert.Contains(t, st.LastError.Message, fmt.Sprint(workflows.QueuedTurnsLimit))
+	assert.Equal(t, wire.ErrTypeQueueFull, st.LastError.Type)
+	assert.Contains(t, st.LastError.Message, fmt.Sprint(wire.QueuedTurnsLimit))
 	assertNoRunFailed(t, a, id)
 	assertNoRunFailed(t, b, id)
 }
@@ -243,7 +242,7 @@ func TestFailedStartLeavesTheIDFree(t *testing.T) {
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"nobody"}})
 	require.Error(t, err)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, appType(err), "%v", err)
+	assert.Equal(t, wire.ErrTypeUnknownAgent, appType(err), "%v", err)
 	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
 	require.NoError(t, err)
 	send(t, h, id, "m1", "Hello")
@@ -261,13 +260,13 @@ func TestMigrationThatCannotFinishIsAbandoned(t *testing.T) {
 	seedThread(t, a, id)
 	_, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
 	require.Error(t, err)
-	assert.Equal(t, agents.ErrTypeMigrationFailed, appType(err), "%v", err)
+	assert.Equal(t, wire.ErrTypeMigrationFailed, appType(err), "%v", err)
 
 	st, err := a.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Equal(t, "running", st.Status)
 	require.NotNil(t, st.LastError)
-	assert.Equal(t, agents.ErrTypeMigrationFailed, st.LastError.Type)
+	assert.Equal(t, wire.ErrTypeMigrationFailed, st.LastError.Type)
 	assert.Contains(t, st.LastError.Message, "helper")
 	send(t, a, id, "m3", "still here?")
 	assertOneLiveChat(t, id, a, b)
@@ -284,7 +283,7 @@ func TestLargeTurnsAcrossContinueAsNewOnTheServer(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"},
-		HistoryBudget: workflows.HistoryBudget{MaxEvents: 60}})
+		HistoryBudget: wire.HistoryBudget{MaxEvents: 60}})
 	require.NoError(t, err)
 	const turns = 16
 	for i := range turns {

@@ -13,14 +13,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // playTurns sends n turns "t<i>" and returns the last reply's text.
@@ -41,7 +40,7 @@ func TestChatOnThePostgresStore(t *testing.T) {
 	h := testenv.New(t, testenv.Options{MessageStore: msgstore.NamePostgres})
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"},
-		Store: msgstore.NamePostgres, HistoryBudget: workflows.HistoryBudget{MaxEvents: 80}})
+		Store: msgstore.NamePostgres, HistoryBudget: wire.HistoryBudget{MaxEvents: 80}})
 	require.NoError(t, err)
 	last := playTurns(t, h, id, 1, 40)
 	assert.Contains(t, last, "received 80 messages", "the model saw every earlier message")
@@ -111,7 +110,7 @@ func TestUnreachableStoreFailsTheTurnAndLosesNothing(t *testing.T) {
 	h := testenv.New(t, testenv.Options{MessageStoreURL: dsn})
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"},
-		Store: msgstore.NamePostgres, HistoryBudget: workflows.HistoryBudget{MaxEvents: 80}})
+		Store: msgstore.NamePostgres, HistoryBudget: wire.HistoryBudget{MaxEvents: 80}})
 	require.NoError(t, err)
 	playTurns(t, h, id, 1, 40)
 	st, err := h.Client.State(ctxFor(t), id)
@@ -126,7 +125,7 @@ func TestUnreachableStoreFailsTheTurnAndLosesNothing(t *testing.T) {
 	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "t41", Text: "turn 41"})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeStoreUnavailable, app.Type(), "the caller sees what to do: retry")
+	assert.Equal(t, wire.ErrTypeStoreUnavailable, app.Type(), "the caller sees what to do: retry")
 	assert.Contains(t, err.Error(), "message store unavailable")
 	assert.Contains(t, err.Error(), "send it again")
 	var out, errOut strings.Builder
@@ -138,7 +137,7 @@ func TestUnreachableStoreFailsTheTurnAndLosesNothing(t *testing.T) {
 	st, err = h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	require.NotNil(t, st.LastError)
-	assert.Equal(t, agents.ErrTypeStoreUnavailable, st.LastError.Type)
+	assert.Equal(t, wire.ErrTypeStoreUnavailable, st.LastError.Type)
 	assert.Equal(t, 80, st.MessageCount, "the failed turn left nothing")
 
 	pg.start(t)

@@ -14,7 +14,7 @@ import (
 	"github.com/agentchat/agentchat/internal/recordtool"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // recordWorker is the worker command with the record tool (internal/recordtool).
@@ -85,7 +85,7 @@ agents:
 	for _, e := range entries {
 		assert.Equal(t, key, e.Key, "every attempt had the call's key")
 	}
-	_, _, attempts := activityRuns(t, tc, id, workflows.CallToolActivity)
+	_, _, attempts := activityRuns(t, tc, id, wire.CallToolActivity)
 	assert.GreaterOrEqual(t, attempts, 2, "Temporal ran the activity again")
 
 	hist, err := c.History(ctxFor(t), id, agentchat.HistoryInput{})

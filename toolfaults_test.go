@@ -11,13 +11,12 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/tools"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Regression tests on the dev server for the tool and provider faults of "Hold the
@@ -50,8 +49,8 @@ agents:
 	res := send(t, h, id, "m1", "Please refund order 1001")
 	require.Len(t, res.AwaitingApproval, 1)
 
-	_, err = approve(t, h.Temporal, id, workflows.ApproveInput{CallID: "r1", Approved: true})
-	require.Equal(t, agents.ErrTypeTurnFailed, appType(err), "%v", err)
+	_, err = approve(t, h.Temporal, id, wire.ApproveInput{CallID: "r1", Approved: true})
+	require.Equal(t, wire.ErrTypeTurnFailed, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), "Invalid request")
 	assert.Equal(t, 1, refunds.get("refund"))
 
@@ -60,7 +59,7 @@ agents:
 	assert.Empty(t, st.PendingApprovals, "the refund ran: nothing waits for approval")
 	require.NotNil(t, st.LastError)
 	assert.Equal(t, "m1", st.LastError.MessageID)
-	_, err = approve(t, h.Temporal, id, workflows.ApproveInput{CallID: "r1", Approved: true})
+	_, err = approve(t, h.Temporal, id, wire.ApproveInput{CallID: "r1", Approved: true})
 	require.NoError(t, err, "a repeated approval answers what the call did")
 	assert.Equal(t, 1, refunds.get("refund"), "and refunds nothing again")
 
@@ -68,7 +67,7 @@ agents:
 	require.NoError(t, err)
 	assert.Equal(t, []string{"m1", "m1/1", "m1/2"}, messageIDs(hist.Messages))
 	assert.Equal(t, "refunded $42.50 for order 1001", contentsByCall(hist.Messages[2])["r1"].Result)
-	scheduled, _, _ := activityRuns(t, h.Temporal, id, workflows.CallToolActivity)
+	scheduled, _, _ := activityRuns(t, h.Temporal, id, wire.CallToolActivity)
 	assert.Equal(t, 1, scheduled)
 	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m2", Text: "Did it work?"})
 	require.NoError(t, err, "the chat takes the next turn")
@@ -89,7 +88,7 @@ func TestLostResponseChainIsSentAgainFromTheHistory(t *testing.T) {
 	doc, _, err := chatstate.Decode(b)
 	require.NoError(t, err)
 	for i, ch := range doc.Channels {
-		if ch.ChannelType == agents.ChannelResponsesThread {
+		if ch.ChannelType == wire.ChannelResponsesThread {
 			doc.Channels[i].ChannelState = json.RawMessage(`{"previousResponseId":"resp_gone","syncedThrough":"m1/1"}`)
 		}
 	}
@@ -109,7 +108,7 @@ func TestLostResponseChainIsSentAgainFromTheHistory(t *testing.T) {
 	require.Len(t, inputs, 3, "m1, its reply and m2")
 	assert.Equal(t, "user: My name is Alice", inputs[0])
 	assert.Equal(t, "user: What's my name?", inputs[2])
-	st := decodeState[agents.ResponsesThreadState](t, channelState(t, h, id, agents.ChannelResponsesThread))
+	st := decodeState[wire.ResponsesThreadState](t, channelState(t, h, id, wire.ChannelResponsesThread))
 	assert.Equal(t, "resp_gone", st.LostResponseID)
 	assert.Equal(t, "m2/1", st.SyncedThrough)
 	send(t, h, id, "m3", "Thanks")

@@ -15,15 +15,15 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Transfer types, re-exported.
 type (
 	Document        = chatstate.Document
-	ChatLocation    = workflows.ChatLocation
-	MigrationResult = workflows.MigrationResult
-	DocumentSource  = workflows.DocumentSource
+	ChatLocation    = wire.ChatLocation
+	MigrationResult = wire.MigrationResult
+	DocumentSource  = wire.DocumentSource
 )
 
 // Export returns the chat's chat-state document in canonical bytes (chat-state-v1.md)
@@ -57,7 +57,7 @@ func (c *Client) Export(ctx context.Context, chatID string) ([]byte, string, err
 
 // exportThroughWorker runs the Export update and reads the document it wrote.
 func (c *Client) exportThroughWorker(ctx context.Context, chatID string) ([]byte, string, error) {
-	res, err := c.ExportTo(ctx, chatID, workflows.ExportInput{Sink: workflows.SinkAuto})
+	res, err := c.ExportTo(ctx, chatID, wire.ExportInput{Sink: wire.SinkAuto})
 	if err != nil {
 		return nil, "", err
 	}
@@ -117,7 +117,7 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 	if err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
-	if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
+	if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
 	if len(opts.Participants) == 0 {
@@ -136,7 +136,7 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 		id = "chat-" + uuid.NewString()
 	}
 	var st StateResult
-	err = c.updateWithStart(ctx, id, in, workflows.DescribeUpdate, nil, &st)
+	err = c.updateWithStart(ctx, id, in, wire.DescribeUpdate, nil, &st)
 	return st, err
 }
 
@@ -148,35 +148,35 @@ func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte,
 		return StateResult{}, err
 	}
 	var st StateResult
-	if err := c.update(ctx, chatID, "import into", workflows.ImportUpdate, workflows.ImportInput{Source: src}, &st); err != nil {
+	if err := c.update(ctx, chatID, "import into", wire.ImportUpdate, wire.ImportInput{Source: src}, &st); err != nil {
 		return StateResult{}, err
 	}
 	return st, nil
 }
 
 // readDocument returns the bytes and how to pass them to a worker: inline up to
-// workflows.InlineLimit, else by the file's absolute path.
-func readDocument(doc []byte, path string) ([]byte, workflows.DocumentSource, error) {
+// wire.InlineLimit, else by the file's absolute path.
+func readDocument(doc []byte, path string) ([]byte, wire.DocumentSource, error) {
 	if (len(doc) == 0) == (path == "") {
-		return nil, workflows.DocumentSource{}, fmt.Errorf("agentchat: import: %w: give a document or a path, not both", ErrInvalidOptions)
+		return nil, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w: give a document or a path, not both", ErrInvalidOptions)
 	}
 	if path != "" {
 		var err error
 		if doc, err = os.ReadFile(path); err != nil {
-			return nil, workflows.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+			return nil, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
 		}
 	}
-	if len(doc) <= workflows.InlineLimit {
-		return doc, workflows.DocumentSource{Document: json.RawMessage(doc)}, nil
+	if len(doc) <= wire.InlineLimit {
+		return doc, wire.DocumentSource{Document: json.RawMessage(doc)}, nil
 	}
 	if path == "" {
-		return nil, workflows.DocumentSource{}, fmt.Errorf("agentchat: import: %w: a document over %d bytes must be given by path", ErrInvalidOptions, workflows.InlineLimit)
+		return nil, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w: a document over %d bytes must be given by path", ErrInvalidOptions, wire.InlineLimit)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, workflows.DocumentSource{}, err
+		return nil, wire.DocumentSource{}, err
 	}
-	return doc, workflows.DocumentSource{URI: activities.FileURI(abs)}, nil
+	return doc, wire.DocumentSource{URI: activities.FileURI(abs)}, nil
 }
 
 // MigrateOptions name a migration's target. Give ToNamespace, ToCluster (a cluster name
@@ -196,9 +196,9 @@ type MigrateOptions struct {
 // a MigratedError when the chat has already moved elsewhere; Migrating when it is
 // moving to another target; MigrationFailed (the chat goes on where it was).
 func (c *Client) Migrate(ctx context.Context, chatID string, opts MigrateOptions) (MigrationResult, error) {
-	in := workflows.MigrateInput{ToNamespace: opts.ToNamespace, ToCluster: opts.ToCluster, ToAddress: opts.ToAddress, ToChatID: opts.ToChatID}
+	in := wire.MigrateInput{ToNamespace: opts.ToNamespace, ToCluster: opts.ToCluster, ToAddress: opts.ToAddress, ToChatID: opts.ToChatID}
 	var res MigrationResult
-	err := c.update(ctx, chatID, "migrate", workflows.MigrateUpdate, in, &res)
+	err := c.update(ctx, chatID, "migrate", wire.MigrateUpdate, in, &res)
 	var moved *MigratedError
 	if errors.As(err, &moved) && sameTarget(moved.Target, in, chatID) {
 		return MigrationResult{Target: moved.Target, Digest: moved.Digest, MessageCount: moved.MessageCount}, nil
@@ -206,7 +206,7 @@ func (c *Client) Migrate(ctx context.Context, chatID string, opts MigrateOptions
 	return res, err
 }
 
-func sameTarget(l ChatLocation, in workflows.MigrateInput, chatID string) bool {
+func sameTarget(l ChatLocation, in wire.MigrateInput, chatID string) bool {
 	id := in.ToChatID
 	if id == "" {
 		id = chatID
@@ -219,17 +219,17 @@ func sameTarget(l ChatLocation, in workflows.MigrateInput, chatID string) bool {
 // from an import resumes it.
 func (c *Client) AddParticipants(ctx context.Context, chatID string, agentIDs ...string) (StateResult, error) {
 	var st StateResult
-	err := c.update(ctx, chatID, "add participants to", workflows.AddParticipantsUpdate,
-		workflows.AddParticipantsInput{AgentIDs: agentIDs}, &st)
+	err := c.update(ctx, chatID, "add participants to", wire.AddParticipantsUpdate,
+		wire.AddParticipantsInput{AgentIDs: agentIDs}, &st)
 	return st, err
 }
 
 // ExportTo asks the chat's worker to write the document to a sink (the Export update):
 // "auto" (inline when small, else the worker's store), "inline", "store", or "file" with
 // a path on the worker's machine.
-func (c *Client) ExportTo(ctx context.Context, chatID string, in workflows.ExportInput) (workflows.ExportResult, error) {
-	var res workflows.ExportResult
-	err := c.update(ctx, chatID, "export", workflows.ExportUpdate, in, &res)
+func (c *Client) ExportTo(ctx context.Context, chatID string, in wire.ExportInput) (wire.ExportResult, error) {
+	var res wire.ExportResult
+	err := c.update(ctx, chatID, "export", wire.ExportUpdate, in, &res)
 	return res, err
 }
 

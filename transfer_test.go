@@ -18,11 +18,10 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // seedThread starts a helper thread and plays the seed's first turns.
@@ -87,7 +86,7 @@ func TestExportUpdateWritesToTheWorkersSinks(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
 	seedThread(t, h, id)
-	inline, err := h.Client.ExportTo(ctxFor(t), id, workflows.ExportInput{Sink: workflows.SinkInline})
+	inline, err := h.Client.ExportTo(ctxFor(t), id, wire.ExportInput{Sink: wire.SinkInline})
 	require.NoError(t, err)
 	doc, _, err := chatstate.Decode(inline.Document)
 	require.NoError(t, err)
@@ -95,7 +94,7 @@ func TestExportUpdateWritesToTheWorkersSinks(t *testing.T) {
 	assert.Equal(t, 4, inline.MessageCount)
 
 	path := filepath.Join(t.TempDir(), "sub", "chat.json")
-	file, err := h.Client.ExportTo(ctxFor(t), id, workflows.ExportInput{Sink: workflows.SinkFile, Path: path})
+	file, err := h.Client.ExportTo(ctxFor(t), id, wire.ExportInput{Sink: wire.SinkFile, Path: path})
 	require.NoError(t, err)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -149,7 +148,7 @@ func TestImportRefusalsLeaveNothingBehind(t *testing.T) {
 		_, err := h.Client.ImportInto(ctxFor(t), busy, doc, "")
 		var app *temporal.ApplicationError
 		require.True(t, errors.As(err, &app), "%v", err)
-		assert.Equal(t, agents.ErrTypeNotEmpty, app.Type())
+		assert.Equal(t, wire.ErrTypeNotEmpty, app.Type())
 		assert.Contains(t, err.Error(), "already has 4 messages")
 		// The target keeps working.
 		res := send(t, h, busy, "m3", "still here?")
@@ -243,7 +242,7 @@ func TestMigrationToAnUnknownClusterFailsAndTheChatGoesOn(t *testing.T) {
 	_, err := h.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToCluster: "nowhere"})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeMigrationFailed, app.Type())
+	assert.Equal(t, wire.ErrTypeMigrationFailed, app.Type())
 	assert.Contains(t, err.Error(), `unknown cluster "nowhere"`)
 	res := send(t, h, id, "m3", "still here?")
 	assert.Contains(t, res.Messages[0].Text(), "received 6 messages")
@@ -278,7 +277,7 @@ func TestMigrationFinishesAfterTheMigratingWorkerCrashes(t *testing.T) {
 	_, err = a.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{Text: "update during the migration"})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeMigrating, app.Type(), "an update during a migration gets a clear, retryable error")
+	assert.Equal(t, wire.ErrTypeMigrating, app.Type(), "an update during a migration gets a clear, retryable error")
 
 	a.StopWorker() // the crash
 	require.Error(t, <-first, "the first caller gave up")

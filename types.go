@@ -3,20 +3,20 @@ package agentchat
 import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // The wire types, re-exported so that services need import only this package.
 type (
 	Message             = chat.Message
 	Content             = chat.Content
-	SendMessageInput    = workflows.SendMessageInput
-	TurnResult          = workflows.TurnResult
-	StateResult         = workflows.StateResult
-	HistoryInput        = workflows.HistoryInput
-	HistoryResult       = workflows.HistoryResult
-	ApproveInput        = workflows.ApproveInput
-	PendingApproval     = workflows.PendingApproval
+	SendMessageInput    = wire.SendMessageInput
+	TurnResult          = wire.TurnResult
+	StateResult         = wire.StateResult
+	HistoryInput        = wire.HistoryInput
+	HistoryResult       = wire.HistoryResult
+	ApproveInput        = wire.ApproveInput
+	PendingApproval     = wire.PendingApproval
 	SelectionStrategy   = strategies.SelectionStrategy
 	TerminationStrategy = strategies.TerminationStrategy
 )

@@ -12,28 +12,29 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 	"github.com/agentchat/agentchat/workflows"
 )
 
 // Register registers the AgentChat workflow and the activities under their wire names
-// (workflows.WorkflowType and the *Activity constants) on a worker or a test
+// (wire.WorkflowType and the *Activity constants) on a worker or a test
 // environment.
 func Register(r worker.Registry, a *activities.Activities) {
-	r.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: workflows.WorkflowType})
-	r.RegisterActivityWithOptions(a.InvokeAgent, activity.RegisterOptions{Name: workflows.InvokeAgentActivity})
-	r.RegisterActivityWithOptions(a.ResolveParticipants, activity.RegisterOptions{Name: workflows.ResolveParticipantsActivity})
-	r.RegisterActivityWithOptions(a.ExportChat, activity.RegisterOptions{Name: workflows.ExportChatActivity})
-	r.RegisterActivityWithOptions(a.ImportChat, activity.RegisterOptions{Name: workflows.ImportChatActivity})
-	r.RegisterActivityWithOptions(a.StartMigrationTarget, activity.RegisterOptions{Name: workflows.StartTargetActivity})
-	r.RegisterActivityWithOptions(a.ForwardTurns, activity.RegisterOptions{Name: workflows.ForwardTurnsActivity})
-	r.RegisterActivityWithOptions(a.StoreMessages, activity.RegisterOptions{Name: workflows.StoreMessagesActivity})
-	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.CallToolActivity})
-	r.RegisterActivityWithOptions(a.SelectSpeaker, activity.RegisterOptions{Name: workflows.SelectActivity})
-	r.RegisterActivityWithOptions(a.JudgeTermination, activity.RegisterOptions{Name: workflows.JudgeActivity})
-	r.RegisterActivityWithOptions(a.Summarize, activity.RegisterOptions{Name: workflows.SummarizeActivity})
+	r.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: wire.WorkflowType})
+	r.RegisterActivityWithOptions(a.InvokeAgent, activity.RegisterOptions{Name: wire.InvokeAgentActivity})
+	r.RegisterActivityWithOptions(a.ResolveParticipants, activity.RegisterOptions{Name: wire.ResolveParticipantsActivity})
+	r.RegisterActivityWithOptions(a.ExportChat, activity.RegisterOptions{Name: wire.ExportChatActivity})
+	r.RegisterActivityWithOptions(a.ImportChat, activity.RegisterOptions{Name: wire.ImportChatActivity})
+	r.RegisterActivityWithOptions(a.StartMigrationTarget, activity.RegisterOptions{Name: wire.StartTargetActivity})
+	r.RegisterActivityWithOptions(a.ForwardTurns, activity.RegisterOptions{Name: wire.ForwardTurnsActivity})
+	r.RegisterActivityWithOptions(a.StoreMessages, activity.RegisterOptions{Name: wire.StoreMessagesActivity})
+	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: wire.CallToolActivity})
+	r.RegisterActivityWithOptions(a.SelectSpeaker, activity.RegisterOptions{Name: wire.SelectActivity})
+	r.RegisterActivityWithOptions(a.JudgeTermination, activity.RegisterOptions{Name: wire.JudgeActivity})
+	r.RegisterActivityWithOptions(a.Summarize, activity.RegisterOptions{Name: wire.SummarizeActivity})
 }
 
-// NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with
+// NewWorker returns a Temporal worker on taskQueue (default wire.TaskQueue) with
 // the workflow and activities registered; the caller starts and stops it. With
 // opts.Identity empty, the worker polls with the activities' identity
 // (activities.Config.WorkerIdentity, default Temporal's "<pid>@<host>@"), so that a
@@ -42,7 +43,7 @@ func Register(r worker.Registry, a *activities.Activities) {
 // when no worker has an agent or function).
 func NewWorker(tc client.Client, taskQueue string, a *activities.Activities, opts worker.Options) worker.Worker {
 	if taskQueue == "" {
-		taskQueue = workflows.TaskQueue
+		taskQueue = wire.TaskQueue
 	}
 	if opts.Identity == "" {
 		opts.Identity = a.WorkerIdentity()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Config is what the activities need; New validates it.
@@ -63,7 +64,7 @@ type Config struct {
 	// for an agent this worker does not know, or a tool, selection or termination
 	// function it does not register (a rolling deploy that adds or removes one),
 	// before the call fails with UnknownAgent (UnknownFunction); zero means
-	// agents.DefaultUnknownAgentWait (2m). The chat stops earlier once every worker
+	// wire.DefaultUnknownAgentWait (2m). The chat stops earlier once every worker
 	// polling the queue has said it lacks it.
 	UnknownAgentWait time.Duration
 	// WorkerIdentity is the identity of the worker these activities run on, as the
@@ -133,7 +134,7 @@ func New(cfg Config) (*Activities, error) {
 		cfg.CachedRuns = 256
 	}
 	if cfg.UnknownAgentWait <= 0 {
-		cfg.UnknownAgentWait = agents.DefaultUnknownAgentWait
+		cfg.UnknownAgentWait = wire.DefaultUnknownAgentWait
 	}
 	if cfg.WorkerIdentity == "" {
 		cfg.WorkerIdentity = defaultIdentity()
@@ -180,15 +181,15 @@ func isOpenAI(base string) bool {
 
 // ResolveParticipants looks the chat's agent ids up in the registry. Unknown ids give
 // a non-retryable error of type UnknownAgent that names them, with
-// agents.UnknownAgentDetails (see unknownHere).
-func (a *Activities) ResolveParticipants(ctx context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
+// wire.UnknownAgentDetails (see unknownHere).
+func (a *Activities) ResolveParticipants(ctx context.Context, in wire.ResolveInput) (wire.ResolveResult, error) {
 	ps, err := a.registry.Resolve(in.AgentIDs)
 	if err != nil {
 		var unknown *agents.UnknownAgentsError
 		if errors.As(err, &unknown) {
-			return agents.ResolveResult{}, a.unknownHere(ctx, agents.KindAgent, unknown.Unknown, a.registry.IDs(), err.Error())
+			return wire.ResolveResult{}, a.unknownHere(ctx, wire.KindAgent, unknown.Unknown, a.registry.IDs(), err.Error())
 		}
-		return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
+		return wire.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeInvalidInput, nil)
 	}
-	return agents.ResolveResult{Participants: ps}, nil
+	return wire.ResolveResult{Participants: ps}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // setup starts an offline model and activities whose "default" endpoint is that server.
@@ -42,7 +43,7 @@ agents:
 	return acts, srv
 }
 
-func invoke(t *testing.T, acts *activities.Activities, in agents.InvokeInput) (agents.InvokeResult, error, int) {
+func invoke(t *testing.T, acts *activities.Activities, in wire.InvokeInput) (wire.InvokeResult, error, int) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
@@ -51,9 +52,9 @@ func invoke(t *testing.T, acts *activities.Activities, in agents.InvokeInput) (a
 	env.SetOnActivityHeartbeatListener(func(*activity.Info, converter.EncodedValues) { heartbeats.Add(1) })
 	v, err := env.ExecuteActivity(acts.InvokeAgent, in)
 	if err != nil {
-		return agents.InvokeResult{}, err, int(heartbeats.Load())
+		return wire.InvokeResult{}, err, int(heartbeats.Load())
 	}
-	var res agents.InvokeResult
+	var res wire.InvokeResult
 	require.NoError(t, v.Get(&res))
 	return res, nil, int(heartbeats.Load())
 }
@@ -70,7 +71,7 @@ func TestInvokeAgentSendsHistoryAndInstructions(t *testing.T) {
 	for _, stream := range []bool{true, false} {
 		t.Run(fmt.Sprintf("stream=%t", stream), func(t *testing.T) {
 			acts, srv := setup(t, stream)
-			res, err, beats := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "helper", TurnID: "m3", History: seed})
+			res, err, beats := invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: "helper", TurnID: "m3", History: seed})
 			require.NoError(t, err)
 			require.Len(t, res.Contents, 1)
 			text := res.Contents[0].Text
@@ -118,19 +119,19 @@ func TestProviderErrorsAreClassifiedByStatus(t *testing.T) {
 		retryDelay time.Duration
 		text       string
 	}{
-		{offline.Reply{Status: 500, Message: "boom"}, agents.ErrTypeModelUnavailable, true, 0, "answered 500 Internal Server Error: boom"},
-		{offline.Reply{Status: 429, Message: "slow down", RetryAfter: 7}, agents.ErrTypeModelUnavailable, true, 7 * time.Second, "slow down"},
-		{offline.Reply{Status: 408}, agents.ErrTypeModelUnavailable, true, 0, "408"},
-		{offline.Reply{Status: 409}, agents.ErrTypeModelUnavailable, true, 0, "409"},
-		{offline.Reply{Status: 401, Message: "Incorrect API key provided"}, agents.ErrTypeModelRejected, false, 0, "answered 401 Unauthorized: Incorrect API key provided"},
-		{offline.Reply{Status: 400, Message: "bad request"}, agents.ErrTypeModelRejected, false, 0, "bad request"},
+		{offline.Reply{Status: 500, Message: "boom"}, wire.ErrTypeModelUnavailable, true, 0, "answered 500 Internal Server Error: boom"},
+		{offline.Reply{Status: 429, Message: "slow down", RetryAfter: 7}, wire.ErrTypeModelUnavailable, true, 7 * time.Second, "slow down"},
+		{offline.Reply{Status: 408}, wire.ErrTypeModelUnavailable, true, 0, "408"},
+		{offline.Reply{Status: 409}, wire.ErrTypeModelUnavailable, true, 0, "409"},
+		{offline.Reply{Status: 401, Message: "Incorrect API key provided"}, wire.ErrTypeModelRejected, false, 0, "answered 401 Unauthorized: Incorrect API key provided"},
+		{offline.Reply{Status: 400, Message: "bad request"}, wire.ErrTypeModelRejected, false, 0, "bad request"},
 	}
 	for _, stream := range []bool{true, false} {
 		for _, c := range cases {
 			t.Run(fmt.Sprintf("%d/stream=%t", c.reply.Status, stream), func(t *testing.T) {
 				acts, srv := setup(t, stream)
 				srv.SetScript("helper", []offline.Reply{c.reply})
-				_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "helper", History: seed[:1]})
+				_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "helper", History: seed[:1]})
 				var app *temporal.ApplicationError
 				require.True(t, errors.As(err, &app), "%v", err)
 				assert.Equal(t, c.typ, app.Type())
@@ -145,10 +146,10 @@ func TestProviderErrorsAreClassifiedByStatus(t *testing.T) {
 func TestUnreachableEndpointIsRetryable(t *testing.T) {
 	acts, srv := setup(t, true)
 	require.NoError(t, srv.Close())
-	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "helper", History: seed[:1]})
+	_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "helper", History: seed[:1]})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeModelUnavailable, app.Type())
+	assert.Equal(t, wire.ErrTypeModelUnavailable, app.Type())
 	assert.False(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), "unreachable")
 }
@@ -159,7 +160,7 @@ func TestToolCallsComeBackAsFunctionCalls(t *testing.T) {
 		srv.SetScript("helper", []offline.Reply{{ToolCalls: []offline.ToolCall{
 			{ID: "c1", Name: "lookup", Arguments: `{"q":"weather in Oslo"}`},
 			{ID: "c2", Name: "time", Arguments: `{}`}}}})
-		res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "helper", History: seed[:1]})
+		res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "helper", History: seed[:1]})
 		require.NoError(t, err)
 		assert.Equal(t, []chat.Content{
 			{Type: chat.ContentFunctionCall, CallID: "c1", Name: "lookup", Arguments: `{"q":"weather in Oslo"}`},
@@ -170,21 +171,21 @@ func TestToolCallsComeBackAsFunctionCalls(t *testing.T) {
 
 func TestUnknownAgentIsNotRetried(t *testing.T) {
 	acts, _ := setup(t, true)
-	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "ghost", History: seed[:1]})
+	_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "ghost", History: seed[:1]})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	assert.Equal(t, wire.ErrTypeUnknownAgent, app.Type())
 	assert.True(t, app.NonRetryable())
 }
 
 // The strategies' agents are looked up as InvokeAgent's are.
 func TestUnknownStrategyAgentIsNotRetried(t *testing.T) {
 	acts, _ := setup(t, true)
-	_, err := acts.JudgeTermination(context.Background(), agents.JudgeInput{Agent: "ghost",
-		History: agents.InvokeInput{History: seed[:1]}})
+	_, err := acts.JudgeTermination(context.Background(), wire.JudgeInput{Agent: "ghost",
+		History: wire.InvokeInput{History: seed[:1]}})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	assert.Equal(t, wire.ErrTypeUnknownAgent, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), `agent "ghost" is not in this worker's registry`)
 }
@@ -194,15 +195,15 @@ func TestResolveParticipantsNamesUnknownIDs(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(acts.ResolveParticipants)
-	_, err := env.ExecuteActivity(acts.ResolveParticipants, agents.ResolveInput{AgentIDs: []string{"helper", "ghost", "nobody"}})
+	_, err := env.ExecuteActivity(acts.ResolveParticipants, wire.ResolveInput{AgentIDs: []string{"helper", "ghost", "nobody"}})
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	assert.Equal(t, wire.ErrTypeUnknownAgent, app.Type())
 	assert.Contains(t, err.Error(), `unknown agent id(s) "ghost", "nobody"; this worker knows "bot", "helper"`)
 
-	v, err := env.ExecuteActivity(acts.ResolveParticipants, agents.ResolveInput{AgentIDs: []string{"bot", "helper"}})
+	v, err := env.ExecuteActivity(acts.ResolveParticipants, wire.ResolveInput{AgentIDs: []string{"bot", "helper"}})
 	require.NoError(t, err)
-	var res agents.ResolveResult
+	var res wire.ResolveResult
 	require.NoError(t, v.Get(&res))
 	require.Len(t, res.Participants, 2)
 	assert.Equal(t, "Dr. Who?", res.Participants[0].Name)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Metadata keys agentchat sets on Assistants objects: wire names, which later attempts
@@ -44,7 +45,7 @@ const threadScanLimit = 1000
 
 // invokeAssistant runs one reply of an assistant agent (OpenAIAssistantAgent, seed
 // ADR): the service keeps the conversation in an Assistants thread, named by the
-// channel state (agents.AssistantThreadState) with the last primary message it holds.
+// channel state (wire.AssistantThreadState) with the last primary message it holds.
 //
 //  1. The assistant is the agent's assistantId, or one the worker makes per agent and
 //     endpoint on first use (see assistantFor).
@@ -70,11 +71,11 @@ const threadScanLimit = 1000
 // the thread; a failed run by its last_error
 // code (serviceFailure: rate_limit_exceeded and server_error are retried); an expired
 // or cancelled run is retried.
-func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition, in agents.InvokeInput,
-	history []chat.Message) (agents.InvokeResult, error) {
-	var st agents.AssistantThreadState
+func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition, in wire.InvokeInput,
+	history []chat.Message) (wire.InvokeResult, error) {
+	var st wire.AssistantThreadState
 	if err := checkServiceInput(def, in, &st); err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	call := &callInfo{agentID: def.ID, chatID: in.ChatID}
 	ctx = withCall(ctx, call)
@@ -85,7 +86,7 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 
 	assistantID, err := a.assistantFor(ctx, c, def)
 	if err != nil {
-		return agents.InvokeResult{}, fail(err, fmt.Sprintf("%s: create the assistant of agent %q", agents.ChannelAssistantThread, def.ID))
+		return wire.InvokeResult{}, fail(err, fmt.Sprintf("%s: create the assistant of agent %q", wire.ChannelAssistantThread, def.ID))
 	}
 	threadID, fresh := st.ThreadID, false
 	if threadID == "" {
@@ -94,25 +95,25 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 	if threadID == "" {
 		th, err := c.CreateThread(ctx, openai.ThreadRequest{Metadata: map[string]any{MetaChatID: in.ChatID}})
 		if err != nil {
-			return agents.InvokeResult{}, fail(err, agents.ChannelAssistantThread+": create a thread")
+			return wire.InvokeResult{}, fail(err, wire.ChannelAssistantThread+": create a thread")
 		}
 		threadID, fresh = th.ID, true
 	}
 	prog.setThread(threadID)
-	where := fmt.Sprintf("%s: thread %q", agents.ChannelAssistantThread, threadID)
+	where := fmt.Sprintf("%s: thread %q", wire.ChannelAssistantThread, threadID)
 
 	var run *openai.Run
 	if !fresh {
 		if run, err = priorRun(ctx, c, threadID, in.ReplyID, prog); err != nil {
 			if notFound(err) && threadID == st.ThreadID {
-				return agents.InvokeResult{}, threadLost(where, "thread", err)
+				return wire.InvokeResult{}, threadLost(where, "thread", err)
 			}
-			return agents.InvokeResult{}, fail(err, where)
+			return wire.InvokeResult{}, fail(err, where)
 		}
 	}
 	if run == nil {
 		if err := addMessages(ctx, c, threadID, def.ID, unsynced(history, st.SyncedThrough), !fresh, prog); err != nil {
-			return agents.InvokeResult{}, fail(err, where)
+			return wire.InvokeResult{}, fail(err, where)
 		}
 		r, err := c.CreateRun(ctx, threadID, openai.RunRequest{AssistantID: assistantID, Model: def.Model,
 			Instructions: def.Instructions, Metadata: map[string]any{MetaReplyID: in.ReplyID, MetaAgentID: def.ID}})
@@ -120,31 +121,31 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 			if notFound(err) && def.AssistantID == "" {
 				// The assistant this worker made is gone: make a new one on the retry.
 				madeAssistants.forget(c, def.ID)
-				return agents.InvokeResult{}, temporal.NewApplicationError(fmt.Sprintf(
+				return wire.InvokeResult{}, temporal.NewApplicationError(fmt.Sprintf(
 					"%s: assistant %q of agent %q is gone (%v); a new one is made on the retry", where, assistantID, def.ID, err),
-					agents.ErrTypeModelUnavailable)
+					wire.ErrTypeModelUnavailable)
 			}
-			return agents.InvokeResult{}, fail(err, where)
+			return wire.InvokeResult{}, fail(err, where)
 		}
 		run = &r
 	}
 	done, err := waitRun(ctx, c, *run, prog)
 	if err != nil {
-		return agents.InvokeResult{}, fail(err, fmt.Sprintf("%s: run %q", where, run.ID))
+		return wire.InvokeResult{}, fail(err, fmt.Sprintf("%s: run %q", where, run.ID))
 	}
 	if err := runOutcome(ctx, c, done, where); err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	text, err := runReply(ctx, c, done, in.ReplyID)
 	if err != nil {
-		return agents.InvokeResult{}, fail(err, where)
+		return wire.InvokeResult{}, fail(err, where)
 	}
-	state, err := json.Marshal(agents.AssistantThreadState{ThreadID: threadID, SyncedThrough: in.ReplyID,
+	state, err := json.Marshal(wire.AssistantThreadState{ThreadID: threadID, SyncedThrough: in.ReplyID,
 		LostThreadID: st.LostThreadID})
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
-	return agents.InvokeResult{Contents: replyContents(text, nil), Model: done.Model, ChannelState: state,
+	return wire.InvokeResult{Contents: replyContents(text, nil), Model: done.Model, ChannelState: state,
 		PromptTokens: done.Usage.PromptTokens, CompletionTokens: done.Usage.CompletionTokens}, nil
 }
 
@@ -335,10 +336,10 @@ func runOutcome(ctx context.Context, c *openai.Client, run openai.Run, where str
 	case openai.RunStatusRequiresAction:
 		_, _ = c.CancelRun(ctx, run.ThreadID, run.ID) // best effort: it would expire anyway
 		return temporal.NewNonRetryableApplicationError(where+" requires action (submit_tool_outputs): kind "+
-			string(agents.KindAssistant)+" does not run the assistant's own function tools; remove them from the assistant",
-			agents.ErrTypeModelRejected, nil)
+			string(wire.KindAssistant)+" does not run the assistant's own function tools; remove them from the assistant",
+			wire.ErrTypeModelRejected, nil)
 	}
-	return temporal.NewApplicationError(fmt.Sprintf("%s ended %s", where, run.Status), agents.ErrTypeModelUnavailable)
+	return temporal.NewApplicationError(fmt.Sprintf("%s ended %s", where, run.Status), wire.ErrTypeModelUnavailable)
 }
 
 // runReply is the text of run's assistant messages, oldest first, joined by a blank

@@ -16,13 +16,14 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // threadOf is the thread a state names, with its messages (oldest first) as
 // "<role>: <text> [<agentchat_message_id>]".
 func threadOf(t *testing.T, srv *offline.Server, state json.RawMessage) (string, []string) {
 	t.Helper()
-	var st agents.AssistantThreadState
+	var st wire.AssistantThreadState
 	require.NoError(t, json.Unmarshal(state, &st))
 	msgs, ok := srv.ThreadMessages(st.ThreadID)
 	require.True(t, ok, "thread %q", st.ThreadID)
@@ -53,13 +54,13 @@ func runsOf(t *testing.T, srv *offline.Server, threadID string) []openai.Run {
 
 func TestAssistantThreadGetsEveryMessageOnce(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
-	res, err, beats := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "asst", TurnID: "m3", ReplyID: "m3/1",
+	res, err, beats := invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: "asst", TurnID: "m3", ReplyID: "m3/1",
 		History: conversation("asst"), ChannelState: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	assert.Equal(t, []chat.Content{chat.Text("[offline] asst " + firstReply)}, res.Contents)
 	assert.GreaterOrEqual(t, beats, 1, "it heartbeats while it works (the SDK throttles them)")
 	assert.Equal(t, "test-model", res.Model)
-	var st agents.AssistantThreadState
+	var st wire.AssistantThreadState
 	require.NoError(t, json.Unmarshal(res.ChannelState, &st))
 	assert.Regexp(t, `^thread_`, st.ThreadID)
 	assert.Equal(t, "m3/1", st.SyncedThrough)
@@ -74,7 +75,7 @@ func TestAssistantThreadGetsEveryMessageOnce(t *testing.T) {
 	}, msgs)
 
 	// The next call adds only the new message to the same thread.
-	in := agents.InvokeInput{ChatID: "c", AgentID: "asst", TurnID: "m4", ReplyID: "m4/1",
+	in := wire.InvokeInput{ChatID: "c", AgentID: "asst", TurnID: "m4", ReplyID: "m4/1",
 		History: []chat.Message{recap}, HistoryFrom: 6, ChannelState: res.ChannelState}
 	res2, err, _ := invoke(t, acts, in)
 	require.NoError(t, err)
@@ -105,14 +106,14 @@ func TestAssistantThreadGetsEveryMessageOnce(t *testing.T) {
 // them again, and makes a new run.
 func TestAssistantRetryAfterAFailedRunAddsNothingTwice(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
-	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m3/1", History: conversation("asst")})
+	res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "asst", ReplyID: "m3/1", History: conversation("asst")})
 	require.NoError(t, err)
 
 	srv.SetScript("asst", []offline.Reply{{Status: 500, Message: "The server had an error"}})
-	in := agents.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap}, ChannelState: res.ChannelState}
+	in := wire.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap}, ChannelState: res.ChannelState}
 	_, err, _ = invoke(t, acts, in)
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeModelUnavailable, app.Type())
+	assert.Equal(t, wire.ErrTypeModelUnavailable, app.Type())
 	assert.False(t, app.NonRetryable())
 	assert.Regexp(t, `assistant_thread: thread "thread_offline_\d+": run "run_offline_\d+" failed \(server_error\): The server had an error`, err.Error())
 	_, msgs := threadOf(t, srv, res.ChannelState)
@@ -129,9 +130,9 @@ func TestAssistantRetryAfterAFailedRunAddsNothingTwice(t *testing.T) {
 func TestAssistantRateLimitedRunIsRetryable(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	srv.SetScript("asst", []offline.Reply{{Status: 429, Message: "Rate limit reached for requests"}})
-	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m1/1", History: conversation("asst")[:1]})
+	_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "asst", ReplyID: "m1/1", History: conversation("asst")[:1]})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeModelUnavailable, app.Type())
+	assert.Equal(t, wire.ErrTypeModelUnavailable, app.Type())
 	assert.False(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), "failed (rate_limit_exceeded): Rate limit reached for requests")
 }
@@ -139,31 +140,31 @@ func TestAssistantRateLimitedRunIsRetryable(t *testing.T) {
 func TestAssistantRejectedRequestIsNotRetried(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	srv.SetScript("asst", []offline.Reply{{Status: 401, Message: "Incorrect API key provided"}})
-	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m1/1", History: conversation("asst")[:1]})
+	_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "asst", ReplyID: "m1/1", History: conversation("asst")[:1]})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeModelRejected, app.Type())
+	assert.Equal(t, wire.ErrTypeModelRejected, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), "answered 401 Unauthorized: Incorrect API key provided")
 }
 
 // A thread the service no longer knows (404) is ServiceThreadLost, not retried as is;
-// sent again as a new channel (agents.LostThreadState), the whole history goes to a
+// sent again as a new channel (wire.LostThreadState), the whole history goes to a
 // new thread and the state keeps the record of the lost one.
 func TestAssistantUnknownThreadIsAThreadLost(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	old := json.RawMessage(`{"threadId":"thread_gone","syncedThrough":"m3/1"}`)
-	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap},
+	_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap},
 		ChannelState: old})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeThreadLost, app.Type())
+	assert.Equal(t, wire.ErrTypeThreadLost, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), `assistant_thread: thread "thread_gone": the service no longer knows this thread`)
 	assert.Contains(t, err.Error(), `No thread found with id 'thread_gone'.`)
 
-	res, err, _ := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "asst", ReplyID: "m4/1",
-		History: append(conversation("asst"), recap), ChannelState: agents.LostThreadState(agents.ChannelAssistantThread, old)})
+	res, err, _ := invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: "asst", ReplyID: "m4/1",
+		History: append(conversation("asst"), recap), ChannelState: wire.LostThreadState(wire.ChannelAssistantThread, old)})
 	require.NoError(t, err)
-	var st agents.AssistantThreadState
+	var st wire.AssistantThreadState
 	require.NoError(t, json.Unmarshal(res.ChannelState, &st))
 	assert.NotEqual(t, "thread_gone", st.ThreadID)
 	assert.Equal(t, "thread_gone", st.LostThreadID, "the record of the lost thread stays")
@@ -174,10 +175,10 @@ func TestAssistantUnknownThreadIsAThreadLost(t *testing.T) {
 func TestAssistantRunThatRequiresActionIsCancelled(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	srv.SetScript("asst", []offline.Reply{{ToolCalls: []offline.ToolCall{{ID: "c1", Name: "lookup"}}}})
-	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m1/1", History: conversation("asst")[:1]})
+	res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "asst", ReplyID: "m1/1", History: conversation("asst")[:1]})
 	assert.Empty(t, res.ChannelState)
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeModelRejected, app.Type())
+	assert.Equal(t, wire.ErrTypeModelRejected, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), "requires action (submit_tool_outputs)")
 }
@@ -203,11 +204,11 @@ agents:
 	require.NoError(t, err)
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(reg)})
 	require.NoError(t, err)
-	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "fixed", ReplyID: "m3/1", History: conversation("fixed")})
+	res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "fixed", ReplyID: "m3/1", History: conversation("fixed")})
 	require.NoError(t, err)
 	// No instructions of its own: the run takes the assistant's, which count as a system message.
 	assert.Equal(t, "[offline] fixed "+firstReply, res.Contents[0].Text)
-	var st agents.AssistantThreadState
+	var st wire.AssistantThreadState
 	require.NoError(t, json.Unmarshal(res.ChannelState, &st))
 	runs := runsOf(t, srv, st.ThreadID)
 	require.Len(t, runs, 1)
@@ -220,7 +221,7 @@ agents:
 func TestAssistantRetryReusesTheThreadOfAnEarlierAttempt(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	srv.SetScript("asst", []offline.Reply{{Status: 503}})
-	in := agents.InvokeInput{AgentID: "asst", ReplyID: "m3/1", History: conversation("asst")}
+	in := wire.InvokeInput{AgentID: "asst", ReplyID: "m3/1", History: conversation("asst")}
 	_, err, _ := invoke(t, acts, in)
 	require.Error(t, err)
 	m := regexp.MustCompile(`thread "(thread_[^"]+)"`).FindStringSubmatch(err.Error())
@@ -233,7 +234,7 @@ func TestAssistantRetryReusesTheThreadOfAnEarlierAttempt(t *testing.T) {
 	env.SetHeartbeatDetails(map[string]string{"threadId": earlier})
 	v, err := env.ExecuteActivity(acts.InvokeAgent, in)
 	require.NoError(t, err)
-	var res agents.InvokeResult
+	var res wire.InvokeResult
 	require.NoError(t, v.Get(&res))
 	assert.Equal(t, "[offline] asst "+firstReply, res.Contents[0].Text)
 	thread, msgs := threadOf(t, srv, res.ChannelState)
@@ -245,7 +246,7 @@ func TestAssistantRetryReusesTheThreadOfAnEarlierAttempt(t *testing.T) {
 // attempt made it), and cancelled if it is another's (an abandoned attempt).
 func TestAssistantActiveRunsOfEarlierAttempts(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
-	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m3/1", History: conversation("asst")})
+	res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "asst", ReplyID: "m3/1", History: conversation("asst")})
 	require.NoError(t, err)
 	threadID, _ := threadOf(t, srv, res.ChannelState)
 	assistantID := runsOf(t, srv, threadID)[0].AssistantID
@@ -253,7 +254,7 @@ func TestAssistantActiveRunsOfEarlierAttempts(t *testing.T) {
 	cfg.BaseURL = srv.URL()
 	other := openai.NewClientWithConfig(cfg) // no agent header: the offline model answers as "assistant"
 	ctx := context.Background()
-	srv.SetScript(offline.DefaultAgent, []offline.Reply{{Delay: agents.Duration(200 * time.Millisecond)}})
+	srv.SetScript(offline.DefaultAgent, []offline.Reply{{Delay: wire.Duration(200 * time.Millisecond)}})
 
 	// An earlier attempt added m4 and made the run for m4/1, still in progress.
 	_, err = other.CreateMessage(ctx, threadID, openai.MessageRequest{Role: "user", Content: recap.Text(),
@@ -262,7 +263,7 @@ func TestAssistantActiveRunsOfEarlierAttempts(t *testing.T) {
 	_, err = other.CreateRun(ctx, threadID, openai.RunRequest{AssistantID: assistantID,
 		Metadata: map[string]any{activities.MetaReplyID: "m4/1"}})
 	require.NoError(t, err)
-	in := agents.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap}, ChannelState: res.ChannelState}
+	in := wire.InvokeInput{AgentID: "asst", ReplyID: "m4/1", History: []chat.Message{recap}, ChannelState: res.ChannelState}
 	res2, err, _ := invoke(t, acts, in)
 	require.NoError(t, err)
 	assert.Equal(t, "[offline] assistant "+secondReply, res2.Contents[0].Text, "the earlier attempt's run answered")
@@ -274,9 +275,9 @@ func TestAssistantActiveRunsOfEarlierAttempts(t *testing.T) {
 	_, err = other.CreateRun(ctx, threadID, openai.RunRequest{AssistantID: assistantID,
 		Metadata: map[string]any{activities.MetaReplyID: "m9/1"}})
 	require.NoError(t, err)
-	srv.SetScript(offline.DefaultAgent, []offline.Reply{{Delay: agents.Duration(time.Minute)}})
+	srv.SetScript(offline.DefaultAgent, []offline.Reply{{Delay: wire.Duration(time.Minute)}})
 	next := chat.TextMessage("m5", chat.RoleUser, "Alice", "Thanks")
-	res3, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "asst", ReplyID: "m5/1", History: []chat.Message{next},
+	res3, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "asst", ReplyID: "m5/1", History: []chat.Message{next},
 		ChannelState: res2.ChannelState})
 	require.NoError(t, err)
 	assert.Contains(t, res3.Contents[0].Text, "[offline] asst received 10 messages.")

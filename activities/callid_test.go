@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A call id longer than OpenAI's 40 bytes (from a document of another provider, or a
@@ -26,7 +26,7 @@ func TestLongCallIDsTravelUnderShortOnes(t *testing.T) {
 				Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: id, Name: "lookup", Arguments: `{}`}}},
 			{MessageID: "m1/2", Role: chat.RoleTool, Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: id, Result: "found"}}},
 		}
-		_, err, _ := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "helper", TurnID: "m1", ReplyID: "m1/3", History: history})
+		_, err, _ := invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: "helper", TurnID: "m1", ReplyID: "m1/3", History: history})
 		require.NoError(t, err, "a call id of %d bytes", n)
 		assert.Empty(t, srv.Violations())
 		req, ok := srv.LastRequest("helper")

@@ -8,8 +8,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // chatMessages maps the primary history to Chat Completions messages, after a system
@@ -114,7 +114,7 @@ func OpenAIName(author string) string {
 // chat renames a repeated one after its reply id (which holds the client's messageId).
 // The chat keeps its own ids: the tool's idempotency key and the history use them.
 func wireCallID(id string) string {
-	if len(id) <= agents.MaxCallIDLen {
+	if len(id) <= wire.MaxCallIDLen {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))

@@ -11,7 +11,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // providerError turns an error from a model call into a Temporal application error.
@@ -35,9 +35,9 @@ func providerError(ctx context.Context, err error, retryAfter time.Duration) err
 		text += ": " + msg
 	}
 	if status != 0 && !retryableStatus(status) {
-		return temporal.NewNonRetryableApplicationError(text, agents.ErrTypeModelRejected, nil)
+		return temporal.NewNonRetryableApplicationError(text, wire.ErrTypeModelRejected, nil)
 	}
-	return temporal.NewApplicationErrorWithOptions(text, agents.ErrTypeModelUnavailable,
+	return temporal.NewApplicationErrorWithOptions(text, wire.ErrTypeModelUnavailable,
 		temporal.ApplicationErrorOptions{NextRetryDelay: retryAfter})
 }
 
@@ -85,5 +85,5 @@ func threadLost(where, what string, err error) error {
 	}
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 		"%s: the service no longer knows this %s (another project, deleted, or past its retention): %s", where, what, msg),
-		agents.ErrTypeThreadLost, nil)
+		wire.ErrTypeThreadLost, nil)
 }

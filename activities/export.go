@@ -11,62 +11,61 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // ExportChat builds the document of the calling chat run from its ExportSnapshot and
 // History queries (so the chat's messages never pass through an activity input) and
-// writes it to the requested sink: inline (at most workflows.InlineLimit bytes), the
+// writes it to the requested sink: inline (at most wire.InlineLimit bytes), the
 // worker's document store, or a file path on the worker. Errors: InvalidInput for an
 // inline document that is too large or a bad path.
-func (a *Activities) ExportChat(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (wire.ExportResult, error) {
 	defer heartbeatWhileWaiting(ctx)() // queries, the message store, encoding and the sink may each be slow
 	ns := activity.GetInfo(ctx).WorkflowNamespace
 	tc, err := a.temporal(ns)
 	if err != nil {
-		return workflows.ExportResult{}, err
+		return wire.ExportResult{}, err
 	}
 	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
 		return a.fillStubs(ctx, in.ChatID, in.Store, msgs)
 	}
 	doc, err := BuildDocument(ctx, tc, in.ChatID, in.RunID, Source{Namespace: ns, Cluster: a.clusterName}, fill)
 	if err != nil {
-		return workflows.ExportResult{}, err
+		return wire.ExportResult{}, err
 	}
 	b, digest, err := chatstate.Encode(doc)
 	if err != nil {
-		return workflows.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
+		return wire.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 	}
-	res := workflows.ExportResult{Digest: digest, Bytes: len(b), MessageCount: len(doc.History)}
+	res := wire.ExportResult{Digest: digest, Bytes: len(b), MessageCount: len(doc.History)}
 	for _, m := range doc.PendingTurns {
 		res.PendingTurns = append(res.PendingTurns, m.MessageID)
 	}
 	sink := in.Export.Sink
-	if sink == "" || sink == workflows.SinkAuto {
-		sink = workflows.SinkInline
-		if len(b) > workflows.InlineLimit {
-			sink = workflows.SinkStore
+	if sink == "" || sink == wire.SinkAuto {
+		sink = wire.SinkInline
+		if len(b) > wire.InlineLimit {
+			sink = wire.SinkStore
 		}
 	}
 	switch sink {
-	case workflows.SinkInline:
-		if len(b) > workflows.InlineLimit {
-			return workflows.ExportResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"export: the document is %d bytes, over the %d inline limit; use sink \"store\" or \"file\"", len(b), workflows.InlineLimit),
-				agents.ErrTypeInvalidInput, nil)
+	case wire.SinkInline:
+		if len(b) > wire.InlineLimit {
+			return wire.ExportResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"export: the document is %d bytes, over the %d inline limit; use sink \"store\" or \"file\"", len(b), wire.InlineLimit),
+				wire.ErrTypeInvalidInput, nil)
 		}
 		res.Document = b
-	case workflows.SinkStore:
+	case wire.SinkStore:
 		name := fmt.Sprintf("%s-%s.json", safeName(in.ChatID), digest[len("sha256:"):][:16])
 		if res.URI, err = a.store.Put(ctx, name, b); err != nil {
-			return workflows.ExportResult{}, err
+			return wire.ExportResult{}, err
 		}
-	case workflows.SinkFile:
+	case wire.SinkFile:
 		if err := writeFileAtomic(in.Export.Path, b); err != nil {
-			return workflows.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), agents.ErrTypeInvalidInput, nil)
+			return wire.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), wire.ErrTypeInvalidInput, nil)
 		}
 		res.URI = FileURI(in.Export.Path)
 	}
@@ -87,8 +86,8 @@ type Source struct {
 // too. An empty runID means the latest run. Stub messages (bodies in a message store)
 // are filled by fill; with no fill, or what it cannot fill, the error is ErrStoredMessages.
 func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source, fill Filler) (chatstate.Document, error) {
-	var snap workflows.Snapshot
-	if err := query(ctx, tc, chatID, runID, workflows.SnapshotQuery, &snap); err != nil {
+	var snap wire.Snapshot
+	if err := query(ctx, tc, chatID, runID, wire.SnapshotQuery, &snap); err != nil {
 		return chatstate.Document{}, err
 	}
 	if fill == nil && snap.Stubbed {
@@ -120,7 +119,7 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 }
 
 // readHistory reads messages [from, to) of a chat run through its History query, in
-// pages of at most workflows.HistoryPageBytes.
+// pages of at most wire.HistoryPageBytes.
 func readHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
 	return readHistoryUntil(ctx, tc, chatID, runID, from, to, nil)
 }
@@ -131,11 +130,11 @@ func readHistory(ctx context.Context, tc client.Client, chatID, runID string, fr
 func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID string, from, to int, stop func([]chat.Message) int) ([]chat.Message, error) {
 	msgs := make([]chat.Message, 0, to-from)
 	for from+len(msgs) < to {
-		var page workflows.HistoryResult
+		var page wire.HistoryResult
 		// MaxBytes said, though it is the default: a chat run by a worker older than that
 		// default would send the rest whole.
-		in := workflows.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: workflows.HistoryPageBytes}
-		if err := query(ctx, tc, chatID, runID, workflows.HistoryQuery, &page, in); err != nil {
+		in := wire.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: wire.HistoryPageBytes}
+		if err := query(ctx, tc, chatID, runID, wire.HistoryQuery, &page, in); err != nil {
 			return nil, err
 		}
 		if len(page.Messages) == 0 {

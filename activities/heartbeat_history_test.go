@@ -20,7 +20,7 @@ import (
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // slowStore is a real store whose reads take delay: a store (or a history query) that
@@ -41,7 +41,7 @@ func (s slowStore) Get(ctx context.Context, chatID string, ids []string) ([]chat
 
 // invokeOnce runs InvokeAgent as a workflow's activity, once, with a heartbeat timeout
 // of hb (enforced by the test environment).
-func invokeOnce(acts *activities.Activities, in agents.InvokeInput, hb time.Duration) error {
+func invokeOnce(acts *activities.Activities, in wire.InvokeInput, hb time.Duration) error {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Minute)
@@ -83,7 +83,7 @@ agents:
 				MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: slowStore{st, 3 * hb}}})
 			require.NoError(t, err)
 
-			in := agents.InvokeInput{ChatID: "c", AgentID: "bot", TurnID: "m2", ReplyID: "m2/1",
+			in := wire.InvokeInput{ChatID: "c", AgentID: "bot", TurnID: "m2", ReplyID: "m2/1",
 				ChannelState: json.RawMessage(`{}`), History: []chat.Message{
 					{MessageID: "m1", Role: chat.RoleUser}, // a stub: its body is in the store
 					chat.TextMessage("m2", chat.RoleUser, "Alice", "and a new one"),
@@ -138,9 +138,9 @@ func TestImportChatHeartbeatsWhileStoringBodies(t *testing.T) {
 	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Second,
 			HeartbeatTimeout: hb, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
-		var page workflows.ImportPage
-		return workflow.ExecuteActivity(ctx, acts.ImportChat, workflows.ImportPageInput{
-			Source: workflows.DocumentSource{Document: doc}}).Get(ctx, &page)
+		var page wire.ImportPage
+		return workflow.ExecuteActivity(ctx, acts.ImportChat, wire.ImportPageInput{
+			Source: wire.DocumentSource{Document: doc}}).Get(ctx, &page)
 	}, workflow.RegisterOptions{Name: "importOnce"})
 	env.ExecuteWorkflow("importOnce")
 	require.NoError(t, env.GetWorkflowError(), "a write 3× the heartbeat timeout long is not a dead worker")

@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // historyFor returns the history an agent call sees: the inline history, or the run's
@@ -22,7 +22,7 @@ import (
 // chat cached answers by replaying it) and the store can take seconds on a loaded
 // machine, and a call that missed its heartbeat there would miss it again on every
 // attempt.
-func (a *Activities) historyFor(ctx context.Context, in agents.InvokeInput) ([]chat.Message, error) {
+func (a *Activities) historyFor(ctx context.Context, in wire.InvokeInput) ([]chat.Message, error) {
 	stop := heartbeatWhileWaiting(ctx)
 	defer stop()
 	if in.HistoryLength == 0 {
@@ -52,7 +52,7 @@ func (a *Activities) historyFor(ctx context.Context, in agents.InvokeInput) ([]c
 // readRun reads messages [0, length) of a chat run, reusing the cached committed prefix.
 // With the cached prefix as long as in.DeltaFrom, the delta completes it and no query
 // is made (the usual case: the same worker made the chat's previous call).
-func (a *Activities) readRun(ctx context.Context, in agents.InvokeInput) ([]chat.Message, error) {
+func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.Message, error) {
 	chatID, runID, length, committed := in.ChatID, in.RunID, in.HistoryLength, in.Committed
 	cached := a.runs.get(chatID, runID)
 	if in.Delta != nil && len(cached) >= in.DeltaFrom && in.DeltaFrom+len(in.Delta) == length {
@@ -129,19 +129,19 @@ func FillStubs(ctx context.Context, st msgstore.Store, chatID string, msgs []cha
 // time stay in the workflow's stub). So the same message stored by its model call, by a
 // continue-as-new or by an import (a migration target under the same chat id, sharing
 // the store) is one body, not a conflict.
-func (a *Activities) StoreMessages(ctx context.Context, in agents.StoreMessagesInput) (agents.StoreMessagesResult, error) {
+func (a *Activities) StoreMessages(ctx context.Context, in wire.StoreMessagesInput) (wire.StoreMessagesResult, error) {
 	st, err := a.messageStore(in.Store)
 	if err != nil {
-		return agents.StoreMessagesResult{}, err
+		return wire.StoreMessagesResult{}, err
 	}
 	bodies := make([]chat.Message, len(in.Messages))
 	for i, m := range in.Messages {
 		bodies[i] = chat.Message{MessageID: m.MessageID, Role: m.Role, AgentID: m.AgentID, Contents: m.Contents}
 	}
 	if err := st.Put(ctx, in.ChatID, bodies); err != nil {
-		return agents.StoreMessagesResult{}, storeError(err)
+		return wire.StoreMessagesResult{}, storeError(err)
 	}
-	return agents.StoreMessagesResult{Store: st.Name()}, nil
+	return wire.StoreMessagesResult{Store: st.Name()}, nil
 }
 
 // messageStore returns the store named name, or the default store for "".
@@ -153,7 +153,7 @@ func (a *Activities) messageStore(name string) (msgstore.Store, error) {
 	if !ok || st == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"message store %q is not configured on this worker (worker --message-store URL)", name),
-			agents.ErrTypeInvalidInput, nil)
+			wire.ErrTypeInvalidInput, nil)
 	}
 	return st, nil
 }
@@ -162,9 +162,9 @@ func (a *Activities) messageStore(name string) (msgstore.Store, error) {
 // rest (not found, conflict) is not.
 func storeError(err error) error {
 	if errors.Is(err, msgstore.ErrUnavailable) {
-		return temporal.NewApplicationError("message store unavailable: "+err.Error(), agents.ErrTypeStoreUnavailable)
+		return temporal.NewApplicationError("message store unavailable: "+err.Error(), wire.ErrTypeStoreUnavailable)
 	}
-	return temporal.NewNonRetryableApplicationError("message store: "+err.Error(), agents.ErrTypeInvalidInput, nil)
+	return temporal.NewNonRetryableApplicationError("message store: "+err.Error(), wire.ErrTypeInvalidInput, nil)
 }
 
 // runCache keeps the committed history prefix of recent chat runs, so that a long chat's

@@ -11,41 +11,40 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // ImportChat reads a document (inline or from the store), validates, repairs and
 // upgrades it (chatstate.Decode), and returns the messages from in.Offset on, at most
-// about workflows.HistoryPageBytes of them (bounded as a History page is: well under
+// about wire.HistoryPageBytes of them (bounded as a History page is: well under
 // the payload limit); the first page carries the header. Errors: InvalidDocument
 // naming the field, or, on the first page, for a document a chat could not hold
-// (workflows.CheckDocumentSizes), not retried; an unreadable store is retried.
-func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInput) (workflows.ImportPage, error) {
+// (wire.CheckDocumentSizes), not retried; an unreadable store is retried.
+func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
 	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
 	b := []byte(in.Source.Document)
 	if in.Source.URI != "" {
 		var err error
 		if b, err = a.store.Get(ctx, in.Source.URI); err != nil {
-			return workflows.ImportPage{}, err
+			return wire.ImportPage{}, err
 		}
 	}
 	doc, report, err := decodedDocs.decode(b)
 	if err != nil {
-		return workflows.ImportPage{}, InvalidDocument(err)
+		return wire.ImportPage{}, InvalidDocument(err)
 	}
-	page := workflows.ImportPage{Total: len(doc.History)}
+	page := wire.ImportPage{Total: len(doc.History)}
 	if in.Offset == 0 { // the first page answers for the whole document; the others need not again
-		if err := workflows.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
-			return workflows.ImportPage{}, InvalidDocument(err)
+		if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
+			return wire.ImportPage{}, InvalidDocument(err)
 		}
 		header := doc
 		header.History = nil
 		page.Header, page.Repairs = &header, report.Repairs
 		if err := a.stubHeader(ctx, in.Store, &page); err != nil {
-			return workflows.ImportPage{}, err
+			return wire.ImportPage{}, err
 		}
 	}
 	// A large document: the bodies of all but the latest messages go to the message
@@ -58,17 +57,17 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 	}
 	size := 0
 	if page.Header != nil {
-		size = workflows.MessageBytes(chat.Message{}) + len(mustEncode(page.Header)) // the page carries it too
+		size = wire.MessageBytes(chat.Message{}) + len(mustEncode(page.Header)) // the page carries it too
 	}
 	var stub []int // indexes in page.Messages of the messages to store
-	for i := in.Offset; i < len(doc.History) && (size < workflows.HistoryPageBytes || i == in.Offset); i++ {
+	for i := in.Offset; i < len(doc.History) && (size < wire.HistoryPageBytes || i == in.Offset); i++ {
 		m := doc.History[i]
-		sent, stored := m, i < stubBelow || workflows.MessageBytes(m) > workflows.ReplyInlineLimit
+		sent, stored := m, i < stubBelow || wire.MessageBytes(m) > wire.ReplyInlineLimit
 		if stored {
 			sent.Contents = nil
 		}
-		size += workflows.MessageBytes(sent)
-		if size > workflows.HistoryPageBytes && i > in.Offset {
+		size += wire.MessageBytes(sent)
+		if size > wire.HistoryPageBytes && i > in.Offset {
 			break
 		}
 		if stored {
@@ -80,7 +79,7 @@ func (a *Activities) ImportChat(ctx context.Context, in workflows.ImportPageInpu
 		// Stored under the importing chat's id (the workflow calling), not the source's.
 		chatID := activity.GetInfo(ctx).WorkflowExecution.ID
 		if err := a.stubPage(ctx, chatID, in.Store, &page, stub); err != nil {
-			return workflows.ImportPage{}, err
+			return wire.ImportPage{}, err
 		}
 	}
 	if in.Offset+len(page.Messages) >= len(doc.History) {
@@ -97,18 +96,18 @@ const (
 )
 
 // stubPage stores the bodies of the page's messages at the indexes stub (ascending),
-// in batches of about workflows.HistoryPageBytes, and leaves stubs in their place.
-func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *workflows.ImportPage, stub []int) error {
+// in batches of about wire.HistoryPageBytes, and leaves stubs in their place.
+func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *wire.ImportPage, stub []int) error {
 	page.Messages = slices.Clone(page.Messages) // the cached document's messages stay whole
 	for from := 0; from < len(stub); {
 		to, size := from, 0
 		var batch []chat.Message
-		for to < len(stub) && (to == from || size+workflows.MessageBytes(page.Messages[stub[to]]) <= workflows.HistoryPageBytes) {
-			size += workflows.MessageBytes(page.Messages[stub[to]])
+		for to < len(stub) && (to == from || size+wire.MessageBytes(page.Messages[stub[to]]) <= wire.HistoryPageBytes) {
+			size += wire.MessageBytes(page.Messages[stub[to]])
 			batch = append(batch, page.Messages[stub[to]])
 			to++
 		}
-		res, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: chatID, Store: store, Messages: batch})
+		res, err := a.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: chatID, Store: store, Messages: batch})
 		if err != nil {
 			return err
 		}
@@ -176,15 +175,15 @@ func (c *docCache) forget(b []byte) {
 }
 
 // stubHeader stores the bodies of the header's pending turns when they would leave the
-// first page too little room (over half of workflows.HistoryPageBytes): the restored
+// first page too little room (over half of wire.HistoryPageBytes): the restored
 // chat queues stubs, which its model calls fill from the store.
-func (a *Activities) stubHeader(ctx context.Context, store string, page *workflows.ImportPage) error {
+func (a *Activities) stubHeader(ctx context.Context, store string, page *wire.ImportPage) error {
 	h := page.Header
-	if len(h.PendingTurns) == 0 || len(mustEncode(h)) <= workflows.HistoryPageBytes/2 {
+	if len(h.PendingTurns) == 0 || len(mustEncode(h)) <= wire.HistoryPageBytes/2 {
 		return nil
 	}
 	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
-	res, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: chatID, Store: store, Messages: h.PendingTurns})
+	res, err := a.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: chatID, Store: store, Messages: h.PendingTurns})
 	if err != nil {
 		return err
 	}
@@ -209,5 +208,5 @@ func InvalidDocument(err error) error {
 	if errors.As(err, &fe) {
 		msg = fe.Error()
 	}
-	return temporal.NewNonRetryableApplicationError(msg, agents.ErrTypeInvalidDocument, nil)
+	return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeInvalidDocument, nil)
 }

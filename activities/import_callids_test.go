@@ -16,7 +16,7 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A large document's older messages reach the importing chat as stubs; the page says
@@ -56,9 +56,9 @@ func TestImportPageNamesTheCallIDsOfItsStubs(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(acts.ImportChat)
-	v, err := env.ExecuteActivity(acts.ImportChat, workflows.ImportPageInput{Source: workflows.DocumentSource{Document: doc}})
+	v, err := env.ExecuteActivity(acts.ImportChat, wire.ImportPageInput{Source: wire.DocumentSource{Document: doc}})
 	require.NoError(t, err)
-	var page workflows.ImportPage
+	var page wire.ImportPage
 	require.NoError(t, v.Get(&page))
 	require.Nil(t, page.Messages[1].Contents, "the call's message is a stub")
 	assert.True(t, page.CallIDs.MayHave("call_old"))

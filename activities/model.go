@@ -18,13 +18,13 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // ReplyInlineLimit is the largest reply, in encoded bytes, returned in the activity
-// result; a larger one goes to the chat's message store (workflows.ReplyInlineLimit,
+// result; a larger one goes to the chat's message store (wire.ReplyInlineLimit,
 // 1 MiB, half the 2 MiB payload limit).
-const ReplyInlineLimit = workflows.ReplyInlineLimit
+const ReplyInlineLimit = wire.ReplyInlineLimit
 
 // InvokeAgent runs one reply of an agent, by its kind. For chat_completion: one Chat
 // Completions call with the agent's instructions and the history it is given, streamed
@@ -38,47 +38,47 @@ const ReplyInlineLimit = workflows.ReplyInlineLimit
 // Errors: UnknownAgent (not retried on this worker; see unknownHere) when the agent
 // is not in the registry;
 // ModelRequestRejected / ModelUnavailable from the provider (see providerError).
-func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire.InvokeResult, error) {
 	def, err := a.agent(ctx, in.AgentID)
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	history, err := a.historyFor(ctx, in)
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
-	var res agents.InvokeResult
+	var res wire.InvokeResult
 	switch def.Kind {
-	case agents.KindResponses:
+	case wire.KindResponses:
 		res, err = a.invokeResponses(ctx, def, in, history)
-	case agents.KindAssistant:
+	case wire.KindAssistant:
 		res, err = a.invokeAssistant(ctx, def, in, history)
 	default:
 		res, err = a.invokeChatCompletion(ctx, def, history, in.ToolChoice)
 	}
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	if len(res.Contents) == 0 {
-		return agents.InvokeResult{}, temporal.NewApplicationError(
-			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), agents.ErrTypeModelUnavailable)
+		return wire.InvokeResult{}, temporal.NewApplicationError(
+			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), wire.ErrTypeModelUnavailable)
 	}
-	size := workflows.MessageBytes(chat.Message{Contents: res.Contents})
+	size := wire.MessageBytes(chat.Message{Contents: res.Contents})
 	if size > ReplyInlineLimit && slices.ContainsFunc(res.Contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
 		// The workflow runs the calls it reads in the reply; a reference would hide them.
-		return agents.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		return wire.InvokeResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"agent %q: model %q replied with tool calls of %d bytes, over the %d a reply with tool calls may take (ReplyInlineLimit)",
-			def.ID, def.Model, size, ReplyInlineLimit), agents.ErrTypeModelRejected, nil)
+			def.ID, def.Model, size, ReplyInlineLimit), wire.ErrTypeModelRejected, nil)
 	}
 	if size > ReplyInlineLimit && in.ReplyID != "" {
 		// Too large for a Temporal payload: the body goes to the message store and
 		// the workflow keeps a reference.
 		stop := heartbeatWhileWaiting(ctx) // a slow store is not a dead worker
-		stored, err := a.StoreMessages(ctx, agents.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,
+		stored, err := a.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,
 			Messages: []chat.Message{{MessageID: in.ReplyID, Role: chat.RoleAssistant, AgentID: def.ID, Contents: res.Contents}}})
 		stop()
 		if err != nil {
-			return agents.InvokeResult{}, err
+			return wire.InvokeResult{}, err
 		}
 		res.Contents, res.Stored = nil, stored.Store
 	}
@@ -90,7 +90,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, error) {
 	def, ok := a.registry.Get(id)
 	if !ok {
-		return agents.Definition{}, a.unknownHere(ctx, agents.KindAgent, []string{id}, a.registry.IDs(), fmt.Sprintf(
+		return agents.Definition{}, a.unknownHere(ctx, wire.KindAgent, []string{id}, a.registry.IDs(), fmt.Sprintf(
 			"agent %q is not in this worker's registry, which has %s", id, strings.Join(a.registry.IDs(), ", ")))
 	}
 	return def, nil
@@ -101,7 +101,7 @@ func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, e
 // request has tools (OpenAI refuses a tool_choice without tools); provider errors as
 // providerError.
 func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message,
-	toolChoice string) (agents.InvokeResult, error) {
+	toolChoice string) (wire.InvokeResult, error) {
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
 		Tools: a.openAITools(def)}
 	if toolChoice != "" && len(req.Tools) > 0 {
@@ -111,7 +111,7 @@ func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Defini
 	ctx = withCall(ctx, call)
 	client := a.models[def.Endpoint]
 	var (
-		res agents.InvokeResult
+		res wire.InvokeResult
 		err error
 	)
 	if a.registry.Endpoint(def).Streaming() {
@@ -120,24 +120,24 @@ func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Defini
 		res, err = completeOnce(ctx, client, req)
 	}
 	if err != nil {
-		return agents.InvokeResult{}, providerError(ctx, err, call.retryAfter)
+		return wire.InvokeResult{}, providerError(ctx, err, call.retryAfter)
 	}
 	return res, nil
 }
 
 // completeOnce makes a non-streaming call, heartbeating while it waits.
-func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (agents.InvokeResult, error) {
+func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (wire.InvokeResult, error) {
 	stop := heartbeatWhileWaiting(ctx)
 	defer stop()
 	resp, err := c.CreateChatCompletion(ctx, req)
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	if len(resp.Choices) == 0 {
-		return agents.InvokeResult{}, errors.New("response has no choices")
+		return wire.InvokeResult{}, errors.New("response has no choices")
 	}
 	m := resp.Choices[0].Message
-	return agents.InvokeResult{
+	return wire.InvokeResult{
 		Contents: replyContents(m.Content, m.ToolCalls), Model: resp.Model,
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
 	}, nil
@@ -149,7 +149,7 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 // A stream silent for longer than the heartbeat timeout is cut here too: Temporal has
 // already retried the call elsewhere, and an abandoned request would otherwise hold a
 // connection (and spend tokens) until the start-to-close timeout.
-func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (agents.InvokeResult, error) {
+func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (wire.InvokeResult, error) {
 	req.Stream = true
 	hb := activity.GetInfo(ctx).HeartbeatTimeout
 	ctx, idle := idleCancel(ctx, hb)
@@ -160,7 +160,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 	beat := newBeat(hb / 3)
 	stream, err := c.CreateChatCompletionStream(ctx, req)
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	defer stream.Close()
 	var (
@@ -175,7 +175,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 			break
 		}
 		if err != nil {
-			return agents.InvokeResult{}, err
+			return wire.InvokeResult{}, err
 		}
 		n++
 		idle.Reset(hb)
@@ -196,7 +196,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 	for _, i := range sortedKeys(calls) {
 		ordered = append(ordered, *calls[i])
 	}
-	return agents.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model}, nil
+	return wire.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model}, nil
 }
 
 func mergeToolCall(calls map[int]*openai.ToolCall, d openai.ToolCall) {

@@ -13,9 +13,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/pollers"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Cluster is a Temporal cluster the worker can reach: a client connected to it and the
@@ -38,7 +37,7 @@ type clients struct {
 
 // at returns a client for a chat location: by cluster name, else by address, else
 // this worker's cluster.
-func (c *clients) at(l workflows.ChatLocation) (client.Client, error) {
+func (c *clients) at(l wire.ChatLocation) (client.Client, error) {
 	if l.Cluster == "" && l.Address != "" {
 		for name, cl := range c.clusters {
 			if cl.Address == l.Address {
@@ -47,7 +46,7 @@ func (c *clients) at(l workflows.ChatLocation) (client.Client, error) {
 		}
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"no cluster at %s is configured on the worker (worker --cluster NAME=%s)", l.Address, l.Address),
-			agents.ErrTypeUnknownCluster, nil)
+			wire.ErrTypeUnknownCluster, nil)
 	}
 	return c.get(l.Cluster, l.Namespace)
 }
@@ -64,7 +63,7 @@ func (c *clients) get(cluster, ns string) (client.Client, error) {
 		}
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"unknown cluster %q: configure it on the worker (worker --cluster %s=host:port)", cluster, cluster),
-			agents.ErrTypeUnknownCluster, nil)
+			wire.ErrTypeUnknownCluster, nil)
 	}
 	if ns == "" || ns == cl.Namespace {
 		return cl.Client, nil
@@ -91,28 +90,28 @@ func (a *Activities) temporal(ns string) (client.Client, error) { return a.clien
 // started), waits until it has restored the document, and checks that its digest is
 // the one exported. A target with another digest is refused (non-retryable): one that
 // held the id before (ChatNotEmpty) is left alone; one this migration started
-// (workflows.MigrationMemo) is terminated, so that no second live chat is left there,
+// (wire.MigrationMemo) is terminated, so that no second live chat is left there,
 // and the migration is abandoned (MigrationFailed).
-func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.StartTargetInput) (workflows.StartTargetResult, error) {
+func (a *Activities) StartMigrationTarget(ctx context.Context, in wire.StartTargetInput) (wire.StartTargetResult, error) {
 	tc, err := a.clients.at(in.Target)
 	if err != nil {
-		return workflows.StartTargetResult{}, err
+		return wire.StartTargetResult{}, err
 	}
 	defer heartbeatWhileWaiting(ctx)()
 	if err := targetReady(ctx, tc, in); err != nil {
-		return workflows.StartTargetResult{}, err
+		return wire.StartTargetResult{}, err
 	}
 	op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: in.Target.ChatID, TaskQueue: in.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		Memo:                     map[string]any{workflows.MigrationMemo: in.ExpectedDigest},
-	}, workflows.WorkflowType, in.Input)
+		Memo:                     map[string]any{wire.MigrationMemo: in.ExpectedDigest},
+	}, wire.WorkflowType, in.Input)
 	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: workflows.DescribeUpdate,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: wire.DescribeUpdate,
 			WaitForStage: client.WorkflowUpdateStageCompleted},
 	})
-	var res workflows.StartTargetResult
+	var res wire.StartTargetResult
 	if err == nil {
 		err = h.Get(ctx, &res.State)
 	}
@@ -138,19 +137,19 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in workflows.Star
 // digest) did not become the chat: it is terminated, and the migration abandoned
 // (MigrationFailed). Any other is a chat that held the id before: left alone
 // (ChatNotEmpty). An error to look or terminate is returned as is, for a retry.
-func wrongTarget(ctx context.Context, tc client.Client, in workflows.StartTargetInput, got string) error {
+func wrongTarget(ctx context.Context, tc client.Client, in wire.StartTargetInput, got string) error {
 	d, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, "")
 	if err != nil {
 		return fmt.Errorf("describe target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
 	}
 	var started string
-	if p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[workflows.MigrationMemo]; p != nil {
+	if p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[wire.MigrationMemo]; p != nil {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &started)
 	}
 	if started != in.ExpectedDigest {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"target chat %q in namespace %q already exists and holds another chat (digest %q, want %q); choose another target chat id",
-			in.Target.ChatID, in.Target.Namespace, got, in.ExpectedDigest), agents.ErrTypeNotEmpty, nil)
+			in.Target.ChatID, in.Target.Namespace, got, in.ExpectedDigest), wire.ErrTypeNotEmpty, nil)
 	}
 	msg := fmt.Sprintf("target chat %q in namespace %q, started by this migration, holds digest %q, not the exported %q",
 		in.Target.ChatID, in.Target.Namespace, got, in.ExpectedDigest)
@@ -161,14 +160,14 @@ func wrongTarget(ctx context.Context, tc client.Client, in workflows.StartTarget
 		}
 	}
 	return temporal.NewNonRetryableApplicationError(msg+"; it was terminated, so the chat lives only at its source",
-		agents.ErrTypeMigrationFailed, nil)
+		wire.ErrTypeMigrationFailed, nil)
 }
 
 // targetFailed returns a non-retryable MigrationFailed error when the target answered
 // err because it could not become the chat (its restore failed, and its workflow
 // closed): no live chat is left there, so the migration is abandoned rather than
 // retried, which would only start failing target runs again. Otherwise nil.
-func targetFailed(ctx context.Context, tc client.Client, target workflows.ChatLocation, err error) error {
+func targetFailed(ctx context.Context, tc client.Client, target wire.ChatLocation, err error) error {
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) {
 		return nil
@@ -178,7 +177,7 @@ func targetFailed(ctx context.Context, tc client.Client, target workflows.ChatLo
 		return nil
 	}
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("target chat %q in namespace %q could not restore the document: %s",
-		target.ChatID, target.Namespace, app.Message()), agents.ErrTypeMigrationFailed, nil)
+		target.ChatID, target.Namespace, app.Message()), wire.ErrTypeMigrationFailed, nil)
 }
 
 // TargetWorkerWait is how long a migration waits for a worker to poll the target's
@@ -193,7 +192,7 @@ const TargetWorkerWait = 20 * time.Second
 // TargetWorkerWait: a target started then would wait for ever, and the chat with it.
 // A missing namespace is a non-retryable error; any other failure to ask, an error
 // the activity retries.
-func targetReady(ctx context.Context, tc client.Client, in workflows.StartTargetInput) error {
+func targetReady(ctx context.Context, tc client.Client, in wire.StartTargetInput) error {
 	if _, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, ""); err == nil {
 		return nil // a previous attempt started it: let it finish
 	}
@@ -203,26 +202,26 @@ func targetReady(ctx context.Context, tc client.Client, in workflows.StartTarget
 	case errors.As(err, &nf):
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"namespace %q does not exist on the target cluster; create it (temporal operator namespace create --namespace %s) and run a worker there",
-			in.Target.Namespace, in.Target.Namespace), agents.ErrTypeInvalidInput, nil)
+			in.Target.Namespace, in.Target.Namespace), wire.ErrTypeInvalidInput, nil)
 	case err != nil:
 		return fmt.Errorf("namespace %q: %w", in.Target.Namespace, err)
 	case !served:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"no worker serves task queue %q in namespace %q (none polled it within %s); start one there (go run ./worker --namespace %s --task-queue %s) and migrate again",
-			in.TaskQueue, in.Target.Namespace, TargetWorkerWait, in.Target.Namespace, in.TaskQueue), agents.ErrTypeInvalidInput, nil)
+			in.TaskQueue, in.Target.Namespace, TargetWorkerWait, in.Target.Namespace, in.TaskQueue), wire.ErrTypeInvalidInput, nil)
 	}
 	return nil
 }
 
 // ForwardTurns signals turns to a migration's target (UserMessage signals; the target
 // drops a messageId it already has).
-func (a *Activities) ForwardTurns(ctx context.Context, in workflows.ForwardTurnsInput) error {
+func (a *Activities) ForwardTurns(ctx context.Context, in wire.ForwardTurnsInput) error {
 	tc, err := a.clients.at(in.Target)
 	if err != nil {
 		return err
 	}
 	for _, t := range in.Turns {
-		if err := tc.SignalWorkflow(ctx, in.Target.ChatID, "", workflows.UserMessageSignal, t); err != nil {
+		if err := tc.SignalWorkflow(ctx, in.Target.ChatID, "", wire.UserMessageSignal, t); err != nil {
 			return fmt.Errorf("forward turn %q to %q: %w", t.MessageID, in.Target.ChatID, err)
 		}
 	}

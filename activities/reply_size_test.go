@@ -11,6 +11,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A reply whose tool calls pass ReplyInlineLimit cannot go to the message store (the
@@ -34,7 +35,7 @@ agents:
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" }})
 	require.NoError(t, err)
 
-	in := agents.InvokeInput{ChatID: "c", AgentID: "helper", TurnID: "m1", ReplyID: "m1/1", History: seed[:1]}
+	in := wire.InvokeInput{ChatID: "c", AgentID: "helper", TurnID: "m1", ReplyID: "m1/1", History: seed[:1]}
 	res, err, _ := invoke(t, acts, in)
 	require.NoError(t, err)
 	require.Len(t, res.Contents, 1)
@@ -46,6 +47,6 @@ agents:
 	_, err, _ = invoke(t, acts, in)
 	require.Error(t, err)
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeModelRejected, app.Type())
+	assert.Equal(t, wire.ErrTypeModelRejected, app.Type())
 	assert.Contains(t, app.Message(), fmt.Sprint(activities.ReplyInlineLimit))
 }

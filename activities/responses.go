@@ -14,12 +14,13 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // invokeResponses runs one reply of a responses agent (ResponsesAgent): one call of
 // OpenAI's Responses API, not streamed, heartbeating while it waits. The service keeps
 // the conversation as a chain of stored responses; the channel state
-// (agents.ResponsesThreadState) names the chain's latest response and the last primary
+// (wire.ResponsesThreadState) names the chain's latest response and the last primary
 // message the chain holds.
 //
 // The request carries previous_response_id (none for a new channel), input = the
@@ -40,11 +41,11 @@ import (
 // primary history again as a new chain; other provider errors as providerError,
 // prefixed with the previous response's id; a response that failed, by its error code
 // (serviceFailure). A new state keeps the input state's lostResponseId, as a record.
-func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition, in agents.InvokeInput,
-	history []chat.Message) (agents.InvokeResult, error) {
-	var st agents.ResponsesThreadState
+func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition, in wire.InvokeInput,
+	history []chat.Message) (wire.InvokeResult, error) {
+	var st wire.ResponsesThreadState
 	if err := checkServiceInput(def, in, &st); err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	store := true
 	req := openai.CreateResponseRequest{
@@ -55,9 +56,9 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	if in.ToolChoice != "" && len(req.Tools) > 0 {
 		req.ToolChoice = in.ToolChoice
 	}
-	where := agents.ChannelResponsesThread + ": new chain"
+	where := wire.ChannelResponsesThread + ": new chain"
 	if st.PreviousResponseID != "" {
-		where = fmt.Sprintf("%s: previous response %q", agents.ChannelResponsesThread, st.PreviousResponseID)
+		where = fmt.Sprintf("%s: previous response %q", wire.ChannelResponsesThread, st.PreviousResponseID)
 	}
 	call := &callInfo{agentID: def.ID, chatID: in.ChatID, reply: true, author: OpenAIName(def.Name)}
 	ctx = withCall(ctx, call)
@@ -66,20 +67,20 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	stop()
 	if err != nil {
 		if st.PreviousResponseID != "" && chainLost(err) {
-			return agents.InvokeResult{}, threadLost(where, "response", err)
+			return wire.InvokeResult{}, threadLost(where, "response", err)
 		}
-		return agents.InvokeResult{}, serviceError(ctx, err, call.retryAfter, where)
+		return wire.InvokeResult{}, serviceError(ctx, err, call.retryAfter, where)
 	}
 	contents, err := responseContents(resp)
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
-	state, err := json.Marshal(agents.ResponsesThreadState{PreviousResponseID: resp.ID, SyncedThrough: in.ReplyID,
+	state, err := json.Marshal(wire.ResponsesThreadState{PreviousResponseID: resp.ID, SyncedThrough: in.ReplyID,
 		LostResponseID: st.LostResponseID})
 	if err != nil {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
-	res := agents.InvokeResult{Contents: contents, Model: resp.Model, ChannelState: state}
+	res := wire.InvokeResult{Contents: contents, Model: resp.Model, ChannelState: state}
 	if resp.Usage != nil {
 		res.PromptTokens, res.CompletionTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
 	}
@@ -102,15 +103,15 @@ func chainLost(err error) bool {
 
 // checkServiceInput decodes the channel state of a service-thread call into st and
 // checks that the call names its reply (the channel's next watermark).
-func checkServiceInput(def agents.Definition, in agents.InvokeInput, st any) error {
-	if err := agents.DecodeChannelState(in.ChannelState, st); err != nil {
+func checkServiceInput(def agents.Definition, in wire.InvokeInput, st any) error {
+	if err := wire.DecodeChannelState(in.ChannelState, st); err != nil {
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("agent %q (kind %s): %v", def.ID, def.Kind, err), agents.ErrTypeInvalidInput, nil)
+			fmt.Sprintf("agent %q (kind %s): %v", def.ID, def.Kind, err), wire.ErrTypeInvalidInput, nil)
 	}
 	if in.ReplyID == "" {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("agent %q (kind %s): replyId is required: it becomes the channel's watermark", def.ID, def.Kind),
-			agents.ErrTypeInvalidInput, nil)
+			wire.ErrTypeInvalidInput, nil)
 	}
 	return nil
 }
@@ -231,7 +232,7 @@ func responseTools(tools []openai.Tool) []openai.ResponseTool {
 // (output_text, and refusals), then its function calls. A failed response is an error
 // by its code; an incomplete one is a reply if it has any content.
 func responseContents(resp openai.CreateResponseResponse) ([]chat.Content, error) {
-	where := fmt.Sprintf("%s: response %q", agents.ChannelResponsesThread, resp.ID)
+	where := fmt.Sprintf("%s: response %q", wire.ChannelResponsesThread, resp.ID)
 	switch resp.Status {
 	case openai.ResponseStatusFailed:
 		code, msg := "", "no error given"
@@ -242,7 +243,7 @@ func responseContents(resp openai.CreateResponseResponse) ([]chat.Content, error
 	case openai.ResponseStatusQueued, openai.ResponseStatusInProgress, openai.ResponseStatusCancelled,
 		openai.ResponseStatusCancelling:
 		return nil, temporal.NewApplicationError(fmt.Sprintf("%s is %s, not completed", where, resp.Status),
-			agents.ErrTypeModelUnavailable)
+			wire.ErrTypeModelUnavailable)
 	}
 	var (
 		text  strings.Builder
@@ -252,7 +253,7 @@ func responseContents(resp openai.CreateResponseResponse) ([]chat.Content, error
 		item, err := outputItem(raw)
 		if err != nil {
 			return nil, temporal.NewApplicationError(fmt.Sprintf("%s: unreadable output item: %v", where, err),
-				agents.ErrTypeModelUnavailable)
+				wire.ErrTypeModelUnavailable)
 		}
 		switch item.Type {
 		case "message":
@@ -276,7 +277,7 @@ func responseContents(resp openai.CreateResponseResponse) ([]chat.Content, error
 			reason = resp.IncompleteDetails.Reason
 		}
 		return nil, temporal.NewApplicationError(fmt.Sprintf("%s is incomplete (%s) and has no content", where, reason),
-			agents.ErrTypeModelUnavailable)
+			wire.ErrTypeModelUnavailable)
 	}
 	return contents, nil
 }
@@ -324,7 +325,7 @@ func serviceFailure(where, code, message string) error {
 	}
 	text += ": " + message
 	if !retryableStatus(status) {
-		return temporal.NewNonRetryableApplicationError(text, agents.ErrTypeModelRejected, nil)
+		return temporal.NewNonRetryableApplicationError(text, wire.ErrTypeModelRejected, nil)
 	}
-	return temporal.NewApplicationError(text, agents.ErrTypeModelUnavailable)
+	return temporal.NewApplicationError(text, wire.ErrTypeModelUnavailable)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // setupServiceAgents starts an offline model and activities with a responses agent
@@ -77,13 +78,13 @@ func appError(t *testing.T, err error) *temporal.ApplicationError {
 
 func TestResponsesSendEveryMessageOnce(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
-	res, err, _ := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "resp", TurnID: "m3", ReplyID: "m3/1",
+	res, err, _ := invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: "resp", TurnID: "m3", ReplyID: "m3/1",
 		History: conversation("resp"), ChannelState: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	assert.Equal(t, []chat.Content{chat.Text("[offline] resp " + firstReply)}, res.Contents)
 	assert.Equal(t, "test-model", res.Model)
 	assert.Positive(t, res.PromptTokens)
-	var st agents.ResponsesThreadState
+	var st wire.ResponsesThreadState
 	require.NoError(t, json.Unmarshal(res.ChannelState, &st))
 	assert.Regexp(t, `^resp_`, st.PreviousResponseID)
 	assert.Equal(t, "m3/1", st.SyncedThrough)
@@ -104,7 +105,7 @@ func TestResponsesSendEveryMessageOnce(t *testing.T) {
 	}, req.Input, "the agent's own reply as it is, another agent's with its author")
 
 	// The next call gets the state and only the message after the watermark.
-	res2, err, _ := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "resp", TurnID: "m4", ReplyID: "m4/1",
+	res2, err, _ := invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: "resp", TurnID: "m4", ReplyID: "m4/1",
 		History: []chat.Message{recap}, HistoryFrom: 6, ChannelState: res.ChannelState})
 	require.NoError(t, err)
 	assert.Equal(t, []chat.Content{chat.Text("[offline] resp " + secondReply)}, res2.Contents)
@@ -112,7 +113,7 @@ func TestResponsesSendEveryMessageOnce(t *testing.T) {
 	assert.Equal(t, st.PreviousResponseID, req.PreviousResponseID)
 	assert.Equal(t, "Be brief.", req.Instructions, "instructions go with every call")
 	assert.Len(t, req.Input, 1)
-	var st2 agents.ResponsesThreadState
+	var st2 wire.ResponsesThreadState
 	require.NoError(t, json.Unmarshal(res2.ChannelState, &st2))
 	assert.Equal(t, "m4/1", st2.SyncedThrough)
 	assert.NotEqual(t, st.PreviousResponseID, st2.PreviousResponseID)
@@ -124,37 +125,37 @@ func TestResponsesSendEveryMessageOnce(t *testing.T) {
 func TestResponsesSkipMessagesUpToTheWatermark(t *testing.T) {
 	acts, _ := setupServiceAgents(t)
 	history := conversation("resp")
-	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m3/1", History: history})
+	res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m3/1", History: history})
 	require.NoError(t, err)
 	history = append(history, chat.Message{MessageID: "m3/1", Role: chat.RoleAssistant, AgentID: "resp",
 		Contents: res.Contents}, recap)
-	res, err, _ = invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: history, ChannelState: res.ChannelState})
+	res, err, _ = invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: history, ChannelState: res.ChannelState})
 	require.NoError(t, err)
 	assert.Equal(t, "[offline] resp "+secondReply, res.Contents[0].Text)
 }
 
 // Fault 12: a previous_response_id the service no longer knows (404) is ServiceThreadLost,
-// not retried as is; sent again as a new chain (agents.LostThreadState, with the whole
+// not retried as is; sent again as a new chain (wire.LostThreadState, with the whole
 // history), the call answers and its state keeps the record of the lost chain.
 func TestResponsesUnknownPreviousResponseIsAChainLost(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
-	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: []chat.Message{recap},
+	_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: []chat.Message{recap},
 		ChannelState: json.RawMessage(`{"previousResponseId":"resp_gone","syncedThrough":"m3/1"}`)})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeThreadLost, app.Type())
+	assert.Equal(t, wire.ErrTypeThreadLost, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), `responses_thread: previous response "resp_gone": the service no longer knows this response`)
 	assert.Contains(t, err.Error(), `Previous response with id 'resp_gone' not found.`)
 
-	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m4/1",
-		History: append(conversation("resp"), recap), ChannelState: agents.LostThreadState(agents.ChannelResponsesThread,
+	res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m4/1",
+		History: append(conversation("resp"), recap), ChannelState: wire.LostThreadState(wire.ChannelResponsesThread,
 			json.RawMessage(`{"previousResponseId":"resp_gone","syncedThrough":"m3/1"}`))})
 	require.NoError(t, err)
 	req, ok := srv.LastResponseRequest("resp")
 	require.True(t, ok)
 	assert.Empty(t, req.PreviousResponseID, "a new chain")
 	assert.Len(t, req.Input, 6, "with the whole history")
-	var st agents.ResponsesThreadState
+	var st wire.ResponsesThreadState
 	require.NoError(t, json.Unmarshal(res.ChannelState, &st))
 	assert.Regexp(t, `^resp_`, st.PreviousResponseID)
 	assert.Equal(t, "m4/1", st.SyncedThrough)
@@ -164,12 +165,12 @@ func TestResponsesUnknownPreviousResponseIsAChainLost(t *testing.T) {
 func TestResponsesServerErrorIsRetryable(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	srv.SetScript("resp", []offline.Reply{{Status: 500, Message: "boom"}, {Status: 429, Message: "slow down", RetryAfter: 4}})
-	_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m1/1", History: conversation("resp")[:1]})
+	_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m1/1", History: conversation("resp")[:1]})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeModelUnavailable, app.Type())
+	assert.Equal(t, wire.ErrTypeModelUnavailable, app.Type())
 	assert.False(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), "responses_thread: new chain: model endpoint answered 500 Internal Server Error: boom")
-	_, err, _ = invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m1/1", History: conversation("resp")[:1]})
+	_, err, _ = invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m1/1", History: conversation("resp")[:1]})
 	app = appError(t, err)
 	assert.False(t, app.NonRetryable())
 	assert.Equal(t, "4s", app.NextRetryDelay().String())
@@ -179,7 +180,7 @@ func TestResponsesToolCallsRoundTrip(t *testing.T) {
 	acts, srv := setupServiceAgents(t)
 	srv.SetScript("resp", []offline.Reply{{ToolCalls: []offline.ToolCall{{ID: "c1", Name: "lookup", Arguments: `{"q":"weather"}`}}}})
 	history := conversation("resp")[:1]
-	res, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m1/1", History: history})
+	res, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m1/1", History: history})
 	require.NoError(t, err)
 	assert.Equal(t, []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "lookup", Arguments: `{"q":"weather"}`}},
 		res.Contents)
@@ -187,7 +188,7 @@ func TestResponsesToolCallsRoundTrip(t *testing.T) {
 	// The tool's result goes as a function_call_output item; the call itself is in the chain.
 	result := chat.Message{MessageID: "m1/2", Role: chat.RoleTool, Contents: []chat.Content{
 		{Type: chat.ContentFunctionResult, CallID: "c1", Result: "sunny"}}}
-	res, err, _ = invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m1/3", History: []chat.Message{result},
+	res, err, _ = invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m1/3", History: []chat.Message{result},
 		ChannelState: res.ChannelState})
 	require.NoError(t, err)
 	// system, user, the call, its result
@@ -201,7 +202,7 @@ func TestResponsesToolCallsRoundTrip(t *testing.T) {
 		Contents: []chat.Content{chat.Text("Let me look."), {Type: chat.ContentFunctionCall, CallID: "c1", Name: "lookup", Arguments: "{}"}}}),
 		chat.Message{MessageID: "m1/2", Role: chat.RoleTool, Contents: []chat.Content{
 			{Type: chat.ContentFunctionResult, CallID: "c1", Error: "no network"}}})
-	res, err, _ = invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m1/3", History: full})
+	res, err, _ = invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m1/3", History: full})
 	require.NoError(t, err)
 	assert.Contains(t, res.Contents[0].Text, "received 4 messages.")
 	assert.Contains(t, res.Contents[0].Text, "Tool results: c1=error: no network.")
@@ -215,16 +216,16 @@ func TestResponsesToolCallsRoundTrip(t *testing.T) {
 func TestServiceThreadInputIsChecked(t *testing.T) {
 	acts, _ := setupServiceAgents(t)
 	for _, agent := range []string{"resp", "asst"} {
-		_, err, _ := invoke(t, acts, agents.InvokeInput{AgentID: agent, ReplyID: "m1/1", History: conversation(agent)[:1],
+		_, err, _ := invoke(t, acts, wire.InvokeInput{AgentID: agent, ReplyID: "m1/1", History: conversation(agent)[:1],
 			ChannelState: json.RawMessage(`[1]`)})
 		app := appError(t, err)
-		assert.Equal(t, agents.ErrTypeInvalidInput, app.Type(), agent)
+		assert.Equal(t, wire.ErrTypeInvalidInput, app.Type(), agent)
 		assert.True(t, app.NonRetryable())
 		assert.Contains(t, err.Error(), "channel state [1]")
 
-		_, err, _ = invoke(t, acts, agents.InvokeInput{AgentID: agent, History: conversation(agent)[:1]})
+		_, err, _ = invoke(t, acts, wire.InvokeInput{AgentID: agent, History: conversation(agent)[:1]})
 		app = appError(t, err)
-		assert.Equal(t, agents.ErrTypeInvalidInput, app.Type(), agent)
+		assert.Equal(t, wire.ErrTypeInvalidInput, app.Type(), agent)
 		assert.Contains(t, err.Error(), "replyId is required")
 	}
 }
@@ -269,10 +270,10 @@ agents:
 	require.NoError(t, err)
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" }})
 	require.NoError(t, err)
-	_, err, _ = invoke(t, acts, agents.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: []chat.Message{recap},
+	_, err, _ = invoke(t, acts, wire.InvokeInput{AgentID: "resp", ReplyID: "m4/1", History: []chat.Message{recap},
 		ChannelState: json.RawMessage(`{"previousResponseId":"resp_gone","syncedThrough":"m3/1"}`)})
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeThreadLost, app.Type())
+	assert.Equal(t, wire.ErrTypeThreadLost, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, err.Error(), `the service no longer knows this response`)
 	assert.Contains(t, err.Error(), `404 page not found`)

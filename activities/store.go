@@ -11,7 +11,7 @@ import (
 )
 
 // DocumentStore holds chat-state documents too large to travel inline (over
-// workflows.InlineLimit). Put stores a document under a name and returns its URI; Get
+// wire.InlineLimit). Put stores a document under a name and returns its URI; Get
 // reads a URI that this or another worker's store returned. For a migration across
 // clusters, both clusters' workers must reach the same store (a shared volume for
 // FileStore; an object store bucket for an implementation of your own).

@@ -8,14 +8,14 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // SelectFunc is a Go selection strategy: given the participants and the recent
 // history, it returns the id of the agent to speak next ("" to let the fallback decide).
-type SelectFunc func(ctx context.Context, candidates []agents.Candidate, history []chat.Message) (string, error)
+type SelectFunc func(ctx context.Context, candidates []wire.Candidate, history []chat.Message) (string, error)
 
 // JudgeFunc is a Go termination strategy: it reports whether the chat has reached its
 // goal, given the recent history.
@@ -42,19 +42,19 @@ func saysYes(text string) bool {
 // SelectSpeaker asks the selector agent (llm) or a registered function who speaks
 // next (a function not registered here is UnknownFunction, tried on other workers). The agent's answer is matched to a candidate by id or name, whole word, case
 // insensitive; none matched gives AgentID "" and what it said.
-func (a *Activities) SelectSpeaker(ctx context.Context, in agents.SelectInput) (agents.SelectResult, error) {
+func (a *Activities) SelectSpeaker(ctx context.Context, in wire.SelectInput) (wire.SelectResult, error) {
 	history, err := a.historyFor(ctx, in.History)
 	if err != nil {
-		return agents.SelectResult{}, err
+		return wire.SelectResult{}, err
 	}
 	if in.Function != "" {
 		f, ok := a.selectors[in.Function]
 		if !ok {
-			return agents.SelectResult{}, a.unknownHere(ctx, agents.KindSelectionFunction, []string{in.Function}, names(a.selectors),
+			return wire.SelectResult{}, a.unknownHere(ctx, wire.KindSelectionFunction, []string{in.Function}, names(a.selectors),
 				fmt.Sprintf("selection function %q is not registered on this worker", in.Function))
 		}
 		id, err := f(ctx, in.Candidates, history)
-		return agents.SelectResult{AgentID: id, Said: id}, err
+		return wire.SelectResult{AgentID: id, Said: id}, err
 	}
 	var list []string
 	for _, c := range in.Candidates {
@@ -62,13 +62,13 @@ func (a *Activities) SelectSpeaker(ctx context.Context, in agents.SelectInput) (
 	}
 	said, err := a.ask(ctx, in.Agent, in.History.ChatID, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
 	if err != nil {
-		return agents.SelectResult{}, err
+		return wire.SelectResult{}, err
 	}
-	return agents.SelectResult{AgentID: matchCandidate(said, in.Candidates), Said: said}, nil
+	return wire.SelectResult{AgentID: matchCandidate(said, in.Candidates), Said: said}, nil
 }
 
 // matchCandidate returns the candidate whose id or name the text names first.
-func matchCandidate(text string, cs []agents.Candidate) string {
+func matchCandidate(text string, cs []wire.Candidate) string {
 	best, at := "", len(text)+1
 	for _, c := range cs {
 		for _, word := range []string{c.ID, c.Name} {
@@ -88,25 +88,25 @@ func matchCandidate(text string, cs []agents.Candidate) string {
 // chat is done (a function not registered here is UnknownFunction, tried on other
 // workers). The agent's answer counts as yes when its first yes/no word is yes,
 // true or done.
-func (a *Activities) JudgeTermination(ctx context.Context, in agents.JudgeInput) (agents.JudgeResult, error) {
+func (a *Activities) JudgeTermination(ctx context.Context, in wire.JudgeInput) (wire.JudgeResult, error) {
 	history, err := a.historyFor(ctx, in.History)
 	if err != nil {
-		return agents.JudgeResult{}, err
+		return wire.JudgeResult{}, err
 	}
 	if in.Function != "" {
 		f, ok := a.judges[in.Function]
 		if !ok {
-			return agents.JudgeResult{}, a.unknownHere(ctx, agents.KindTerminationFunction, []string{in.Function}, names(a.judges),
+			return wire.JudgeResult{}, a.unknownHere(ctx, wire.KindTerminationFunction, []string{in.Function}, names(a.judges),
 				fmt.Sprintf("termination function %q is not registered on this worker", in.Function))
 		}
 		done, err := f(ctx, history)
-		return agents.JudgeResult{Done: done}, err
+		return wire.JudgeResult{Done: done}, err
 	}
 	said, err := a.ask(ctx, in.Agent, in.History.ChatID, judgePrompt, history)
 	if err != nil {
-		return agents.JudgeResult{}, err
+		return wire.JudgeResult{}, err
 	}
-	return agents.JudgeResult{Done: saysYes(said), Said: said}, nil
+	return wire.JudgeResult{Done: saysYes(said), Said: said}, nil
 }
 
 // ask makes one Chat Completions call as agent id, with prompt after its instructions,
@@ -133,17 +133,17 @@ const summarizePrompt = "Summarize the conversation above in a few sentences for
 
 // Summarize writes the summary of a summarizing reducer: the agent's own model folds
 // the given messages into the previous summary.
-func (a *Activities) Summarize(ctx context.Context, in agents.SummarizeInput) (agents.SummarizeResult, error) {
+func (a *Activities) Summarize(ctx context.Context, in wire.SummarizeInput) (wire.SummarizeResult, error) {
 	history, err := a.historyFor(ctx, in.History)
 	if err != nil {
-		return agents.SummarizeResult{}, err
+		return wire.SummarizeResult{}, err
 	}
 	if in.Previous != "" {
 		history = append([]chat.Message{chat.TextMessage("summary", chat.RoleSystem, "", strategies.SummaryPrefix+in.Previous)}, history...)
 	}
 	said, err := a.ask(ctx, in.Agent, in.History.ChatID, summarizePrompt, history)
 	if err != nil {
-		return agents.SummarizeResult{}, err
+		return wire.SummarizeResult{}, err
 	}
-	return agents.SummarizeResult{Summary: strings.TrimSpace(said)}, nil
+	return wire.SummarizeResult{Summary: strings.TrimSpace(said)}, nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func TestIdempotencyKeyNamesOneCall(t *testing.T) {
@@ -27,7 +27,7 @@ func TestIdempotencyKeyNamesOneCall(t *testing.T) {
 // CallTool gives the tool function the call it runs and the call's idempotency key.
 func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
 	var got activities.ToolCall
-	reg := agents.NewRegistry(agents.Config{Tools: map[string]agents.Tool{"record": {}},
+	reg := agents.NewRegistry(agents.Config{Tools: map[string]wire.Tool{"record": {}},
 		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default", Tools: []string{"record"}}},
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
 	acts, err := activities.New(activities.Config{Registry: reg, Tools: map[string]activities.ToolFunc{
@@ -43,10 +43,10 @@ func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()
 	env.RegisterActivity(acts.CallTool)
-	v, err := env.ExecuteActivity(acts.CallTool, agents.CallToolInput{ChatID: "chat-1", AgentID: "helper",
+	v, err := env.ExecuteActivity(acts.CallTool, wire.CallToolInput{ChatID: "chat-1", AgentID: "helper",
 		CallID: "call_1", Name: "record", Arguments: `{}`})
 	require.NoError(t, err)
-	var res agents.CallToolResult
+	var res wire.CallToolResult
 	require.NoError(t, v.Get(&res))
 	assert.Equal(t, "ok", res.Result)
 	assert.Equal(t, activities.ToolCall{ChatID: "chat-1", AgentID: "helper", CallID: "call_1", Name: "record"}, got)
@@ -61,21 +61,21 @@ func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
 // mostly '<', which encoding/json writes as six bytes, so a limit on text bytes would
 // let six times the limit through.
 func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
-	escaped := workflows.ToolResultLimit / 6
-	result := strings.Repeat("<", escaped) + strings.Repeat("x", workflows.ToolResultLimit-6*escaped)
-	reg := agents.NewRegistry(agents.Config{Tools: map[string]agents.Tool{"big": {}},
+	escaped := wire.ToolResultLimit / 6
+	result := strings.Repeat("<", escaped) + strings.Repeat("x", wire.ToolResultLimit-6*escaped)
+	reg := agents.NewRegistry(agents.Config{Tools: map[string]wire.Tool{"big": {}},
 		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default", Tools: []string{"big"}}},
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
 	acts, err := activities.New(activities.Config{Registry: reg, Tools: map[string]activities.ToolFunc{
 		"big": func(context.Context, json.RawMessage) (string, error) { return result, nil }}})
 	require.NoError(t, err)
-	call := func() (agents.CallToolResult, error) {
+	call := func() (wire.CallToolResult, error) {
 		var ts testsuite.WorkflowTestSuite
 		env := ts.NewTestActivityEnvironment()
 		env.RegisterActivity(acts.CallTool)
-		v, err := env.ExecuteActivity(acts.CallTool, agents.CallToolInput{ChatID: "chat-1", AgentID: "helper",
+		v, err := env.ExecuteActivity(acts.CallTool, wire.CallToolInput{ChatID: "chat-1", AgentID: "helper",
 			CallID: "call_1", Name: "big", Arguments: `{}`})
-		var res agents.CallToolResult
+		var res wire.CallToolResult
 		if err == nil {
 			err = v.Get(&res)
 		}
@@ -83,7 +83,7 @@ func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
 	}
 	encoded, err := json.Marshal(result)
 	require.NoError(t, err)
-	require.Equal(t, workflows.ToolResultLimit, len(encoded)-2, "the result is at the limit, encoded")
+	require.Equal(t, wire.ToolResultLimit, len(encoded)-2, "the result is at the limit, encoded")
 	res, err := call()
 	require.NoError(t, err)
 	assert.Equal(t, result, res.Result)
@@ -91,8 +91,8 @@ func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
 	result += "x"
 	_, err = call()
 	app := appError(t, err)
-	assert.Equal(t, agents.ErrTypeToolError, app.Type())
+	assert.Equal(t, wire.ErrTypeToolError, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, app.Error(), "ToolResultLimit")
-	assert.Contains(t, app.Error(), strconv.Itoa(workflows.ToolResultLimit+1))
+	assert.Contains(t, app.Error(), strconv.Itoa(wire.ToolResultLimit+1))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // The last call of a reply past its maxToolRounds asks for an answer without tools:
@@ -46,8 +47,8 @@ agents:
 			{Type: chat.ContentFunctionResult, CallID: "c1", Error: "not run: the agent reached its limit of 1 tool rounds in one reply"}}},
 	}
 	for _, agent := range []string{"clerk", "helper"} {
-		_, err, _ := invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: agent, History: history, ReplyID: "m1/3",
-			ToolChoice: agents.ToolChoiceNone})
+		_, err, _ := invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: agent, History: history, ReplyID: "m1/3",
+			ToolChoice: wire.ToolChoiceNone})
 		require.NoError(t, err, agent)
 	}
 	req, ok := srv.LastRequest("clerk")
@@ -58,8 +59,8 @@ agents:
 	require.True(t, ok)
 	assert.Nil(t, req.ToolChoice, "no tools, no tool_choice")
 
-	_, err, _ = invoke(t, acts, agents.InvokeInput{ChatID: "c", AgentID: "rclerk", History: history, ReplyID: "m1/3",
-		ToolChoice: agents.ToolChoiceNone})
+	_, err, _ = invoke(t, acts, wire.InvokeInput{ChatID: "c", AgentID: "rclerk", History: history, ReplyID: "m1/3",
+		ToolChoice: wire.ToolChoiceNone})
 	require.NoError(t, err)
 	rreq, ok := srv.LastResponseRequest("rclerk")
 	require.True(t, ok)

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // ToolFunc is a Go function behind a tool of the agent config. It receives the call's
@@ -31,20 +31,20 @@ type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 
 // ToolError returns a tool failure that is not retried (bad arguments, a refusal).
 func ToolError(format string, a ...any) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), agents.ErrTypeToolError, nil)
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), wire.ErrTypeToolError, nil)
 }
 
 // CallTool runs one tool call with the Go function registered under its name, its
 // context carrying the call and its idempotency key (CallOf). Errors:
 // the tool's own (retried by the tool's policy unless ToolError); a ToolError for a
-// result over workflows.ToolResultLimit encoded bytes (the model reads it); or a non-retryable
+// result over wire.ToolResultLimit encoded bytes (the model reads it); or a non-retryable
 // error for a tool no function backs on this worker: UnknownFunction, with
-// agents.UnknownAgentDetails, so that the chat runs the call on another worker of the
+// wire.UnknownAgentDetails, so that the chat runs the call on another worker of the
 // queue (a rolling deploy that adds or removes the tool).
-func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+func (a *Activities) CallTool(ctx context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
 	f, ok := a.tools[in.Name]
 	if !ok {
-		return agents.CallToolResult{}, a.unknownHere(ctx, agents.KindTool, []string{in.Name}, names(a.tools),
+		return wire.CallToolResult{}, a.unknownHere(ctx, wire.KindTool, []string{in.Name}, names(a.tools),
 			fmt.Sprintf("tool %q has no function on this worker", in.Name))
 	}
 	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name})
@@ -52,13 +52,13 @@ func (a *Activities) CallTool(ctx context.Context, in agents.CallToolInput) (age
 	res, err := f(ctx, json.RawMessage(in.Arguments))
 	stop()
 	if err != nil {
-		return agents.CallToolResult{}, err
+		return wire.CallToolResult{}, err
 	}
-	if n := workflows.TextBytes(res); n > workflows.ToolResultLimit {
-		return agents.CallToolResult{}, ToolError("tool %q returned %d bytes encoded; a tool result may be at most %d (ToolResultLimit)",
-			in.Name, n, workflows.ToolResultLimit)
+	if n := wire.TextBytes(res); n > wire.ToolResultLimit {
+		return wire.CallToolResult{}, ToolError("tool %q returned %d bytes encoded; a tool result may be at most %d (ToolResultLimit)",
+			in.Name, n, wire.ToolResultLimit)
 	}
-	return agents.CallToolResult{Result: res}, nil
+	return wire.CallToolResult{Result: res}, nil
 }
 
 // checkTools makes sure every tool of the config has a function.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // callKey carries a *callInfo through the request context.
@@ -18,7 +18,7 @@ type callInfo struct {
 	agentID string
 	chatID  string
 	// reply marks an agent's own model call (not a selector's, judge's or summary's):
-	// agents.AuthorHeader then gives author, the name its replies carry in the request.
+	// wire.AuthorHeader then gives author, the name its replies carry in the request.
 	reply      bool
 	author     string
 	retryAfter time.Duration
@@ -28,7 +28,7 @@ func withCall(ctx context.Context, c *callInfo) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
 }
 
-// doer is go-openai's HTTPDoer: it names the agent in agents.AgentHeader and records
+// doer is go-openai's HTTPDoer: it names the agent in wire.AgentHeader and records
 // the response's Retry-After (seconds or an HTTP date), which go-openai's errors do
 // not expose.
 type doer struct{ client *http.Client }
@@ -36,13 +36,13 @@ type doer struct{ client *http.Client }
 func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(callKey{}).(*callInfo)
 	if c != nil && c.agentID != "" {
-		req.Header.Set(agents.AgentHeader, c.agentID)
+		req.Header.Set(wire.AgentHeader, c.agentID)
 	}
 	if c != nil && c.chatID != "" {
-		req.Header.Set(agents.ChatHeader, c.chatID)
+		req.Header.Set(wire.ChatHeader, c.chatID)
 	}
 	if c != nil && c.reply {
-		req.Header.Set(agents.AuthorHeader, c.author)
+		req.Header.Set(wire.AuthorHeader, c.author)
 	}
 	resp, err := d.client.Do(req)
 	if c != nil && resp != nil {

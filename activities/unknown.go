@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/pollers"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // describeTimeout bounds the task-queue look-up of an UnknownAgent answer.
@@ -35,19 +35,19 @@ func defaultIdentity() string {
 // (Config.WorkerIdentity, defaulted); the worker should poll with it.
 func (a *Activities) WorkerIdentity() string { return a.identity }
 
-// unknownHere returns the error for names of kind (agents.KindAgent or a function
+// unknownHere returns the error for names of kind (wire.KindAgent or a function
 // kind) that this worker lacks; known are those of the kind it has. The error is
 // UnknownAgent for agents, else UnknownFunction. It is not retried on this worker;
-// its details (agents.UnknownAgentDetails) let the workflow run the call again on the
+// its details (wire.UnknownAgentDetails) let the workflow run the call again on the
 // other workers of the task queue, which may have it during a rolling deploy.
 // msg is the error's message; the worker's identity is added to it.
 func (a *Activities) unknownHere(ctx context.Context, kind string, names, known []string, msg string) error {
-	errType := agents.ErrTypeUnknownFunction
-	if kind == agents.KindAgent {
-		errType = agents.ErrTypeUnknownAgent
+	errType := wire.ErrTypeUnknownFunction
+	if kind == wire.KindAgent {
+		errType = wire.ErrTypeUnknownAgent
 	}
-	d := agents.UnknownAgentDetails{Worker: a.identity, Kind: kind, Unknown: names, Known: known,
-		Pollers: a.pollers(ctx), Wait: agents.Duration(a.unknownAgentWait)}
+	d := wire.UnknownAgentDetails{Worker: a.identity, Kind: kind, Unknown: names, Known: known,
+		Pollers: a.pollers(ctx), Wait: wire.Duration(a.unknownAgentWait)}
 	msg = fmt.Sprintf("%s (worker %s)", msg, a.identity)
 	return temporal.NewNonRetryableApplicationError(msg, errType, nil, d)
 }

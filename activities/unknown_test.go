@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A call for a Go function this worker does not register (a tool's, a selection or a
@@ -45,30 +46,30 @@ func TestMissingFunctionsAnswerUnknownFunctionWithTheWorkersIdentity(t *testing.
 		known      []string
 		run        func() error
 	}{
-		{agents.KindTool, "record", []string{"alpha", "zeta"}, func() error {
-			_, err := env.ExecuteActivity(acts.CallTool, agents.CallToolInput{ChatID: "c", CallID: "1", Name: "record", Arguments: `{}`})
+		{wire.KindTool, "record", []string{"alpha", "zeta"}, func() error {
+			_, err := env.ExecuteActivity(acts.CallTool, wire.CallToolInput{ChatID: "c", CallID: "1", Name: "record", Arguments: `{}`})
 			return err
 		}},
-		{agents.KindSelectionFunction, "pick", nil, func() error {
-			_, err := env.ExecuteActivity(acts.SelectSpeaker, agents.SelectInput{Function: "pick"})
+		{wire.KindSelectionFunction, "pick", nil, func() error {
+			_, err := env.ExecuteActivity(acts.SelectSpeaker, wire.SelectInput{Function: "pick"})
 			return err
 		}},
-		{agents.KindTerminationFunction, "judge", nil, func() error {
-			_, err := env.ExecuteActivity(acts.JudgeTermination, agents.JudgeInput{Function: "judge"})
+		{wire.KindTerminationFunction, "judge", nil, func() error {
+			_, err := env.ExecuteActivity(acts.JudgeTermination, wire.JudgeInput{Function: "judge"})
 			return err
 		}},
 	}
 	for _, c := range cases {
 		err := c.run()
 		app := appError(t, err)
-		assert.Equal(t, agents.ErrTypeUnknownFunction, app.Type(), c.kind)
+		assert.Equal(t, wire.ErrTypeUnknownFunction, app.Type(), c.kind)
 		assert.True(t, app.NonRetryable(), c.kind)
 		assert.Contains(t, app.Message(), `"`+c.name+`"`)
 		assert.Contains(t, app.Message(), "(worker blue-7)")
-		var d agents.UnknownAgentDetails
+		var d wire.UnknownAgentDetails
 		require.NoError(t, app.Details(&d), c.kind)
-		assert.Equal(t, agents.UnknownAgentDetails{Worker: "blue-7", Kind: c.kind, Unknown: []string{c.name}, Known: c.known,
-			Wait: agents.Duration(agents.DefaultUnknownAgentWait)}, d, c.kind)
+		assert.Equal(t, wire.UnknownAgentDetails{Worker: "blue-7", Kind: c.kind, Unknown: []string{c.name}, Known: c.known,
+			Wait: wire.Duration(wire.DefaultUnknownAgentWait)}, d, c.kind)
 	}
 }
 
@@ -96,10 +97,10 @@ func TestUnknownAnswersShareOneLookAtThePollers(t *testing.T) {
 	env := ts.NewTestActivityEnvironment()
 	env.RegisterActivity(acts.SelectSpeaker)
 	for range 3 {
-		_, err := env.ExecuteActivity(acts.SelectSpeaker, agents.SelectInput{Function: "pick"})
+		_, err := env.ExecuteActivity(acts.SelectSpeaker, wire.SelectInput{Function: "pick"})
 		var app *temporal.ApplicationError
 		require.True(t, errors.As(err, &app), "%v", err)
-		var d agents.UnknownAgentDetails
+		var d wire.UnknownAgentDetails
 		require.NoError(t, app.Details(&d))
 		assert.Equal(t, []string{"green-1"}, d.Pollers)
 	}

@@ -10,11 +10,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // ExampleConfig is the commented example registry (agents.example.yaml): agents helper,
@@ -23,24 +23,6 @@ import (
 //
 //go:embed agents.example.yaml
 var ExampleConfig []byte
-
-// Kind is an agent kind: which model API it uses and so which channel it has.
-type Kind string
-
-// Agent kinds.
-const (
-	// KindChatCompletion is ChatCompletionAgent: OpenAI Chat Completions, history kept
-	// by agentchat in a chat_history channel.
-	KindChatCompletion Kind = "chat_completion"
-	// KindResponses is ResponsesAgent: OpenAI's Responses API, history kept by the
-	// service as a chain of stored responses (previous_response_id), in a
-	// responses_thread channel. Calls are not streamed.
-	KindResponses Kind = "responses"
-	// KindAssistant is OpenAIAssistantAgent (the seed ADR): OpenAI's Assistants API,
-	// history kept by the service in a thread, each reply a run, in an assistant_thread
-	// channel.
-	KindAssistant Kind = "assistant"
-)
 
 // DefaultEndpoint is the endpoint an agent uses when it names none. Unless the config
 // defines it, it is OpenAI at ${OPENAI_BASE_URL:-https://api.openai.com/v1} with the key
@@ -52,8 +34,8 @@ type Config struct {
 	Endpoints map[string]Endpoint `json:"endpoints,omitempty"`
 	// Tools agents may call, by name; each needs a Go function of that name registered
 	// on the worker (activities.Config.Tools).
-	Tools  map[string]Tool `json:"tools,omitempty"`
-	Agents []Definition    `json:"agents"`
+	Tools  map[string]wire.Tool `json:"tools,omitempty"`
+	Agents []Definition         `json:"agents"`
 }
 
 // Endpoint is an OpenAI-compatible API. BaseURL and the key's variable name are all a
@@ -83,7 +65,7 @@ type Definition struct {
 	// Name is the display name, written as authorName on the agent's messages; default ID.
 	Name string `json:"name,omitempty"`
 	// Kind selects the model API; default chat_completion.
-	Kind Kind `json:"kind,omitempty"`
+	Kind wire.Kind `json:"kind,omitempty"`
 	// Model is the provider's model name; ${VAR:-fallback} is expanded.
 	Model string `json:"model"`
 	// Endpoint names an entry of Config.Endpoints; default "default".
@@ -100,7 +82,7 @@ type Definition struct {
 	// remembers it in memory until it stops.
 	AssistantID string `json:"assistantId,omitempty"`
 	// Call tunes the activity that calls the model.
-	Call CallSettings `json:"call,omitzero"`
+	Call wire.CallSettings `json:"call,omitzero"`
 	// Reducer shortens the history sent to the model; the zero value sends it all. Only
 	// kind chat_completion has one: the other kinds' history lives in the service.
 	Reducer strategies.Reducer `json:"reducer,omitzero"`
@@ -111,42 +93,6 @@ type Definition struct {
 	// Offline scripts the offline model's replies for this agent: {"replies": [...]} of
 	// offline.Reply objects. Ignored with a real endpoint.
 	Offline json.RawMessage `json:"offline,omitempty"`
-}
-
-// CallSettings are the timeouts and retry policy of an agent's model call activity.
-// Zero fields take the defaults named on each field.
-type CallSettings struct {
-	// Timeout is the start-to-close timeout of one attempt; default 5m.
-	Timeout Duration `json:"timeout,omitempty"`
-	// HeartbeatTimeout: a call that reports no progress for this long is retried on
-	// another worker; default 15s (DefaultHeartbeatTimeout). A non-streaming call
-	// heartbeats while it waits, however slow the model; a streaming call heartbeats on
-	// every chunk, so this bounds the silence before the first chunk and between two.
-	HeartbeatTimeout Duration `json:"heartbeatTimeout,omitempty"`
-	// MaxAttempts bounds attempts on retryable provider errors; default 5.
-	MaxAttempts int `json:"maxAttempts,omitempty"`
-	// InitialInterval is the first retry delay, doubled each attempt; default 1s. A
-	// provider's Retry-After overrides it.
-	InitialInterval Duration `json:"initialInterval,omitempty"`
-	// MaxInterval caps the retry delay; default 30s.
-	MaxInterval Duration `json:"maxInterval,omitempty"`
-}
-
-// DefaultHeartbeatTimeout is a model call's heartbeat timeout when the agent's config
-// gives none. A worker that dies mid-call costs about this plus the retry delay and
-// Temporal's 5 s sticky timeout (README, "Crashes"); it was 60s, a minute a crash.
-const DefaultHeartbeatTimeout = 15 * time.Second
-
-// WithDefaults returns s with every zero field set to its default.
-func (s CallSettings) WithDefaults() CallSettings {
-	s.Timeout = Duration(s.Timeout.Or(5 * time.Minute))
-	s.HeartbeatTimeout = Duration(s.HeartbeatTimeout.Or(DefaultHeartbeatTimeout))
-	if s.MaxAttempts <= 0 {
-		s.MaxAttempts = 5
-	}
-	s.InitialInterval = Duration(s.InitialInterval.Or(time.Second))
-	s.MaxInterval = Duration(s.MaxInterval.Or(30 * time.Second))
-	return s
 }
 
 var agentIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -227,7 +173,7 @@ func (d *Definition) fillDefaults() {
 		d.Name = d.ID
 	}
 	if d.Kind == "" {
-		d.Kind = KindChatCompletion
+		d.Kind = wire.KindChatCompletion
 	}
 	if d.Endpoint == "" {
 		d.Endpoint = DefaultEndpoint
@@ -243,8 +189,8 @@ func (d *Definition) validate(endpoints map[string]Endpoint) error {
 	if err != nil {
 		return err
 	}
-	if d.AssistantID != "" && d.Kind != KindAssistant {
-		return fmt.Errorf("assistantId is only for kind %q, not %q", KindAssistant, d.Kind)
+	if d.AssistantID != "" && d.Kind != wire.KindAssistant {
+		return fmt.Errorf("assistantId is only for kind %q, not %q", wire.KindAssistant, d.Kind)
 	}
 	if ch.ServiceThread && d.Reducer.Key() != strategies.ReducerNone {
 		return fmt.Errorf("kind %q keeps its history in the service and takes no reducer", d.Kind)
@@ -261,29 +207,7 @@ func (d *Definition) validate(endpoints map[string]Endpoint) error {
 	if d.Call.MaxAttempts < 0 {
 		return errors.New("call.maxAttempts must not be negative")
 	}
-	return d.Call.validate()
-}
-
-// validate refuses settings that Temporal would refuse only when a chat schedules the
-// call: negative durations, and a retry policy whose maxInterval (after defaults) is
-// below its initialInterval.
-func (s CallSettings) validate() error {
-	for _, f := range []struct {
-		name string
-		v    Duration
-	}{
-		{"timeout", s.Timeout}, {"heartbeatTimeout", s.HeartbeatTimeout},
-		{"initialInterval", s.InitialInterval}, {"maxInterval", s.MaxInterval},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("call.%s must not be negative", f.name)
-		}
-	}
-	if d := s.WithDefaults(); d.MaxInterval < d.InitialInterval {
-		return fmt.Errorf("call.maxInterval (%s) must not be less than call.initialInterval (%s)",
-			time.Duration(d.MaxInterval), time.Duration(d.InitialInterval))
-	}
-	return nil
+	return d.Call.Validate()
 }
 
 // Expand replaces ${VAR} and ${VAR:-fallback} (and $VAR) in s from the environment.

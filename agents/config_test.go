@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentchat/agentchat/wire"
 )
 
 // clearOpenAIEnv makes the example config's ${VAR:-fallback} take its fallbacks.
@@ -38,14 +40,14 @@ func TestParseExampleConfig(t *testing.T) {
 		if d.ID != w.id || d.Name != w.name {
 			t.Errorf("agents[%d] = %q %q, want %q %q", i, d.ID, d.Name, w.id, w.name)
 		}
-		if d.Kind != KindChatCompletion || d.Endpoint != DefaultEndpoint || d.Model != "gpt-4o-mini" {
+		if d.Kind != wire.KindChatCompletion || d.Endpoint != DefaultEndpoint || d.Model != "gpt-4o-mini" {
 			t.Errorf("agent %s: kind %q endpoint %q model %q, want chat_completion, default, gpt-4o-mini",
 				d.ID, d.Kind, d.Endpoint, d.Model)
 		}
 		if strings.TrimSpace(d.Instructions) == "" {
 			t.Errorf("agent %s has no instructions", d.ID)
 		}
-		if d.Call != (CallSettings{}) {
+		if d.Call != (wire.CallSettings{}) {
 			t.Errorf("agent %s: call = %+v, want all defaults (zero)", d.ID, d.Call)
 		}
 	}
@@ -115,7 +117,7 @@ func TestParseConfigDefaults(t *testing.T) {
 			if want := (Endpoint{BaseURL: "https://api.openai.com/v1", APIKeyEnv: "OPENAI_API_KEY"}); def != want {
 				t.Errorf("default endpoint = %+v, want %+v", def, want)
 			}
-			want := Definition{ID: "solo", Name: "solo", Kind: KindChatCompletion, Model: "m", Endpoint: DefaultEndpoint}
+			want := Definition{ID: "solo", Name: "solo", Kind: wire.KindChatCompletion, Model: "m", Endpoint: DefaultEndpoint}
 			if len(cfg.Agents) != 1 || cfg.Agents[0].ID != want.ID || cfg.Agents[0].Name != want.Name ||
 				cfg.Agents[0].Kind != want.Kind || cfg.Agents[0].Endpoint != want.Endpoint || cfg.Agents[0].Model != want.Model {
 				t.Errorf("agents = %+v, want [%+v]", cfg.Agents, want)
@@ -133,7 +135,7 @@ func TestParseConfigServiceThreadKinds(t *testing.T) {
 		t.Fatalf("ParseConfig: %v", err)
 	}
 	got := cfg.Agents
-	if got[0].Kind != KindResponses || got[1].Kind != KindAssistant || got[2].Kind != KindAssistant {
+	if got[0].Kind != wire.KindResponses || got[1].Kind != wire.KindAssistant || got[2].Kind != wire.KindAssistant {
 		t.Errorf("kinds %q, %q, %q", got[0].Kind, got[1].Kind, got[2].Kind)
 	}
 	if got[1].AssistantID != "asst_42" || got[2].AssistantID != "" {
@@ -264,9 +266,9 @@ func TestParseConfigCallSettings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseConfig: %v", err)
 	}
-	want := CallSettings{
-		Timeout: Duration(2 * time.Minute), HeartbeatTimeout: Duration(15 * time.Second), MaxAttempts: 3,
-		InitialInterval: Duration(500 * time.Millisecond), MaxInterval: Duration(90 * time.Second),
+	want := wire.CallSettings{
+		Timeout: wire.Duration(2 * time.Minute), HeartbeatTimeout: wire.Duration(15 * time.Second), MaxAttempts: 3,
+		InitialInterval: wire.Duration(500 * time.Millisecond), MaxInterval: wire.Duration(90 * time.Second),
 	}
 	if got := cfg.Agents[0].Call; got != want {
 		t.Errorf("call = %+v, want %+v", got, want)
@@ -274,25 +276,25 @@ func TestParseConfigCallSettings(t *testing.T) {
 }
 
 func TestCallSettingsWithDefaults(t *testing.T) {
-	defaults := CallSettings{
-		Timeout: Duration(5 * time.Minute), HeartbeatTimeout: Duration(15 * time.Second), MaxAttempts: 5,
-		InitialInterval: Duration(time.Second), MaxInterval: Duration(30 * time.Second),
+	defaults := wire.CallSettings{
+		Timeout: wire.Duration(5 * time.Minute), HeartbeatTimeout: wire.Duration(15 * time.Second), MaxAttempts: 5,
+		InitialInterval: wire.Duration(time.Second), MaxInterval: wire.Duration(30 * time.Second),
 	}
-	set := CallSettings{
-		Timeout: Duration(time.Minute), HeartbeatTimeout: Duration(10 * time.Second), MaxAttempts: 2,
-		InitialInterval: Duration(2 * time.Second), MaxInterval: Duration(time.Minute),
+	set := wire.CallSettings{
+		Timeout: wire.Duration(time.Minute), HeartbeatTimeout: wire.Duration(10 * time.Second), MaxAttempts: 2,
+		InitialInterval: wire.Duration(2 * time.Second), MaxInterval: wire.Duration(time.Minute),
 	}
 	tests := []struct {
 		name string
-		in   CallSettings
-		want CallSettings
+		in   wire.CallSettings
+		want wire.CallSettings
 	}{
-		{"zero takes every default", CallSettings{}, defaults},
+		{"zero takes every default", wire.CallSettings{}, defaults},
 		{"set values kept", set, set},
-		{"some set", CallSettings{Timeout: Duration(time.Minute), MaxAttempts: 1},
-			CallSettings{Timeout: Duration(time.Minute), HeartbeatTimeout: defaults.HeartbeatTimeout, MaxAttempts: 1,
+		{"some set", wire.CallSettings{Timeout: wire.Duration(time.Minute), MaxAttempts: 1},
+			wire.CallSettings{Timeout: wire.Duration(time.Minute), HeartbeatTimeout: defaults.HeartbeatTimeout, MaxAttempts: 1,
 				InitialInterval: defaults.InitialInterval, MaxInterval: defaults.MaxInterval}},
-		{"negative maxAttempts takes the default", CallSettings{MaxAttempts: -3}, defaults},
+		{"negative maxAttempts takes the default", wire.CallSettings{MaxAttempts: -3}, defaults},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/agentchat/agentchat/wire"
 )
 
 func TestDurationUnmarshalJSON(t *testing.T) {
@@ -23,7 +25,7 @@ func TestDurationUnmarshalJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			var d Duration
+			var d wire.Duration
 			if err := json.Unmarshal([]byte(tt.in), &d); err != nil {
 				t.Fatalf("Unmarshal(%s): %v", tt.in, err)
 			}
@@ -41,7 +43,7 @@ func TestDurationUnmarshalJSONErrors(t *testing.T) {
 		`1e300`, `-1e300`, `9300000000`, // beyond time.Duration's ~292 years
 	} {
 		t.Run(in, func(t *testing.T) {
-			d := Duration(7)
+			d := wire.Duration(7)
 			if err := json.Unmarshal([]byte(in), &d); err == nil {
 				t.Errorf("Unmarshal(%s) = %v, want an error", in, time.Duration(d))
 			}
@@ -60,11 +62,11 @@ func TestDurationMarshalJSON(t *testing.T) {
 		{1500 * time.Millisecond, `"1.5s"`},
 	}
 	for _, tt := range tests {
-		b, err := json.Marshal(Duration(tt.in))
+		b, err := json.Marshal(wire.Duration(tt.in))
 		if err != nil || string(b) != tt.want {
 			t.Errorf("Marshal(%v) = %s, %v; want %s", tt.in, b, err, tt.want)
 		}
-		var back Duration
+		var back wire.Duration
 		if err := json.Unmarshal(b, &back); err != nil || time.Duration(back) != tt.in {
 			t.Errorf("round trip of %v = %v, %v", tt.in, time.Duration(back), err)
 		}
@@ -80,7 +82,7 @@ func TestDurationOr(t *testing.T) {
 		{-time.Second, time.Minute, -time.Second},
 	}
 	for _, tt := range tests {
-		if got := Duration(tt.d).Or(tt.def); got != tt.want {
+		if got := wire.Duration(tt.d).Or(tt.def); got != tt.want {
 			t.Errorf("Duration(%v).Or(%v) = %v, want %v", tt.d, tt.def, got, tt.want)
 		}
 	}

@@ -4,26 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
-
-// Participant is an agent as a chat holds it: the agent's id, display name and kind
-// (the document's participants entry: {"id","name","type"}), plus its channel and the
-// settings of its model call activity, resolved from the registry when the chat starts.
-type Participant struct {
-	ID          string             `json:"id"`
-	Name        string             `json:"name"`
-	Kind        Kind               `json:"type"`
-	ChannelType string             `json:"channelType"`
-	ChannelKey  string             `json:"channelKey"`
-	Call        CallSettings       `json:"call"`
-	Reducer     strategies.Reducer `json:"reducer,omitzero"`
-	Tools       []ToolSpec         `json:"tools,omitempty"`
-	// MaxToolRounds bounds the rounds of tool calls in one reply.
-	MaxToolRounds int `json:"maxToolRounds,omitempty"`
-}
 
 // Registry holds the worker's agent definitions by id. It is read-only after
 // NewRegistry and safe for concurrent use.
@@ -71,19 +54,19 @@ type UnknownAgentsError struct {
 
 func (e *UnknownAgentsError) Error() string {
 	return fmt.Sprintf("unknown agent id(s) %s; this worker knows %s",
-		quoteList(e.Unknown), quoteList(e.Known))
+		wire.QuotedList(e.Unknown), wire.QuotedList(e.Known))
 }
 
 // Resolve returns the participants for agent ids, in order. Ids not in the registry
 // give an *UnknownAgentsError naming all of them; an empty list or a repeated id is an
 // error too.
-func (r *Registry) Resolve(ids []string) ([]Participant, error) {
+func (r *Registry) Resolve(ids []string) ([]wire.Participant, error) {
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("a chat needs at least one participant")
 	}
 	var unknown []string
 	seen := map[string]bool{}
-	out := make([]Participant, 0, len(ids))
+	out := make([]wire.Participant, 0, len(ids))
 	for _, id := range ids {
 		if seen[id] {
 			return nil, fmt.Errorf("agent id %q is named twice", id)
@@ -99,7 +82,7 @@ func (r *Registry) Resolve(ids []string) ([]Participant, error) {
 			return nil, err
 		}
 		for _, name := range d.Tools {
-			p.Tools = append(p.Tools, ToolSpec{Name: name, Tool: r.cfg.Tools[name].WithDefaults()})
+			p.Tools = append(p.Tools, wire.ToolSpec{Name: name, Tool: r.cfg.Tools[name].WithDefaults()})
 		}
 		out = append(out, p)
 	}
@@ -110,24 +93,16 @@ func (r *Registry) Resolve(ids []string) ([]Participant, error) {
 }
 
 // Participant returns d as a chat participant on endpoint e.
-func (d Definition) Participant(e Endpoint) (Participant, error) {
+func (d Definition) Participant(e Endpoint) (wire.Participant, error) {
 	ch, err := d.Kind.Channel()
 	if err != nil {
-		return Participant{}, err
+		return wire.Participant{}, err
 	}
 	ch.Reducer, ch.Agent = d.Reducer.Key(), d.ID
-	return Participant{
+	return wire.Participant{
 		ID: d.ID, Name: d.Name, Kind: d.Kind,
-		ChannelType: ch.Type, ChannelKey: ch.Key(e),
+		ChannelType: ch.Type, ChannelKey: ch.Key(e.BaseURL),
 		Call: d.Call.WithDefaults(), Reducer: d.Reducer,
-		MaxToolRounds: cmp.Or(d.MaxToolRounds, DefaultMaxToolRounds),
+		MaxToolRounds: cmp.Or(d.MaxToolRounds, wire.DefaultMaxToolRounds),
 	}, nil
-}
-
-func quoteList(ids []string) string {
-	q := make([]string, len(ids))
-	for i, id := range ids {
-		q[i] = fmt.Sprintf("%q", id)
-	}
-	return strings.Join(q, ", ")
 }

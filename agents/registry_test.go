@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // chatHistoryKey is chat.ChannelKey("chat_history", "reducer=none"), from
@@ -25,7 +26,7 @@ func exampleRegistry(t *testing.T) *Registry {
 	return NewRegistry(cfg)
 }
 
-func ids(ps []Participant) []string {
+func ids(ps []wire.Participant) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.ID
@@ -139,9 +140,9 @@ func TestParticipant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantCall := CallSettings{}.WithDefaults()
+	wantCall := wire.CallSettings{}.WithDefaults()
 	for _, p := range ps {
-		if p.Kind != KindChatCompletion || p.ChannelType != chat.ChannelChatHistory {
+		if p.Kind != wire.KindChatCompletion || p.ChannelType != chat.ChannelChatHistory {
 			t.Errorf("%s: kind %q channel type %q, want chat_completion, chat_history", p.ID, p.Kind, p.ChannelType)
 		}
 		if p.ChannelKey != chatHistoryKey {
@@ -169,12 +170,12 @@ func TestParticipant(t *testing.T) {
 }
 
 func TestParticipantKeepsCallSettings(t *testing.T) {
-	d := Definition{ID: "a", Name: "A", Kind: KindChatCompletion, Call: CallSettings{Timeout: Duration(time.Minute), MaxAttempts: 2}}
+	d := Definition{ID: "a", Name: "A", Kind: wire.KindChatCompletion, Call: wire.CallSettings{Timeout: wire.Duration(time.Minute), MaxAttempts: 2}}
 	p, err := d.Participant(Endpoint{BaseURL: "http://h/v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := CallSettings{Timeout: Duration(time.Minute), MaxAttempts: 2}.WithDefaults()
+	want := wire.CallSettings{Timeout: wire.Duration(time.Minute), MaxAttempts: 2}.WithDefaults()
 	if p.Call != want {
 		t.Errorf("call = %+v, want %+v", p.Call, want)
 	}
@@ -184,16 +185,16 @@ func TestParticipantKeepsCallSettings(t *testing.T) {
 }
 
 func TestKindChannel(t *testing.T) {
-	ch, err := KindChatCompletion.Channel()
+	ch, err := wire.KindChatCompletion.Channel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ch != (Channel{Type: chat.ChannelChatHistory, Reducer: "none"}) {
+	if ch != (wire.Channel{Type: chat.ChannelChatHistory, Reducer: "none"}) {
 		t.Errorf("chat_completion channel = %+v", ch)
 	}
-	for k, want := range map[Kind]Channel{
-		KindResponses: {Type: "responses_thread", ServiceThread: true},
-		KindAssistant: {Type: "assistant_thread", ServiceThread: true},
+	for k, want := range map[wire.Kind]wire.Channel{
+		wire.KindResponses: {Type: "responses_thread", ServiceThread: true},
+		wire.KindAssistant: {Type: "assistant_thread", ServiceThread: true},
 	} {
 		ch, err := k.Channel()
 		if err != nil || ch != want {
@@ -203,16 +204,16 @@ func TestKindChannel(t *testing.T) {
 			t.Errorf("%s.ServiceThread() = false", k)
 		}
 	}
-	if KindChatCompletion.ServiceThread() || Kind("nope").ServiceThread() {
+	if wire.KindChatCompletion.ServiceThread() || wire.Kind("nope").ServiceThread() {
 		t.Error("chat_completion or an unknown kind reports a service thread")
 	}
-	for _, k := range []Kind{"", "assistants", "Chat_Completion"} {
+	for _, k := range []wire.Kind{"", "assistants", "Chat_Completion"} {
 		_, err := k.Channel()
 		if err == nil {
 			t.Errorf("Kind(%q).Channel(): want an error", k)
 			continue
 		}
-		for _, known := range Kinds {
+		for _, known := range wire.Kinds {
 			if !strings.Contains(err.Error(), string(known)) {
 				t.Errorf("Kind(%q).Channel() error = %v, want one listing %q", k, err, known)
 			}
@@ -238,7 +239,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ps[0].ChannelType != ChannelResponsesThread || ps[3].ChannelType != ChannelAssistantThread {
+	if ps[0].ChannelType != wire.ChannelResponsesThread || ps[3].ChannelType != wire.ChannelAssistantThread {
 		t.Errorf("channel types %q, %q", ps[0].ChannelType, ps[3].ChannelType)
 	}
 	if want := chat.ChannelKey("responses_thread", "endpoint=https://a.example/v1", "agent=r1"); ps[0].ChannelKey != want {
@@ -257,35 +258,35 @@ agents:
 
 func TestChannelStates(t *testing.T) {
 	for _, in := range []string{"", "null", "{}", " {} "} {
-		var s ResponsesThreadState
-		if err := DecodeChannelState(json.RawMessage(in), &s); err != nil || s != (ResponsesThreadState{}) {
+		var s wire.ResponsesThreadState
+		if err := wire.DecodeChannelState(json.RawMessage(in), &s); err != nil || s != (wire.ResponsesThreadState{}) {
 			t.Errorf("DecodeChannelState(%q) = %+v, %v; want a new channel", in, s, err)
 		}
-		if w, err := SyncedThrough(json.RawMessage(in)); err != nil || w != "" {
+		if w, err := wire.SyncedThrough(json.RawMessage(in)); err != nil || w != "" {
 			t.Errorf("SyncedThrough(%q) = %q, %v", in, w, err)
 		}
 	}
-	var r ResponsesThreadState
-	if err := DecodeChannelState(json.RawMessage(`{"previousResponseId":"resp_1","syncedThrough":"m2/1","extra":1}`), &r); err != nil ||
-		r != (ResponsesThreadState{PreviousResponseID: "resp_1", SyncedThrough: "m2/1"}) {
+	var r wire.ResponsesThreadState
+	if err := wire.DecodeChannelState(json.RawMessage(`{"previousResponseId":"resp_1","syncedThrough":"m2/1","extra":1}`), &r); err != nil ||
+		r != (wire.ResponsesThreadState{PreviousResponseID: "resp_1", SyncedThrough: "m2/1"}) {
 		t.Errorf("responses state = %+v, %v", r, err)
 	}
-	var a AssistantThreadState
-	if err := DecodeChannelState(json.RawMessage(`{"threadId":"thread_1","syncedThrough":"m3"}`), &a); err != nil ||
-		a != (AssistantThreadState{ThreadID: "thread_1", SyncedThrough: "m3"}) {
+	var a wire.AssistantThreadState
+	if err := wire.DecodeChannelState(json.RawMessage(`{"threadId":"thread_1","syncedThrough":"m3"}`), &a); err != nil ||
+		a != (wire.AssistantThreadState{ThreadID: "thread_1", SyncedThrough: "m3"}) {
 		t.Errorf("assistant state = %+v, %v", a, err)
 	}
-	if w, err := SyncedThrough(json.RawMessage(`{"threadId":"thread_1","syncedThrough":"m3"}`)); err != nil || w != "m3" {
+	if w, err := wire.SyncedThrough(json.RawMessage(`{"threadId":"thread_1","syncedThrough":"m3"}`)); err != nil || w != "m3" {
 		t.Errorf("SyncedThrough = %q, %v", w, err)
 	}
-	if err := DecodeChannelState(json.RawMessage(`[1]`), &a); err == nil || !strings.Contains(err.Error(), "[1]") {
+	if err := wire.DecodeChannelState(json.RawMessage(`[1]`), &a); err == nil || !strings.Contains(err.Error(), "[1]") {
 		t.Errorf("malformed state: error %v, want one quoting it", err)
 	}
-	b, _ := json.Marshal(ResponsesThreadState{PreviousResponseID: "resp_1", SyncedThrough: "m1/1"})
+	b, _ := json.Marshal(wire.ResponsesThreadState{PreviousResponseID: "resp_1", SyncedThrough: "m1/1"})
 	if string(b) != `{"previousResponseId":"resp_1","syncedThrough":"m1/1"}` {
 		t.Errorf("responses state JSON %s", b)
 	}
-	b, _ = json.Marshal(AssistantThreadState{ThreadID: "thread_1", SyncedThrough: "m1/1"})
+	b, _ = json.Marshal(wire.AssistantThreadState{ThreadID: "thread_1", SyncedThrough: "m1/1"})
 	if string(b) != `{"threadId":"thread_1","syncedThrough":"m1/1"}` {
 		t.Errorf("assistant state JSON %s", b)
 	}
@@ -293,22 +294,22 @@ func TestChannelStates(t *testing.T) {
 
 func TestChannelKey(t *testing.T) {
 	a, b := Endpoint{BaseURL: "https://a/v1"}, Endpoint{BaseURL: "https://b/v1"}
-	local := Channel{Type: chat.ChannelChatHistory, Reducer: "none"}
-	thread := Channel{Type: ChannelResponsesThread, ServiceThread: true, Agent: "r1"}
+	local := wire.Channel{Type: chat.ChannelChatHistory, Reducer: "none"}
+	thread := wire.Channel{Type: wire.ChannelResponsesThread, ServiceThread: true, Agent: "r1"}
 	tests := []struct {
 		name string
 		got  string
 		want string
 	}{
-		{"chat history, pinned", local.Key(a), chatHistoryKey},
-		{"chat history ignores the endpoint", local.Key(b), chatHistoryKey},
-		{"reducer is part of the key", Channel{Type: chat.ChannelChatHistory, Reducer: "summary"}.Key(a),
+		{"chat history, pinned", local.Key(a.BaseURL), chatHistoryKey},
+		{"chat history ignores the endpoint", local.Key(b.BaseURL), chatHistoryKey},
+		{"reducer is part of the key", wire.Channel{Type: chat.ChannelChatHistory, Reducer: "summary"}.Key(a.BaseURL),
 			chat.ChannelKey("chat_history", "reducer=summary")},
-		{"service thread names the endpoint and agent", thread.Key(a),
+		{"service thread names the endpoint and agent", thread.Key(a.BaseURL),
 			chat.ChannelKey("responses_thread", "endpoint=https://a/v1", "agent=r1")},
-		{"service thread has no reducer part", Channel{Type: ChannelResponsesThread, Reducer: "none", ServiceThread: true, Agent: "r1"}.Key(a),
+		{"service thread has no reducer part", wire.Channel{Type: wire.ChannelResponsesThread, Reducer: "none", ServiceThread: true, Agent: "r1"}.Key(a.BaseURL),
 			chat.ChannelKey("responses_thread", "endpoint=https://a/v1", "agent=r1")},
-		{"assistant thread names the endpoint and agent", Channel{Type: ChannelAssistantThread, ServiceThread: true, Agent: "as"}.Key(b),
+		{"assistant thread names the endpoint and agent", wire.Channel{Type: wire.ChannelAssistantThread, ServiceThread: true, Agent: "as"}.Key(b.BaseURL),
 			chat.ChannelKey("assistant_thread", "endpoint=https://b/v1", "agent=as")},
 	}
 	for _, tt := range tests {
@@ -316,7 +317,7 @@ func TestChannelKey(t *testing.T) {
 			t.Errorf("%s: key %s, want %s", tt.name, tt.got, tt.want)
 		}
 	}
-	if thread.Key(a) == thread.Key(b) {
+	if thread.Key(a.BaseURL) == thread.Key(b.BaseURL) {
 		t.Error("service-thread keys of two endpoints are equal")
 	}
 }

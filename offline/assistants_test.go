@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -113,7 +113,7 @@ func TestAssistantRunAnswersFromTheWholeThread(t *testing.T) {
 }
 
 func TestAssistantRunGoesQueuedInProgressCompleted(t *testing.T) {
-	s := startServer(t, offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "done", Delay: agents.Duration(300 * time.Millisecond)}}}})
+	s := startServer(t, offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: "done", Delay: wire.Duration(300 * time.Millisecond)}}}})
 	c := newClient(s, "helper")
 	a, th := newAssistant(t, c, "")
 	addMessages(t, c, th.ID, "Hi")

@@ -3,7 +3,7 @@ package offline
 import (
 	"unicode"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Reply is one scripted answer for one request of one agent.
@@ -34,7 +34,7 @@ type Reply struct {
 	// Delay is waited before answering, on top of Options.Latency, and is cut short when
 	// the request is cancelled. Non-streaming, the whole reply waits; streaming, the first
 	// byte (the response headers) waits. Zero means no delay.
-	Delay agents.Duration `json:"delay,omitempty"`
+	Delay wire.Duration `json:"delay,omitempty"`
 }
 
 // ToolCall is one scripted function tool call of a Reply.

@@ -8,8 +8,8 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // The request rules OpenAI enforces, which the server enforces too, so that a request
@@ -23,7 +23,7 @@ type Violation struct {
 	// Path is the endpoint, e.g. "/v1/chat/completions" or "/v1/responses"; empty for
 	// what Validate returns.
 	Path string `json:"path,omitempty"`
-	// Agent and Chat are the request's AgentHeader and agents.ChatHeader; empty for
+	// Agent and Chat are the request's AgentHeader and wire.ChatHeader; empty for
 	// what Validate returns.
 	Agent string `json:"agent,omitempty"`
 	Chat  string `json:"chat,omitempty"`
@@ -190,8 +190,8 @@ func checkMessage(i int, m openai.ChatCompletionMessage) *Violation {
 	return nil
 }
 
-// MaxCallIDLen is the longest tool call id OpenAI accepts (agents.MaxCallIDLen).
-const MaxCallIDLen = agents.MaxCallIDLen
+// MaxCallIDLen is the longest tool call id OpenAI accepts (wire.MaxCallIDLen).
+const MaxCallIDLen = wire.MaxCallIDLen
 
 // checkCallID reports a tool call id that OpenAI refuses at param.
 func checkCallID(param, id string) *Violation {

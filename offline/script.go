@@ -11,7 +11,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // agentState is what the server remembers about one agent.
@@ -137,7 +137,7 @@ func (l *ledger) record(agent string, req openai.ChatCompletionRequest) {
 // AuthorHeader is the request header in which agentchat's model activity gives, on an
 // agent's own model call (not a selector's, judge's or summary's), the "name" its
 // replies carry in the request's assistant messages ("" when they carry none).
-const AuthorHeader = agents.AuthorHeader
+const AuthorHeader = wire.AuthorHeader
 
 // scriptPosition is where in its script the agent of r is, by the conversation msgs
 // the request carries: the number of its own replies in it (the assistant messages

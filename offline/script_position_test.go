@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // authorTransport sets the headers agentchat's model activity sets on an agent's own
@@ -21,7 +21,7 @@ type authorTransport struct{ agent, chat, author string }
 func (a authorTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(offline.AgentHeader, a.agent)
-	r.Header.Set(agents.ChatHeader, a.chat)
+	r.Header.Set(wire.ChatHeader, a.chat)
 	r.Header.Set(offline.AuthorHeader, a.author)
 	return http.DefaultTransport.RoundTrip(r)
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func TestScriptsAreCopied(t *testing.T) {
@@ -138,7 +138,7 @@ func TestScriptsRunPerChat(t *testing.T) {
 			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
 		require.NoError(t, err)
 		req.Header.Set(offline.AgentHeader, "a")
-		req.Header.Set(agents.ChatHeader, chat)
+		req.Header.Set(wire.ChatHeader, chat)
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()

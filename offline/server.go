@@ -12,13 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // AgentHeader is the HTTP request header that names the calling agent (its agent id).
 // agentchat's model activity sets it on every request; requests without it are answered
 // as agent DefaultAgent.
-const AgentHeader = agents.AgentHeader
+const AgentHeader = wire.AgentHeader
 
 // DefaultAgent is the agent id of requests that carry no AgentHeader.
 const DefaultAgent = "assistant"
@@ -52,7 +52,7 @@ type Options struct {
 	// process; the errors (entries with a Status) listed before that answer are answered
 	// first, once each per chat. Other requests (selectors, judges, summaries, Assistants
 	// runs, clients other than agentchat) take the entries in order, one per request of
-	// the agent in one chat (by agents.ChatHeader), errors included. Past the end, the
+	// the agent in one chat (by wire.ChatHeader), errors included. Past the end, the
 	// default reply. New copies the map and slices.
 	Scripts map[string][]Reply
 	// Latency is waited before every model answer, on top of any Reply.Delay;
@@ -198,8 +198,8 @@ func allowMethods(w http.ResponseWriter, r *http.Request, methods ...string) boo
 	return false
 }
 
-// chatOf is the chat id r names in agents.ChatHeader, or "".
-func chatOf(r *http.Request) string { return strings.TrimSpace(r.Header.Get(agents.ChatHeader)) }
+// chatOf is the chat id r names in wire.ChatHeader, or "".
+func chatOf(r *http.Request) string { return strings.TrimSpace(r.Header.Get(wire.ChatHeader)) }
 
 // agentOf is the agent id r names in AgentHeader, or DefaultAgent.
 func agentOf(r *http.Request) string {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
@@ -156,7 +156,7 @@ func TestAuthorizationIsAcceptedButNeverLogged(t *testing.T) {
 
 func TestDelayIsCutShortByCancellation(t *testing.T) {
 	s := startServer(t, offline.Options{Scripts: map[string][]offline.Reply{
-		"a": {{Text: "never", Delay: agents.Duration(time.Minute)}, {Text: "never", Delay: agents.Duration(time.Minute)}},
+		"a": {{Text: "never", Delay: wire.Duration(time.Minute)}, {Text: "never", Delay: wire.Duration(time.Minute)}},
 	}})
 	c := newClient(s, "a")
 
@@ -181,7 +181,7 @@ func TestDelayIsCutShortByCancellation(t *testing.T) {
 func TestServeHTTPReturnsWhenTheRequestIsCancelled(t *testing.T) {
 	s := offline.New(offline.Options{
 		Latency: time.Minute,
-		Scripts: map[string][]offline.Reply{offline.DefaultAgent: {{Delay: agents.Duration(time.Hour)}}},
+		Scripts: map[string][]offline.Reply{offline.DefaultAgent: {{Delay: wire.Duration(time.Hour)}}},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions",
@@ -204,7 +204,7 @@ func TestServeHTTPReturnsWhenTheRequestIsCancelled(t *testing.T) {
 }
 
 func TestCloseCutsInFlightRequestsShort(t *testing.T) {
-	s, err := offline.Start(offline.Options{Scripts: map[string][]offline.Reply{"a": {{Text: "never", Delay: agents.Duration(time.Hour)}}}})
+	s, err := offline.Start(offline.Options{Scripts: map[string][]offline.Reply{"a": {{Text: "never", Delay: wire.Duration(time.Hour)}}}})
 	require.NoError(t, err)
 	errc := make(chan error, 1)
 	go func() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
@@ -127,7 +127,7 @@ func TestStreamIsFlushedChunkByChunk(t *testing.T) {
 
 func TestStreamDelayHoldsTheFirstByte(t *testing.T) {
 	const latency, delay = 100 * time.Millisecond, 150 * time.Millisecond
-	s := startServer(t, offline.Options{Latency: latency, Scripts: map[string][]offline.Reply{"a": {{Text: "late", Delay: agents.Duration(delay)}}}})
+	s := startServer(t, offline.Options{Latency: latency, Scripts: map[string][]offline.Reply{"a": {{Text: "late", Delay: wire.Duration(delay)}}}})
 	start := time.Now()
 	got := completeStream(t, newClient(s, "a"), chatRequest("hi"))
 	assert.GreaterOrEqual(t, time.Since(start), latency+delay)

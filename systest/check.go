@@ -18,7 +18,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // requestsPerTurn bounds the model requests one user turn may cause: rounds of tool
@@ -44,7 +44,7 @@ func (r *Runner) Settle(ctx context.Context) {
 				r.logf("settle c%d: %s", c.idx, r.decide(ctx, c, st.PendingApprovals[0], true))
 				continue
 			}
-			if st.ActiveTurn == "" && len(st.PendingTurns) == 0 && st.Status != workflows.StatusMigrating {
+			if st.ActiveTurn == "" && len(st.PendingTurns) == 0 && st.Status != wire.StatusMigrating {
 				break
 			}
 			select {
@@ -139,8 +139,8 @@ func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]i
 		}
 		if !last {
 			old, err := r.state(ctx, l)
-			if err != nil || old.Status != workflows.StatusMigrated {
-				r.violate("%s: the source %s of a migration is %q (%v), not %q", name, l.id, old.Status, err, workflows.StatusMigrated)
+			if err != nil || old.Status != wire.StatusMigrated {
+				r.violate("%s: the source %s of a migration is %q (%v), not %q", name, l.id, old.Status, err, wire.StatusMigrated)
 			}
 		}
 	}

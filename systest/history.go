@@ -6,9 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // checkHistory checks that no turn is lost or repeated: message ids are unique, each
@@ -141,13 +140,13 @@ func checkState(st agentchat.StateResult, msgs []chat.Message) []string {
 	if len(msgs) > 0 && (st.LastMessage == nil || st.LastMessage.MessageID != msgs[len(msgs)-1].MessageID) {
 		out = append(out, fmt.Sprintf("State's last message is not History's last (%q)", msgs[len(msgs)-1].MessageID))
 	}
-	if st.Status != workflows.StatusRunning {
-		out = append(out, fmt.Sprintf("status %q, want %q", st.Status, workflows.StatusRunning))
+	if st.Status != wire.StatusRunning {
+		out = append(out, fmt.Sprintf("status %q, want %q", st.Status, wire.StatusRunning))
 	}
 	if st.ActiveTurn != "" || len(st.PendingTurns) > 0 || len(st.PendingApprovals) > 0 {
 		out = append(out, fmt.Sprintf("not idle after settling: active %q, pending %v, approvals %v", st.ActiveTurn, st.PendingTurns, st.PendingApprovals))
 	}
-	if e := st.LastError; e != nil && e.Type != agents.ErrTypeInvalidMessage && !strings.Contains(e.Message, Refusal) {
+	if e := st.LastError; e != nil && e.Type != wire.ErrTypeInvalidMessage && !strings.Contains(e.Message, Refusal) {
 		out = append(out, fmt.Sprintf("lastError %s on %q is not the script's refusal: %s", e.Type, e.MessageID, firstLine(e.Message)))
 	}
 	return out

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // turnMsgs is a user message id and an agent's text answer to it.
@@ -70,5 +70,5 @@ func TestCheckState(t *testing.T) {
 
 // stateOf is an idle running chat's State with n messages, the last one last.
 func stateOf(n int, last *chat.Message) agentchat.StateResult {
-	return agentchat.StateResult{Status: workflows.StatusRunning, MessageCount: n, LastMessage: last}
+	return agentchat.StateResult{Status: wire.StatusRunning, MessageCount: n, LastMessage: last}
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // maxRecordedBody bounds the error body a ModelRequest keeps, in bytes.
@@ -17,8 +17,8 @@ const maxRecordedBody = 64 << 10
 
 // ModelRequest is one HTTP request the model received and how it answered.
 type ModelRequest struct {
-	Agent  string // agents.AgentHeader
-	Chat   string // agents.ChatHeader: the chat (workflow id) that made it
+	Agent  string // wire.AgentHeader
+	Chat   string // wire.ChatHeader: the chat (workflow id) that made it
 	Method string
 	Path   string
 	Status int
@@ -66,7 +66,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
-	rec := ModelRequest{Agent: req.Header.Get(agents.AgentHeader), Chat: strings.TrimSpace(req.Header.Get(agents.ChatHeader)),
+	rec := ModelRequest{Agent: req.Header.Get(wire.AgentHeader), Chat: strings.TrimSpace(req.Header.Get(wire.ChatHeader)),
 		Method: req.Method, Path: req.URL.Path}
 	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/chat/completions") {
 		rec.Problems = chatCompletionRules(body)

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // actionTimeout bounds one action; an action still waiting then is a stuck chat.
@@ -182,7 +181,7 @@ func (r *Runner) newChat(i, ns int, id string, agents []string, maxBytes int) *c
 	c := &chatRun{idx: i, loc: location{ns, id}, locations: []location{{ns, id}}, maxBytes: maxBytes,
 		limit: maxBytes, agents: agents, msgs: map[string]*msgState{}}
 	if c.limit == 0 {
-		c.limit = workflows.DefaultMaxMessageBytes
+		c.limit = wire.DefaultMaxMessageBytes
 	}
 	r.chats[i] = c
 	return c
@@ -193,10 +192,10 @@ func (r *Runner) start(ctx context.Context, a Action) string {
 	c.budget = a.Budget
 	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes}
 	if a.Budget > 0 {
-		opts.HistoryBudget = workflows.HistoryBudget{MaxEvents: a.Budget}
+		opts.HistoryBudget = wire.HistoryBudget{MaxEvents: a.Budget}
 	}
 	st, err := r.w.Client(0).Start(ctx, opts)
-	if err != nil && a.MaxBytes > workflows.MaxMessageBytesLimit && strings.Contains(strings.ToLower(err.Error()), "maxmessagebytes") {
+	if err != nil && a.MaxBytes > wire.MaxMessageBytesLimit && strings.Contains(strings.ToLower(err.Error()), "maxmessagebytes") {
 		return "refused: " + firstLine(err.Error()) // a limit over what any chat takes
 	}
 	if err != nil {
@@ -208,7 +207,7 @@ func (r *Runner) start(ctx context.Context, a Action) string {
 }
 
 // newMessage is user message id of size bytes as the chat counts them against its
-// limit (workflows.SendMessageInput.Bytes: the encoded message, not its text), or just
+// limit (wire.SendMessageInput.Bytes: the encoded message, not its text), or just
 // its id when that is larger. Its size is what it encodes to.
 func newMessage(id string, size int) *msgState {
 	text := id + " "
@@ -220,7 +219,7 @@ func newMessage(id string, size int) *msgState {
 
 // messageBytes is the size of user message id with text, as the chat counts it.
 func messageBytes(id, text string) int {
-	return workflows.SendMessageInput{MessageID: id, Text: text}.Bytes()
+	return wire.SendMessageInput{MessageID: id, Text: text}.Bytes()
 }
 
 // chatErr returns err's application error type and message ("" when it has none).
@@ -271,9 +270,9 @@ func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res ag
 	case ctx.Err() != nil:
 		m.outcome = outFailed
 		r.violate("chat c%d: message %s: no answer within %s (stuck): %v", c.idx, m.id, actionTimeout, err)
-	case typ == agents.ErrTypeInvalidMessage:
+	case typ == wire.ErrTypeInvalidMessage:
 		m.outcome = outRefused
-		if m.size > workflows.MaxMessageBytesLimit && strings.Contains(msg, "bytes") {
+		if m.size > wire.MaxMessageBytesLimit && strings.Contains(msg, "bytes") {
 			break // over what any chat takes: refused by the client, naming MaxMessageBytesLimit
 		}
 		if m.size <= c.limit {
@@ -281,13 +280,13 @@ func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res ag
 		} else if !strings.Contains(msg, strconv.Itoa(c.limit)) {
 			r.violate("chat c%d: message %s refused without naming the limit %d: %s", c.idx, m.id, c.limit, msg)
 		}
-	case typ == agents.ErrTypeAwaitingApproval:
+	case typ == wire.ErrTypeAwaitingApproval:
 		m.outcome = outRefused
 	case errors.Is(err, agentchat.ErrChatMigrated):
 		// Queued when the chat migrated: carried in the document, answered there
 		// (README, Migration), so what became of it is read from History, as for a post.
 		m.outcome, m.posted = outPosted, true
-	case typ == agents.ErrTypeTurnFailed:
+	case typ == wire.ErrTypeTurnFailed:
 		m.outcome = outFailed
 		if !strings.Contains(msg, Refusal) {
 			r.violate("chat c%d: message %s: the turn failed, not by the script's refusal: %s", c.idx, m.id, msg)
@@ -359,7 +358,7 @@ func (r *Runner) decide(ctx context.Context, c *chatRun, p agentchat.PendingAppr
 	m := c.msgs[p.TurnID]
 	if err != nil {
 		typ, msg := chatErr(err)
-		if typ == agents.ErrTypeTurnFailed && strings.Contains(msg, Refusal) {
+		if typ == wire.ErrTypeTurnFailed && strings.Contains(msg, Refusal) {
 			if m == nil { // a turn of the document the chat was imported from
 				m = c.importedTurn(p.TurnID)
 			}

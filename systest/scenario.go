@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Operations of an Action.
@@ -157,8 +157,8 @@ func (g *generator) start() {
 			agents = append(agents, a)
 		}
 	}
-	p := &chatPlan{agents: agents, limit: workflows.DefaultMaxMessageBytes}
-	maxBytes := []int{0, 0, 64 << 10, workflows.MaxMessageBytesLimit}[g.rng.IntN(4)]
+	p := &chatPlan{agents: agents, limit: wire.DefaultMaxMessageBytes}
+	maxBytes := []int{0, 0, 64 << 10, wire.MaxMessageBytesLimit}[g.rng.IntN(4)]
 	if g.rng.IntN(100) < 10 {
 		maxBytes = 8 << 20 // over what Temporal can carry: must be refused, or work
 	}

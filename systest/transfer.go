@@ -9,9 +9,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func (r *Runner) exportImport(ctx context.Context, c *chatRun, target int) string {
@@ -64,7 +63,7 @@ func (r *Runner) migrate(ctx context.Context, c *chatRun, newID bool) string {
 	res, err := r.w.Client(c.loc.ns).Migrate(ctx, c.loc.id, agentchat.MigrateOptions{
 		ToNamespace: r.w.Namespaces[to.ns], ToChatID: to.id})
 	if err != nil {
-		if typ, _ := chatErr(err); typ == agents.ErrTypeMigrationFailed {
+		if typ, _ := chatErr(err); typ == wire.ErrTypeMigrationFailed {
 			// Abandoned: the source must take turns again (checked in the end), and no
 			// second live chat may be left at the target.
 			r.checkAbandoned(ctx, c, to)
@@ -99,11 +98,11 @@ func (r *Runner) checkAbandoned(ctx context.Context, c *chatRun, to location) {
 }
 
 // importOptions are the options to import document doc into a new chat id: inline up
-// to workflows.InlineLimit, else by a file in the world's exports folder (which the
+// to wire.InlineLimit, else by a file in the world's exports folder (which the
 // workers read, as a shared volume).
 func (r *Runner) importOptions(doc []byte, id string, maxBytes int) (agentchat.ImportOptions, error) {
 	opts := agentchat.ImportOptions{ChatID: id, MaxMessageBytes: maxBytes}
-	if len(doc) <= workflows.InlineLimit {
+	if len(doc) <= wire.InlineLimit {
 		opts.Document = doc
 		return opts, nil
 	}

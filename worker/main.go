@@ -19,9 +19,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/serve"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func main() {
@@ -72,14 +71,14 @@ config file; --address and --namespace override them.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.AgentsPath, "agents", "", "agent config file (YAML or JSON); default $"+serve.AgentsEnv+", then the built-in example")
 	f.BoolVar(&opts.Offline, "offline", false, "answer every agent with the built-in offline model (no API key needed)")
-	f.StringVar(&opts.TaskQueue, "task-queue", workflows.TaskQueue, "task queue to poll")
+	f.StringVar(&opts.TaskQueue, "task-queue", wire.TaskQueue, "task queue to poll")
 	f.StringVar(&dial.Address, "address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS or localhost:7233)")
 	f.StringVar(&dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
 	f.StringToStringVar(&opts.Clusters, "cluster", nil, "another Temporal cluster chats may migrate to: name=host:port[/namespace] (repeatable)")
 	f.StringVar(&opts.ClusterName, "cluster-name", "local", "what this worker calls its own cluster (recorded in exports)")
 	f.StringVar(&opts.StoreDir, "store", "", "folder for exported documents too large to travel inline (default $AGENTCHAT_DATA_DIR/exports)")
 	f.StringArrayVar(&opts.MessageStores, "message-store", nil, "message store URL for the bodies of long chats: sqlite:///path.db or postgres://... (repeatable; the first is the default; default sqlite in $AGENTCHAT_DATA_DIR/messages.db)")
-	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", agents.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
+	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", wire.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
 	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	return cmd

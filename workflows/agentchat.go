@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // resolveTimeout bounds one attempt of the activity that looks participants up in the registry.
@@ -17,19 +17,19 @@ const resolveTimeout = 10 * time.Second
 // temporary thread, after its one turn). Handlers: SendMessage and Describe updates,
 // UserMessage signal, State and History queries (names.go).
 //
-// Errors: an input that does not validate (agents.ErrTypeInvalidInput) or an unknown agent id
-// (agents.ErrTypeUnknownAgent) fails the workflow at once; callers waiting on updates get the
+// Errors: an input that does not validate (wire.ErrTypeInvalidInput) or an unknown agent id
+// (wire.ErrTypeUnknownAgent) fails the workflow at once; callers waiting on updates get the
 // same error. A failed turn never fails the workflow.
-func AgentChat(ctx workflow.Context, in AgentChatInput) (AgentChatResult, error) {
+func AgentChat(ctx workflow.Context, in wire.AgentChatInput) (wire.AgentChatResult, error) {
 	s := newChatState(ctx, in)
 	s.resumeEarly(ctx)
 	if err := s.register(ctx); err != nil {
-		return AgentChatResult{}, err
+		return wire.AgentChatResult{}, err
 	}
 	if err := s.start(ctx); err != nil {
 		s.fail(err)
 		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-		return AgentChatResult{}, err
+		return wire.AgentChatResult{}, err
 	}
 	if err := s.serve(ctx); err != nil {
 		return s.result(), err // cancelled
@@ -46,16 +46,16 @@ func AgentChat(ctx workflow.Context, in AgentChatInput) (AgentChatResult, error)
 // start validates the input and resolves the participants through the worker's registry.
 func (s *chatState) start(ctx workflow.Context) error {
 	if err := s.in.Validate(); err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), agents.ErrTypeInvalidInput, nil)
+		return temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeInvalidInput, nil)
 	}
 	if s.in.Carry != nil {
 		if !s.resumed {
 			s.resume(ctx, s.in.Carry)
 		}
-		s.status = StatusRunning
+		s.status = wire.StatusRunning
 		return nil
 	}
-	ps, err := s.resolve(ctx, append(append([]string{}, s.in.Participants...), s.in.strategyAgents()...))
+	ps, err := s.resolve(ctx, append(append([]string{}, s.in.Participants...), s.in.StrategyAgents()...))
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *chatState) start(ctx workflow.Context) error {
 			return err
 		}
 	}
-	s.status = StatusRunning
+	s.status = wire.StatusRunning
 	return nil
 }
 
@@ -105,7 +105,7 @@ func (s *chatState) serve(ctx workflow.Context) error {
 		}
 		if s.closed() {
 			s.refuseQueued()
-			s.status = StatusCompleted
+			s.status = wire.StatusCompleted
 			return nil
 		}
 		if !s.canTakeTurn() {
@@ -117,8 +117,8 @@ func (s *chatState) serve(ctx workflow.Context) error {
 	}
 }
 
-func (s *chatState) result() AgentChatResult {
-	r := AgentChatResult{Status: s.status, IsComplete: s.isComplete,
+func (s *chatState) result() wire.AgentChatResult {
+	r := wire.AgentChatResult{Status: s.status, IsComplete: s.isComplete,
 		MessageCount: len(s.history), TurnCount: s.turnCount}
 	if s.migrated() {
 		res := *s.migration.result
@@ -130,21 +130,21 @@ func (s *chatState) result() AgentChatResult {
 // resolve looks agent ids up in the worker's registry: an activity on the task queue
 // (agentActivity tries other workers for an agent this one does not know), or, in
 // histories from before resolveActivityChange, a local activity.
-func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]agents.Participant, error) {
-	var res agents.ResolveResult
+func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]wire.Participant, error) {
+	var res wire.ResolveResult
 	var err error
 	if !changed(ctx, resolveActivityChange) {
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: resolveTimeout,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 		})
-		err = workflow.ExecuteLocalActivity(lctx, ResolveParticipantsActivity, agents.ResolveInput{AgentIDs: ids}).Get(ctx, &res)
+		err = workflow.ExecuteLocalActivity(lctx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}).Get(ctx, &res)
 	} else {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: resolveTimeout,
 			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
 		})
-		err = s.agentActivity(actx, ResolveParticipantsActivity, agents.ResolveInput{AgentIDs: ids}, &res)
+		err = s.agentActivity(actx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}, &res)
 	}
 	if err != nil {
 		return nil, unwrapActivityError(err)

@@ -11,14 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
-func thread() workflows.AgentChatInput {
-	return workflows.AgentChatInput{Version: 1, Participants: []string{"helper"}}
+func thread() wire.AgentChatInput {
+	return wire.AgentChatInput{Version: 1, Participants: []string{"helper"}}
 }
 
 func TestThreadKeepsContextAcrossTurns(t *testing.T) {
@@ -26,7 +25,7 @@ func TestThreadKeepsContextAcrossTurns(t *testing.T) {
 	a := e.send(time.Second, msg("m1", "Hello, how are you?"))
 	b := e.send(2*time.Second, msg("m2", "My name is Alice"))
 	c := e.send(3*time.Second, msg("m3", "What's my name?"))
-	var st workflows.StateResult
+	var st wire.StateResult
 	e.at(4*time.Second, func() { st = e.state() })
 	e.run(thread(), 5*time.Second)
 
@@ -50,10 +49,10 @@ func TestThreadKeepsContextAcrossTurns(t *testing.T) {
 	assert.Equal(t, "helper", reply.AgentID)
 	assert.False(t, reply.CreatedAt.IsZero())
 
-	assert.Equal(t, workflows.StatusRunning, st.Status)
+	assert.Equal(t, wire.StatusRunning, st.Status)
 	assert.Equal(t, 6, st.MessageCount)
 	assert.Equal(t, 3, st.TurnCount)
-	assert.Equal(t, []workflows.ParticipantInfo{{ID: "helper", Name: "Helper", Type: agents.KindChatCompletion}}, st.Participants)
+	assert.Equal(t, []wire.ParticipantInfo{{ID: "helper", Name: "Helper", Type: wire.KindChatCompletion}}, st.Participants)
 	require.NotNil(t, st.LastMessage)
 	assert.Equal(t, "m3/1", st.LastMessage.MessageID)
 	assert.Empty(t, st.PendingTurns)
@@ -63,7 +62,7 @@ func TestGroupChatAlternatesAndStopsOnRegex(t *testing.T) {
 	e := newEnv(t)
 	e.model.replies["reviewer#2"] = "APPROVED, ship it"
 	e.model.replies["writer#3"] = "approved by me too" // not the reviewer: must not end the chat
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Termination: strategies.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: "(?i)approved",
 			Agents: []string{"reviewer"}, MaxIterations: 10}}
 	o := e.send(time.Second, msg("m1", "A slogan for tea"))
@@ -79,9 +78,9 @@ func TestGroupChatAlternatesAndStopsOnRegex(t *testing.T) {
 
 	require.True(t, e.env.IsWorkflowCompleted())
 	require.NoError(t, e.env.GetWorkflowError())
-	var res workflows.AgentChatResult
+	var res wire.AgentChatResult
 	require.NoError(t, e.env.GetWorkflowResult(&res))
-	assert.Equal(t, workflows.AgentChatResult{Status: workflows.StatusCompleted, IsComplete: true, MessageCount: 5, TurnCount: 1}, res)
+	assert.Equal(t, wire.AgentChatResult{Status: wire.StatusCompleted, IsComplete: true, MessageCount: 5, TurnCount: 1}, res)
 	// A turn after completion is refused by the validator, if it arrived at all.
 	if late.done {
 		assert.Error(t, late.rejected)
@@ -90,11 +89,11 @@ func TestGroupChatAlternatesAndStopsOnRegex(t *testing.T) {
 
 func TestMaxIterationsEndsTurnAndSelectionCarriesOn(t *testing.T) {
 	e := newEnv(t)
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Termination: strategies.TerminationStrategy{MaxIterations: 3}}
 	a := e.send(time.Second, msg("m1", "first"))
 	b := e.send(2*time.Second, msg("m2", "second"))
-	var st workflows.StateResult
+	var st wire.StateResult
 	e.at(3*time.Second, func() { st = e.state() })
 	e.run(in, 4*time.Second)
 
@@ -112,7 +111,7 @@ func TestMaxIterationsEndsTurnAndSelectionCarriesOn(t *testing.T) {
 func TestDefaultMaxIterationsIsOneReplyPerParticipant(t *testing.T) {
 	e := newEnv(t)
 	o := e.send(time.Second, msg("m1", "hi"))
-	e.run(workflows.AgentChatInput{Participants: []string{"writer", "reviewer", "helper"}}, 2*time.Second)
+	e.run(wire.AgentChatInput{Participants: []string{"writer", "reviewer", "helper"}}, 2*time.Second)
 	require.NoError(t, o.err)
 	assert.Equal(t, []string{"assistant:writer", "assistant:reviewer", "assistant:helper"}, authors(o.result.Messages))
 }
@@ -120,7 +119,7 @@ func TestDefaultMaxIterationsIsOneReplyPerParticipant(t *testing.T) {
 func TestInitialAgentSpeaksFirst(t *testing.T) {
 	e := newEnv(t)
 	o := e.send(time.Second, msg("m1", "hi"))
-	e.run(workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	e.run(wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Selection: strategies.SelectionStrategy{InitialAgent: "reviewer"}}, 2*time.Second)
 	require.NoError(t, o.err)
 	assert.Equal(t, []string{"assistant:reviewer", "assistant:writer"}, authors(o.result.Messages))
@@ -171,7 +170,7 @@ func TestValidatorRefusesBadInputAndWritesNothing(t *testing.T) {
 	e := newEnv(t)
 	in := thread()
 	in.MaxMessageBytes = 100
-	cases := map[string]workflows.SendMessageInput{
+	cases := map[string]wire.SendMessageInput{
 		"no id":      {Text: "hi"},
 		"empty":      {MessageID: "e1"},
 		"blank":      {MessageID: "e2", Text: "   "},
@@ -191,7 +190,7 @@ func TestValidatorRefusesBadInputAndWritesNothing(t *testing.T) {
 		require.True(t, o.done, name)
 		var app *temporal.ApplicationError
 		require.True(t, errors.As(o.rejected, &app), "%s: want a rejection, got %v / %v", name, o.rejected, o.err)
-		assert.Equal(t, agents.ErrTypeInvalidMessage, app.Type(), name)
+		assert.Equal(t, wire.ErrTypeInvalidMessage, app.Type(), name)
 	}
 	assert.Contains(t, outs["no id"].rejected.Error(), "messageId is required")
 	assert.Contains(t, outs["oversize"].rejected.Error(), "at most 100")
@@ -202,13 +201,13 @@ func TestValidatorRefusesBadInputAndWritesNothing(t *testing.T) {
 func TestUnknownAgentFailsTheChat(t *testing.T) {
 	e := newEnv(t)
 	o := e.send(0, msg("m1", "hi"))
-	e.run(workflows.AgentChatInput{Participants: []string{"helper", "ghost"}}, 0)
+	e.run(wire.AgentChatInput{Participants: []string{"helper", "ghost"}}, 0)
 
 	require.True(t, e.env.IsWorkflowCompleted())
 	err := e.env.GetWorkflowError()
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, app.Type())
+	assert.Equal(t, wire.ErrTypeUnknownAgent, app.Type())
 	assert.Contains(t, err.Error(), "ghost")
 	require.True(t, o.done)
 	require.Error(t, o.err)
@@ -218,24 +217,24 @@ func TestUnknownAgentFailsTheChat(t *testing.T) {
 
 func TestInvalidStrategyFailsTheChat(t *testing.T) {
 	e := newEnv(t)
-	e.run(workflows.AgentChatInput{Participants: []string{"helper"},
+	e.run(wire.AgentChatInput{Participants: []string{"helper"},
 		Termination: strategies.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: "("}}, 0)
 	err := e.env.GetWorkflowError()
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeInvalidInput, app.Type())
+	assert.Equal(t, wire.ErrTypeInvalidInput, app.Type())
 	assert.Contains(t, err.Error(), "termination pattern")
 }
 
 func TestFailedTurnLeavesNoTraceAndChatGoesOn(t *testing.T) {
 	e := newEnv(t)
 	e.model.errs["helper#2"] = temporal.NewNonRetryableApplicationError(
-		`agent "helper": model endpoint answered 401 Unauthorized: Incorrect API key provided`, agents.ErrTypeModelRejected, nil)
+		`agent "helper": model endpoint answered 401 Unauthorized: Incorrect API key provided`, wire.ErrTypeModelRejected, nil)
 	a := e.send(time.Second, msg("m1", "one"))
 	b := e.send(2*time.Second, msg("m2", "two"))
 	c := e.send(3*time.Second, msg("m3", "three"))
 	retry := e.send(4*time.Second, msg("m2", "two"))
-	var failed, st workflows.StateResult
+	var failed, st wire.StateResult
 	var hist []chat.Message
 	e.at(2500*time.Millisecond, func() { failed = e.state() })
 	e.at(5*time.Second, func() { st, hist = e.state(), e.history() })
@@ -245,7 +244,7 @@ func TestFailedTurnLeavesNoTraceAndChatGoesOn(t *testing.T) {
 	require.Error(t, b.err)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(b.err, &app))
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Equal(t, wire.ErrTypeTurnFailed, app.Type())
 	assert.Contains(t, b.err.Error(), "Incorrect API key provided")
 	require.NoError(t, c.err)
 	assert.Contains(t, c.result.Messages[0].Text(), "saw 3 messages") // m2 is not in the history
@@ -253,7 +252,7 @@ func TestFailedTurnLeavesNoTraceAndChatGoesOn(t *testing.T) {
 	assert.Equal(t, []string{"m1", "m1/1", "m3", "m3/1", "m2", "m2/1"}, ids(hist))
 	require.NotNil(t, failed.LastError)
 	assert.Equal(t, "m2", failed.LastError.MessageID)
-	assert.Equal(t, agents.ErrTypeModelRejected, failed.LastError.Type)
+	assert.Equal(t, wire.ErrTypeModelRejected, failed.LastError.Type)
 	assert.Nil(t, st.LastError, "m2 has been answered since")
 }
 
@@ -278,20 +277,20 @@ func TestTemporaryThreadTakesOneTurnThenCompletes(t *testing.T) {
 	require.Error(t, second.rejected)
 	assert.Contains(t, second.rejected.Error(), "temporary thread")
 	require.True(t, e.env.IsWorkflowCompleted())
-	var res workflows.AgentChatResult
+	var res wire.AgentChatResult
 	require.NoError(t, e.env.GetWorkflowResult(&res))
 	assert.Equal(t, 1, res.TurnCount)
-	assert.Equal(t, workflows.StatusCompleted, res.Status)
+	assert.Equal(t, wire.StatusCompleted, res.Status)
 }
 
 func TestSignalTurnsAreAnsweredAndBadOnesReported(t *testing.T) {
 	e := newEnv(t)
 	e.at(time.Second, func() {
-		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("s1", "by signal"))
-		e.env.SignalWorkflow(workflows.UserMessageSignal, workflows.SendMessageInput{MessageID: "bad"})
-		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("s1", "by signal")) // duplicate: once only
+		e.env.SignalWorkflow(wire.UserMessageSignal, msg("s1", "by signal"))
+		e.env.SignalWorkflow(wire.UserMessageSignal, wire.SendMessageInput{MessageID: "bad"})
+		e.env.SignalWorkflow(wire.UserMessageSignal, msg("s1", "by signal")) // duplicate: once only
 	})
-	var st workflows.StateResult
+	var st wire.StateResult
 	var hist []chat.Message
 	e.at(2*time.Second, func() { st, hist = e.state(), e.history() })
 	e.run(thread(), 3*time.Second)
@@ -299,7 +298,7 @@ func TestSignalTurnsAreAnsweredAndBadOnesReported(t *testing.T) {
 	assert.Equal(t, []string{"s1", "s1/1"}, ids(hist))
 	require.NotNil(t, st.LastError)
 	assert.Equal(t, "bad", st.LastError.MessageID)
-	assert.Equal(t, agents.ErrTypeInvalidMessage, st.LastError.Type)
+	assert.Equal(t, wire.ErrTypeInvalidMessage, st.LastError.Type)
 }
 
 func TestHistoryPages(t *testing.T) {
@@ -307,9 +306,9 @@ func TestHistoryPages(t *testing.T) {
 	for i, id := range []string{"a", "b", "c"} {
 		e.send(time.Duration(i+1)*time.Second, msg(id, id))
 	}
-	var page workflows.HistoryResult
+	var page wire.HistoryResult
 	e.at(5*time.Second, func() {
-		v, err := e.env.QueryWorkflow(workflows.HistoryQuery, workflows.HistoryInput{Offset: 2, Limit: 3})
+		v, err := e.env.QueryWorkflow(wire.HistoryQuery, wire.HistoryInput{Offset: 2, Limit: 3})
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&page))
 	})

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Change ids of workflow.GetVersion. Histories recorded before a change replay with
@@ -49,7 +49,7 @@ func (s *chatState) agentActivity(ctx workflow.Context, name string, in, out any
 // it runs the activity again through the task queue, never eagerly on this worker,
 // with backoff, until a worker answers or no worker can: every worker that the server
 // lists as polling the queue has said it lacks it, or the wait the worker names
-// (agents.UnknownAgentDetails.Wait) has passed since the first answer. Then the error
+// (wire.UnknownAgentDetails.Wait) has passed since the first answer. Then the error
 // is of the answers' type and names each worker asked and what it has. Any other err
 // is returned as it is.
 func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any, err error) error {
@@ -58,7 +58,7 @@ func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any,
 		return err
 	}
 	change := unknownAgentRetryChange
-	if errType == agents.ErrTypeUnknownFunction {
+	if errType == wire.ErrTypeUnknownFunction {
 		change = unknownFunctionRetryChange
 	}
 	if !changed(ctx, change) {
@@ -68,14 +68,14 @@ func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any,
 	opts.DisableEagerExecution = true
 	elsewhere := workflow.WithActivityOptions(ctx, opts)
 	began := workflow.Now(ctx)
-	answers := map[string]agents.UnknownAgentDetails{}
+	answers := map[string]wire.UnknownAgentDetails{}
 	delay := unknownAgentFirstDelay
 	for {
 		answers[d.Worker] = d
 		waited := workflow.Now(ctx).Sub(began)
 		if everyPollerAnswered(d.Pollers, answers) || waited >= time.Duration(d.Wait) {
 			workflow.GetLogger(ctx).Warn("no worker has the agent or function", "activity", name, "waited", waited)
-			return temporal.NewNonRetryableApplicationError(agents.UnknownEverywhere(answers, waited),
+			return temporal.NewNonRetryableApplicationError(wire.UnknownEverywhere(answers, waited),
 				errType, nil, answers)
 		}
 		if err := workflow.Sleep(ctx, min(delay, time.Duration(d.Wait)-waited)); err != nil {
@@ -92,27 +92,27 @@ func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any,
 // unknownDetails reports whether err is an activity's UnknownAgent or UnknownFunction
 // answer, with its details and type. An answer without details (a worker of an older
 // version) names no worker and the default wait.
-func unknownDetails(err error) (agents.UnknownAgentDetails, string, bool) {
+func unknownDetails(err error) (wire.UnknownAgentDetails, string, bool) {
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || (app.Type() != agents.ErrTypeUnknownAgent && app.Type() != agents.ErrTypeUnknownFunction) {
-		return agents.UnknownAgentDetails{}, "", false
+	if !errors.As(err, &app) || (app.Type() != wire.ErrTypeUnknownAgent && app.Type() != wire.ErrTypeUnknownFunction) {
+		return wire.UnknownAgentDetails{}, "", false
 	}
-	var d agents.UnknownAgentDetails
+	var d wire.UnknownAgentDetails
 	if !app.HasDetails() || app.Details(&d) != nil || d.Worker == "" {
-		d = agents.UnknownAgentDetails{Worker: "(unnamed: " + app.Message() + ")"}
+		d = wire.UnknownAgentDetails{Worker: "(unnamed: " + app.Message() + ")"}
 	}
 	if d.Wait <= 0 {
-		d.Wait = agents.Duration(agents.DefaultUnknownAgentWait)
+		d.Wait = wire.Duration(wire.DefaultUnknownAgentWait)
 	}
 	return d, app.Type(), true
 }
 
 // everyPollerAnswered reports whether every worker polling the queue (as the last
 // answer listed them) has answered; false when the pollers are not known. A poller
-// is matched by its identity, whatever it is (agents.UnknownAgentDetails.Worker is
+// is matched by its identity, whatever it is (wire.UnknownAgentDetails.Worker is
 // the identity the worker polls with); an answer in Temporal's default form
 // "<pid>@<host>@" also matches pollers it begins, as it always did.
-func everyPollerAnswered(pollers []string, answers map[string]agents.UnknownAgentDetails) bool {
+func everyPollerAnswered(pollers []string, answers map[string]wire.UnknownAgentDetails) bool {
 	if len(pollers) == 0 {
 		return false
 	}

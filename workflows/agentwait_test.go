@@ -10,14 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // unknownOn is the answer of worker w that does not know helper, while pollers poll.
 func unknownOn(w string, wait time.Duration, pollers ...string) error {
 	return temporal.NewNonRetryableApplicationError(`agent "helper" is not in this worker's registry`,
-		agents.ErrTypeUnknownAgent, nil, agents.UnknownAgentDetails{Worker: w, Unknown: []string{"helper"},
-			Known: []string{"writer"}, Pollers: pollers, Wait: agents.Duration(wait)})
+		wire.ErrTypeUnknownAgent, nil, wire.UnknownAgentDetails{Worker: w, Unknown: []string{"helper"},
+			Known: []string{"writer"}, Pollers: pollers, Wait: wire.Duration(wait)})
 }
 
 // A model call answered "unknown agent" by one worker is made again, and the other
@@ -45,13 +45,13 @@ func TestUnknownAgentOnEveryPollerFailsAtOnce(t *testing.T) {
 
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(turn.err, &app), "%v", turn.err)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Equal(t, wire.ErrTypeTurnFailed, app.Type())
 	assert.Contains(t, turn.err.Error(), `unknown agent id(s) "helper": no worker of the task queue knows them (asked 2 worker(s)`)
 	assert.Contains(t, turn.err.Error(), `worker a@host@ knows "writer"; worker b@host@ knows "writer"`)
 	assert.Equal(t, 2, e.model.count())
 	st := e.state()
 	require.NotNil(t, st.LastError)
-	assert.Equal(t, agents.ErrTypeUnknownAgent, st.LastError.Type)
+	assert.Equal(t, wire.ErrTypeUnknownAgent, st.LastError.Type)
 }
 
 // A worker that never answers (listed as a poller, but gone) does not hold the turn

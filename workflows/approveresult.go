@@ -1,6 +1,10 @@
 package workflows
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/wire"
+)
 
 // versionApproveAnswersItsTurn: Approve answers when the turn it resumed ends (or waits
 // again), with that turn's messages only (10.S3). Before, it waited until no turn was
@@ -10,13 +14,13 @@ const versionApproveAnswersItsTurn = "approve-answers-its-turn"
 
 // awaitResumed waits for the resumption of sus that the last decision caused and
 // returns its answer (resumedAnswer), or the error of a resumed turn that failed.
-func (s *chatState) awaitResumed(ctx workflow.Context, sus *suspension) (TurnResult, error) {
+func (s *chatState) awaitResumed(ctx workflow.Context, sus *suspension) (wire.TurnResult, error) {
 	gen := sus.resumed
 	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen }); err != nil {
-		return TurnResult{}, err
+		return wire.TurnResult{}, err
 	}
 	if t := sus.turn; t.err != nil {
-		return TurnResult{}, t.err
+		return wire.TurnResult{}, t.err
 	}
 	return sus.answer, nil
 }
@@ -24,7 +28,7 @@ func (s *chatState) awaitResumed(ctx workflow.Context, sus *suspension) (TurnRes
 // resumedAnswer is what the resumption of turn t that began at history index from
 // added, as it ends: the tool results and the agents' replies, up to the turn's end or
 // to the calls it waits for again (AwaitingApproval); IsComplete as the turn left it.
-func (s *chatState) resumedAnswer(t *turn, from int) TurnResult {
-	return TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.history[min(from, len(s.history)):]),
+func (s *chatState) resumedAnswer(t *turn, from int) wire.TurnResult {
+	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.history[min(from, len(s.history)):]),
 		IsComplete: s.isComplete, AwaitingApproval: s.awaitingApproval()}
 }

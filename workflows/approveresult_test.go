@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Found by the system test (10.S3): Approve's TurnResult holds the messages of the
@@ -19,8 +19,8 @@ func TestApproveAnswersOnlyTheResumedTurn(t *testing.T) {
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":5}`)}
 	e.model.replies["clerk#2"] = "refunded"
 	e.send(time.Second, msg("t1", "refund"))
-	e.at(2*time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("t2", "queued behind the approval")) })
-	ok := e.approve(3*time.Second, workflows.ApproveInput{CallID: "c1", Approved: true})
+	e.at(2*time.Second, func() { e.env.SignalWorkflow(wire.UserMessageSignal, msg("t2", "queued behind the approval")) })
+	ok := e.approve(3*time.Second, wire.ApproveInput{CallID: "c1", Approved: true})
 	var hist []chat.Message
 	e.at(time.Minute, func() { hist = e.history() })
 	e.run(clerk(), 2*time.Minute)
@@ -39,12 +39,12 @@ func TestUpdatesQueuedBehindASuspendedTurnAreRefused(t *testing.T) {
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":5}`)}
 	e.model.replies["clerk#2"] = "refunded"
 	first := e.send(time.Second, msg("t1", "refund"))
-	e.at(time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("t2", "posted behind it")) })
+	e.at(time.Second, func() { e.env.SignalWorkflow(wire.UserMessageSignal, msg("t2", "posted behind it")) })
 	queued := e.send(time.Second, msg("t3", "sent behind it")) // the same instant: queued before t1 suspends
-	var during workflows.StateResult
+	var during wire.StateResult
 	var refusedAt2 bool
 	e.at(2*time.Second, func() { during, refusedAt2 = e.state(), queued.done })
-	ok := e.approve(3*time.Second, workflows.ApproveInput{CallID: "c1", Approved: true})
+	ok := e.approve(3*time.Second, wire.ApproveInput{CallID: "c1", Approved: true})
 	again := e.send(4*time.Second, msg("t3", "sent behind it"))
 	var hist []chat.Message
 	e.at(time.Minute, func() { hist = e.history() })

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A call id is unique in the whole chat, messages moved to the message store (stubs)
@@ -24,7 +24,7 @@ func TestACallIDOfAStubbedMessageIsNotReused(t *testing.T) {
 		e.send(time.Duration(i+1)*time.Second, msg(fmt.Sprintf("m%d", i), "hello"))
 	}
 	e.at(time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
-	e.run(workflows.AgentChatInput{Participants: []string{"clerk"}, Store: "mem"}, 0)
+	e.run(wire.AgentChatInput{Participants: []string{"clerk"}, Store: "mem"}, 0)
 	next, _ := canInput(t, e)
 	require.Nil(t, next.Carry.History[1].Contents, "the call's message is a stub")
 	require.Equal(t, []string{"c1"}, ft.ran)

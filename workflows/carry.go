@@ -8,10 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Defaults of HistoryBudget and of what a run carries inline.
@@ -38,37 +36,8 @@ const (
 	storeTimeout = time.Minute
 )
 
-// Carried is everything one run hands the next at continue-as-new.
-type Carried struct {
-	Participants []agents.Participant        `json:"participants"`
-	History      []chat.Message              `json:"history"`
-	Channels     []chatstate.Channel         `json:"channels"`
-	Selection    strategies.SelectionState   `json:"selection"`
-	Termination  strategies.TerminationState `json:"termination"`
-	IsComplete   bool                        `json:"isComplete,omitempty"`
-	TurnCount    int                         `json:"turnCount"`
-	Attempted    int                         `json:"attempted"`
-	Pending      []chat.Message              `json:"pending,omitempty"`
-	LastError    *TurnError                  `json:"lastError,omitempty"`
-	Restored     *CarriedRestore             `json:"restored,omitempty"`
-	Store        string                      `json:"store,omitempty"`
-	Runs         int                         `json:"runs"`
-	Decisions    map[string]Decision         `json:"decisions,omitempty"`
-	ToolRuns     []ToolRun                   `json:"toolRuns,omitempty"`
-	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
-	CallIDs CallIDFilter `json:"callIds,omitempty"`
-}
-
-// CarriedRestore records the document a chat was restored from; the chat keeps it
-// across runs.
-type CarriedRestore struct {
-	Digest  string           `json:"digest"`
-	Source  chatstate.Source `json:"source"`
-	Repairs []string         `json:"repairs,omitempty"`
-}
-
 // resume takes over a previous run's state.
-func (s *chatState) resume(ctx workflow.Context, c *Carried) {
+func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.participants, s.history, s.stubs = c.Participants, c.History, stubTotal{}
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
@@ -143,7 +112,7 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	} else {
 		next.Carry = s.spillToFit(ctx, next)
 	}
-	return workflow.NewContinueAsNewError(ctx, WorkflowType, next)
+	return workflow.NewContinueAsNewError(ctx, wire.WorkflowType, next)
 }
 
 // versionDrainInOrder: a draining run answers the queued turns in order up to the last
@@ -177,7 +146,7 @@ func (s *chatState) handOverUpdateTurns() {
 	s.refuseUpdateTurns(func(t *turn) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
-			agents.ErrTypeContinuingAsNew)
+			wire.ErrTypeContinuingAsNew)
 	})
 }
 
@@ -214,7 +183,7 @@ func (s *chatState) nextUpdateTurn() *turn {
 // drainSignals takes every UserMessage signal buffered in the channel, in order.
 func (s *chatState) drainSignals(ctx workflow.Context) {
 	for {
-		var in SendMessageInput
+		var in wire.SendMessageInput
 		if !s.signals.ReceiveAsync(&in) {
 			return
 		}
@@ -223,8 +192,8 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 }
 
 // carry captures the state for the next run.
-func (s *chatState) carry() *Carried {
-	c := &Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
+func (s *chatState) carry() *wire.Carried {
+	c := &wire.Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
 		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
 		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1,
 		Decisions: s.decisions, ToolRuns: s.toolRuns, CallIDs: s.callIDs}
@@ -262,9 +231,9 @@ func (s *chatState) spill(ctx workflow.Context) {
 		}
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeTimeout,
 			RetryPolicy: policy})
-		var res agents.StoreMessagesResult
-		err := workflow.ExecuteActivity(actx, StoreMessagesActivity,
-			agents.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
+		var res wire.StoreMessagesResult
+		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
+			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
 			return

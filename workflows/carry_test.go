@@ -9,23 +9,23 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A run that passes its history budget hands everything to the next run: history,
 // strategy state, counts, and the signals still queued; State and History read the same.
 func TestContinueAsNewCarriesTheWholeChat(t *testing.T) {
 	e := newEnv(t)
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"}}
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"}}
 	var outs []*outcome
 	for i, id := range []string{"t1", "t2", "t3", "t4", "t5", "t6"} {
 		outs = append(outs, e.send(time.Duration(i+1)*time.Second, msg(id, "turn "+id)))
 	}
-	var before workflows.StateResult
+	var before wire.StateResult
 	var hist []chat.Message
 	e.at(6*time.Second+500*time.Millisecond, func() {
 		before, hist = e.state(), e.history()
-		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("late", "queued at the hand-over"))
+		e.env.SignalWorkflow(wire.UserMessageSignal, msg("late", "queued at the hand-over"))
 	})
 	e.at(6*time.Second+600*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) }) // as Temporal would
 	e.run(in, 0)
@@ -40,7 +40,7 @@ func TestContinueAsNewCarriesTheWholeChat(t *testing.T) {
 	require.NotNil(t, next.Carry)
 	assert.Equal(t, 1, next.Carry.Runs)
 	e2 := newEnv(t)
-	var after workflows.StateResult
+	var after wire.StateResult
 	var hist2 []chat.Message
 	e2.at(time.Second, func() { after, hist2 = e2.state(), e2.history() })
 	e2.run(next, 2*time.Second)

@@ -6,8 +6,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // carryBySizeChange versions spillToFit: the carry sized by its encoded bytes, queued
@@ -26,7 +26,7 @@ const carryBySizeChange = "carry-by-encoded-size"
 //
 // Open tool calls at the end of the history keep their bodies: the next run waits for
 // them. The references (stubs) that stay are bounded by ChatLengthLimit.
-func (s *chatState) spillToFit(ctx workflow.Context, next AgentChatInput) *Carried {
+func (s *chatState) spillToFit(ctx workflow.Context, next wire.AgentChatInput) *wire.Carried {
 	measure := func() int {
 		c := s.carry()
 		next.Carry = c
@@ -37,37 +37,37 @@ func (s *chatState) spillToFit(ctx workflow.Context, next AgentChatInput) *Carri
 		return next.Carry
 	}
 	older, tail := s.spillCandidates()
-	s.storeBodies(ctx, older, total > CarryLimit)
-	if total = measure(); total > CarryLimit {
+	s.storeBodies(ctx, older, total > wire.CarryLimit)
+	if total = measure(); total > wire.CarryLimit {
 		var more []*chat.Message
 		for _, t := range s.queue {
 			tail = append(tail, &t.msg)
 		}
 		saved := 0
 		for _, m := range tail {
-			if saved >= total-CarryLimit {
+			if saved >= total-wire.CarryLimit {
 				break
 			}
 			more = append(more, m)
-			saved += MessageBytes(*m) - StubBytes(*m)
+			saved += wire.MessageBytes(*m) - wire.StubBytes(*m)
 		}
 		s.storeBodies(ctx, more, true)
 		total = measure()
 	}
-	if total > CarryLimit {
-		workflow.GetLogger(ctx).Error("the carried state passes CarryLimit with every body stored", "bytes", total, "limit", CarryLimit)
+	if total > wire.CarryLimit {
+		workflow.GetLogger(ctx).Error("the carried state passes CarryLimit with every body stored", "bytes", total, "limit", wire.CarryLimit)
 	}
 	return next.Carry
 }
 
 // carryBytes is the length of next's JSON; its messages and tool runs are measured
 // without encoding them (a workflow task must not stall on megabytes).
-func carryBytes(next AgentChatInput) int {
+func carryBytes(next wire.AgentChatInput) int {
 	c := *next.Carry
 	h, p, r := c.History, c.Pending, c.ToolRuns
 	c.History, c.Pending, c.ToolRuns = nil, nil, nil
 	next.Carry = &c
-	n := encodedBytes(next) - len(`null`) + messagesBytes(h) // "history":null becomes the list
+	n := wire.EncodedBytes(next) - len(`null`) + messagesBytes(h) // "history":null becomes the list
 	if len(p) > 0 {
 		n += len(`,"pending":`) + messagesBytes(p)
 	}
@@ -81,7 +81,7 @@ func carryBytes(next AgentChatInput) int {
 func messagesBytes(msgs []chat.Message) int {
 	n := len(`[]`) + max(len(msgs)-1, 0)
 	for _, m := range msgs {
-		n += MessageBytes(m)
+		n += wire.MessageBytes(m)
 	}
 	return n
 }
@@ -93,7 +93,7 @@ func (s *chatState) spillCandidates() (older, tail []*chat.Message) {
 	end := s.openCallsFrom()
 	keep, kept := end, 0
 	for keep > 0 && end-keep < keepInline {
-		if kept += MessageBytes(s.history[keep-1]); kept > carryTailBytes {
+		if kept += wire.MessageBytes(s.history[keep-1]); kept > carryTailBytes {
 			break
 		}
 		keep--
@@ -136,14 +136,14 @@ func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, requ
 	for from := 0; from < len(msgs); {
 		to, bytes := from, 0
 		var batch []chat.Message
-		for to < len(msgs) && (to == from || bytes+MessageBytes(*msgs[to]) <= messageBatchBytes) {
-			bytes += MessageBytes(*msgs[to])
+		for to < len(msgs) && (to == from || bytes+wire.MessageBytes(*msgs[to]) <= messageBatchBytes) {
+			bytes += wire.MessageBytes(*msgs[to])
 			batch = append(batch, *msgs[to])
 			to++
 		}
-		var res agents.StoreMessagesResult
-		err := workflow.ExecuteActivity(actx, StoreMessagesActivity,
-			agents.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
+		var res wire.StoreMessagesResult
+		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
+			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
 			return

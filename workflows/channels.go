@@ -5,10 +5,10 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // channel is one channel of the chat: how an agent kind sees the primary history
@@ -52,7 +52,7 @@ var emptyState = json.RawMessage(`{}`)
 // openChannel gives participant p its channel: the existing one with p's key (a
 // dormant channel kept from an import resumes with its state), else a new one, which
 // for a chat_history channel is synchronized from the primary history by construction.
-func (s *chatState) openChannel(p agents.Participant) {
+func (s *chatState) openChannel(p wire.Participant) {
 	for _, c := range s.channels {
 		if c.key == p.ChannelKey {
 			return
@@ -105,7 +105,7 @@ func (s *chatState) adoptChannels(doc []chatstate.Channel) {
 // summarizeIfDue folds older messages into agent p's summary when its summarizing
 // reducer says one is due, before p's model call; the summary and where it ends are
 // the channel's state.
-func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t *turn) error {
+func (s *chatState) summarizeIfDue(ctx workflow.Context, p wire.Participant, t *turn) error {
 	ch := s.channelOf(p)
 	if ch == nil {
 		return nil
@@ -115,15 +115,15 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p agents.Participant, t
 		return nil
 	}
 	prev := strategies.ParseSummaryState(ch.state)
-	in := agents.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: agents.InvokeInput{
+	in := wire.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: wire.InvokeInput{
 		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}}
 	if part := s.history[from:to]; inlineable(part) {
 		in.History.History = part
 	} else {
 		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.historyIndex(t.msg.MessageID))
 	}
-	var res agents.SummarizeResult
-	if err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SummarizeActivity, in, &res); err != nil {
+	var res wire.SummarizeResult
+	if err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), wire.SummarizeActivity, in, &res); err != nil {
 		return unwrapActivityError(err)
 	}
 	ch.state = mustJSON(strategies.SummaryState{Summary: res.Summary, SummarizedThrough: s.history[to-1].MessageID})

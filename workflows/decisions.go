@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A decision given is never lost: it is applied at once (an approved call runs and a
@@ -61,11 +61,11 @@ func (s *chatState) approveRefusal() error {
 	case s.migration != nil:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is migrating to %s; retry shortly: the decision is then given where the chat went, or here if the migration fails",
-			s.chatID, describe(s.migration.target)), agents.ErrTypeMigrating)
+			s.chatID, describe(s.migration.target)), wire.ErrTypeMigrating)
 	case s.draining:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the decision goes to the new run", s.chatID),
-			agents.ErrTypeContinuingAsNew)
+			wire.ErrTypeContinuingAsNew)
 	}
 	return nil
 }
@@ -82,11 +82,11 @@ func (s *chatState) migrateRefusal() error {
 	switch {
 	case s.resumeDue():
 		return temporal.NewApplicationError(fmt.Sprintf(
-			"chat %q is applying an approval decision; retry shortly", s.chatID), agents.ErrTypeMigrating)
+			"chat %q is applying an approval decision; retry shortly", s.chatID), wire.ErrTypeMigrating)
 	case s.decidedOpen(): // decisions of a run from before versionApplyEachDecision
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q holds approval decisions that wait for the other calls of their turn (%s), and a document cannot hold them: decide those first",
-			s.chatID, pendingIDs(s.awaitingApproval())), agents.ErrTypeAwaitingApproval)
+			s.chatID, pendingIDs(s.awaitingApproval())), wire.ErrTypeAwaitingApproval)
 	}
 	return nil
 }

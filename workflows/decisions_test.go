@@ -11,10 +11,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A decision given is never lost (issue 10: "every chat that can exist can be exported,
@@ -23,7 +22,7 @@ import (
 
 // documentOf is the document an export of the chat would write now: its snapshot and
 // the history up to the snapshot's boundary.
-func documentOf(t *testing.T, snap workflows.Snapshot, history []chat.Message) []byte {
+func documentOf(t *testing.T, snap wire.Snapshot, history []chat.Message) []byte {
 	t.Helper()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	b, _, err := chatstate.Encode(chatstate.Document{
@@ -40,9 +39,9 @@ func TestADecisionGivenIsAppliedAtOnceAndSurvivesAnExport(t *testing.T) {
 	e, ft := newToolEnv(t, 0)
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":1}`), call("c2", "refund", `{"order":2}`)}
 	e.send(time.Second, msg("m1", "refund orders 1 and 2"))
-	first := e.approve(time.Minute, workflows.ApproveInput{CallID: "c1", Approved: true})
+	first := e.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: true})
 	var doc []byte
-	var st workflows.StateResult
+	var st wire.StateResult
 	e.at(2*time.Minute, func() { st, doc = e.state(), documentOf(t, e.snapshot(), e.history()) })
 	e.run(clerk(), 3*time.Minute)
 
@@ -56,9 +55,9 @@ func TestADecisionGivenIsAppliedAtOnceAndSurvivesAnExport(t *testing.T) {
 	// The imported chat waits for c2 only; c1's refund does not run again.
 	e2, ft2 := newToolEnv(t, 0)
 	e2.model.replies["clerk#1"] = "both refunded"
-	var st2 workflows.StateResult
+	var st2 wire.StateResult
 	e2.at(time.Second, func() { st2 = e2.state() })
-	second := e2.approve(time.Minute, workflows.ApproveInput{CallID: "c2", Approved: true})
+	second := e2.approve(time.Minute, wire.ApproveInput{CallID: "c2", Approved: true})
 	e2.run(restoring(doc, "clerk"), 2*time.Minute)
 	assert.Equal(t, []string{"c2"}, pendingIDsOf(st2.PendingApprovals), "the decision on c1 was not lost")
 	require.NoError(t, second.err)
@@ -66,7 +65,7 @@ func TestADecisionGivenIsAppliedAtOnceAndSurvivesAnExport(t *testing.T) {
 	assert.Equal(t, "both refunded", second.result.Messages[len(second.result.Messages)-1].Text())
 }
 
-func pendingIDsOf(ps []workflows.PendingApproval) []string {
+func pendingIDsOf(ps []wire.PendingApproval) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.CallID)
@@ -84,19 +83,19 @@ func TestExportWhileAResumedTurnRunsWaitsForItsAnswer(t *testing.T) {
 	e.model.replies["clerk#2"] = "refunded"
 	var atExport struct {
 		modelCalls int
-		snap       workflows.Snapshot
+		snap       wire.Snapshot
 	}
-	e.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+	e.env.RegisterActivityWithOptions(func(ctx context.Context, in wire.ExportChatInput) (wire.ExportResult, error) {
 		atExport.modelCalls = e.model.count()
 		atExport.snap = e.snapshot() // what the real activity reads
-		return workflows.ExportResult{Digest: "sha256:x"}, nil
-	}, activity.RegisterOptions{Name: workflows.ExportChatActivity})
+		return wire.ExportResult{Digest: "sha256:x"}, nil
+	}, activity.RegisterOptions{Name: wire.ExportChatActivity})
 	e.send(time.Second, msg("m1", "refund order 1"))
 	approved := &outcome{}
 	exported := &importOutcome{}
 	e.at(time.Minute, func() {
-		e.env.UpdateWorkflow(workflows.ApproveUpdate, "approve", &callbacks{o: approved}, workflows.ApproveInput{CallID: "c1", Approved: true})
-		e.env.UpdateWorkflow(workflows.ExportUpdate, "export", &importCallbacks{exported}, workflows.ExportInput{})
+		e.env.UpdateWorkflow(wire.ApproveUpdate, "approve", &callbacks{o: approved}, wire.ApproveInput{CallID: "c1", Approved: true})
+		e.env.UpdateWorkflow(wire.ExportUpdate, "export", &importCallbacks{exported}, wire.ExportInput{})
 	})
 	e.run(clerk(), 3*time.Minute)
 
@@ -116,7 +115,7 @@ func (c *callbacks) Reject(err error) { c.o.rejected, c.o.done = err, true }
 func (c *callbacks) Complete(v any, err error) {
 	c.o.done, c.o.err = true, err
 	if err == nil {
-		c.o.result = v.(workflows.TurnResult)
+		c.o.result = v.(wire.TurnResult)
 	}
 }
 
@@ -127,18 +126,18 @@ func TestApproveWhileContinuingAsNewIsRefusedRetryably(t *testing.T) {
 	e, ft := newToolEnv(t, 0)
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":1}`)}
 	release := make(chan struct{})
-	e.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+	e.env.RegisterActivityWithOptions(func(ctx context.Context, in wire.ExportChatInput) (wire.ExportResult, error) {
 		<-release
-		return workflows.ExportResult{Digest: "sha256:x"}, nil
-	}, activity.RegisterOptions{Name: workflows.ExportChatActivity})
+		return wire.ExportResult{Digest: "sha256:x"}, nil
+	}, activity.RegisterOptions{Name: wire.ExportChatActivity})
 	e.send(time.Second, msg("m1", "refund order 1"))
 	approved := &outcome{}
 	e.at(time.Minute, func() {
-		e.env.UpdateWorkflow(workflows.ExportUpdate, "export", &importCallbacks{&importOutcome{}}, workflows.ExportInput{})
+		e.env.UpdateWorkflow(wire.ExportUpdate, "export", &importCallbacks{&importOutcome{}}, wire.ExportInput{})
 		go func() { time.Sleep(time.Second); close(release) }()
 	})
 	e.at(time.Minute+time.Millisecond, func() {
-		e.env.UpdateWorkflow(workflows.ApproveUpdate, "approve", &callbacks{o: approved}, workflows.ApproveInput{CallID: "c1", Approved: true})
+		e.env.UpdateWorkflow(wire.ApproveUpdate, "approve", &callbacks{o: approved}, wire.ApproveInput{CallID: "c1", Approved: true})
 		e.env.SetContinueAsNewSuggested(true)
 	})
 	e.run(clerk(), 0)
@@ -147,7 +146,7 @@ func TestApproveWhileContinuingAsNewIsRefusedRetryably(t *testing.T) {
 	require.True(t, approved.done)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(approved.rejected, &app), "%v / %v", approved.rejected, approved.err)
-	assert.Equal(t, agents.ErrTypeContinuingAsNew, app.Type())
+	assert.Equal(t, wire.ErrTypeContinuingAsNew, app.Type())
 	assert.Contains(t, approved.rejected.Error(), "retry and the decision goes to the new run")
 	assert.Empty(t, ft.ran)
 	assert.Empty(t, next.Carry.Decisions, "the refused decision was not recorded")
@@ -161,16 +160,16 @@ func TestApproveTakenJustBeforeContinueAsNewIsApplied(t *testing.T) {
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":1}`)}
 	e.model.replies["clerk#2"] = "refunded"
 	release := make(chan struct{})
-	e.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ExportChatInput) (workflows.ExportResult, error) {
+	e.env.RegisterActivityWithOptions(func(ctx context.Context, in wire.ExportChatInput) (wire.ExportResult, error) {
 		<-release
-		return workflows.ExportResult{Digest: "sha256:x"}, nil
-	}, activity.RegisterOptions{Name: workflows.ExportChatActivity})
+		return wire.ExportResult{Digest: "sha256:x"}, nil
+	}, activity.RegisterOptions{Name: wire.ExportChatActivity})
 	e.send(time.Second, msg("m1", "refund order 1"))
 	e.at(time.Minute, func() {
-		e.env.UpdateWorkflow(workflows.ExportUpdate, "export", &importCallbacks{&importOutcome{}}, workflows.ExportInput{})
+		e.env.UpdateWorkflow(wire.ExportUpdate, "export", &importCallbacks{&importOutcome{}}, wire.ExportInput{})
 		go func() { time.Sleep(time.Second); close(release) }()
 	})
-	approved := e.approve(time.Minute+time.Millisecond, workflows.ApproveInput{CallID: "c1", Approved: true})
+	approved := e.approve(time.Minute+time.Millisecond, wire.ApproveInput{CallID: "c1", Approved: true})
 	e.at(time.Minute+2*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 

@@ -9,9 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Turns keep their arrival order across a continue-as-new: a run that drains answers the
@@ -22,7 +21,7 @@ func TestDrainKeepsArrivalOrder(t *testing.T) {
 	e.env.SetTestTimeout(20 * time.Second)
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`)}
 	e.send(time.Second, msg("m1", "look up order 1"))
-	e.at(time.Second+time.Millisecond, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("s1", "posted first")) })
+	e.at(time.Second+time.Millisecond, func() { e.env.SignalWorkflow(wire.UserMessageSignal, msg("s1", "posted first")) })
 	later := e.send(time.Second+2*time.Millisecond, msg("u2", "sent second"))
 	e.at(time.Second+3*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
@@ -59,7 +58,7 @@ func TestDrainHandsOverTheUpdateTurnsQueuedBehindAnApproval(t *testing.T) {
 	require.True(t, second.done)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(second.err, &app), "%v", second.err)
-	assert.Equal(t, agents.ErrTypeAwaitingApproval, app.Type())
+	assert.Equal(t, wire.ErrTypeAwaitingApproval, app.Type())
 	assert.Equal(t, []string{"m1", "m1/1"}, ids(next.Carry.History), "the chat still waits for the approval")
 	assert.Empty(t, next.Carry.Pending)
 	assert.Equal(t, 1, e.model.count())

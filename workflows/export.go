@@ -8,10 +8,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Timeouts of the transfer activities.
@@ -24,26 +24,26 @@ const (
 
 // registerTransfer sets the handlers of export, import, migration and participants.
 func (s *chatState) registerTransfer(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, SnapshotQuery, func() (Snapshot, error) { return s.snapshot(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, wire.SnapshotQuery, func() (wire.Snapshot, error) { return s.snapshot(), nil }); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, ExportUpdate, s.handleExport,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.ExportUpdate, s.handleExport,
 		workflow.UpdateHandlerOptions{Validator: s.validateExport}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, ImportUpdate, s.handleImport,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.ImportUpdate, s.handleImport,
 		workflow.UpdateHandlerOptions{Validator: s.validateImport}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, MigrateUpdate, s.handleMigrate,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.MigrateUpdate, s.handleMigrate,
 		workflow.UpdateHandlerOptions{Validator: s.validateMigrate}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, ApproveUpdate, s.handleApprove,
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.ApproveUpdate, s.handleApprove,
 		workflow.UpdateHandlerOptions{Validator: s.validateApprove}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, AddParticipantsUpdate, s.handleAddParticipants,
+	return workflow.SetUpdateHandlerWithOptions(ctx, wire.AddParticipantsUpdate, s.handleAddParticipants,
 		workflow.UpdateHandlerOptions{Validator: s.validateAddParticipants})
 }
 
@@ -51,7 +51,7 @@ func (s *chatState) registerTransfer(ctx workflow.Context) error {
 // a turn runs, that is its start: the history before it, the strategies' and the
 // channels' states of that moment (a service thread's watermark must name a message of
 // the exported history, or the restored chat would send the service everything again).
-func (s *chatState) snapshot() Snapshot {
+func (s *chatState) snapshot() wire.Snapshot {
 	st := strategyState{sel: s.selState, term: s.termState}
 	length := len(s.history)
 	channels := s.documentChannels()
@@ -74,7 +74,7 @@ func (s *chatState) snapshot() Snapshot {
 	for _, p := range s.participants {
 		parts = append(parts, chatstate.Participant{ID: p.ID, Name: p.Name, Type: string(p.Kind)})
 	}
-	return Snapshot{
+	return wire.Snapshot{
 		ChatID: s.chatID, Participants: parts, Channels: channels,
 		Strategies: chatstate.Strategies{
 			Selection:   chatstate.Strategy{Type: orDefault(s.in.Selection.Type, strategies.SelectionSequential), State: mustJSON(st.sel)},
@@ -103,40 +103,40 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-func (s *chatState) validateExport(in ExportInput) error {
+func (s *chatState) validateExport(in wire.ExportInput) error {
 	switch in.Sink {
-	case "", SinkAuto, SinkInline, SinkStore:
-	case SinkFile:
+	case "", wire.SinkAuto, wire.SinkInline, wire.SinkStore:
+	case wire.SinkFile:
 		if in.Path == "" {
-			return temporal.NewApplicationError(`sink "file" needs a path`, agents.ErrTypeInvalidInput)
+			return temporal.NewApplicationError(`sink "file" needs a path`, wire.ErrTypeInvalidInput)
 		}
 	default:
-		return temporal.NewApplicationError(fmt.Sprintf("unknown sink %q (auto, inline, store, file)", in.Sink), agents.ErrTypeInvalidInput)
+		return temporal.NewApplicationError(fmt.Sprintf("unknown sink %q (auto, inline, store, file)", in.Sink), wire.ErrTypeInvalidInput)
 	}
-	if s.status == StatusStarting || s.status == StatusFailed {
-		return temporal.NewApplicationError("chat "+s.chatID+" has not started; nothing to export", agents.ErrTypeNotAcceptingTurns)
+	if s.status == wire.StatusStarting || s.status == wire.StatusFailed {
+		return temporal.NewApplicationError("chat "+s.chatID+" has not started; nothing to export", wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
 }
 
 // handleExport runs the ExportChat activity, which reads this run's snapshot and
 // history through queries and writes the document to the sink.
-func (s *chatState) handleExport(ctx workflow.Context, in ExportInput) (ExportResult, error) {
+func (s *chatState) handleExport(ctx workflow.Context, in wire.ExportInput) (wire.ExportResult, error) {
 	release, err := s.awaitExportBoundary(ctx)
 	if err != nil {
-		return ExportResult{}, err
+		return wire.ExportResult{}, err
 	}
 	defer release()
 	return s.export(ctx, in)
 }
 
-func (s *chatState) export(ctx workflow.Context, in ExportInput) (ExportResult, error) {
+func (s *chatState) export(ctx workflow.Context, in wire.ExportInput) (wire.ExportResult, error) {
 	actx := workflow.WithActivityOptions(ctx, transferOptions(exportTimeout))
-	var res ExportResult
-	err := workflow.ExecuteActivity(actx, ExportChatActivity, ExportChatInput{
+	var res wire.ExportResult
+	err := workflow.ExecuteActivity(actx, wire.ExportChatActivity, wire.ExportChatInput{
 		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Export: in, Store: s.store}).Get(ctx, &res)
 	if err != nil {
-		return ExportResult{}, unwrapActivityError(err)
+		return wire.ExportResult{}, unwrapActivityError(err)
 	}
 	return res, nil
 }
@@ -148,8 +148,8 @@ func transferOptions(timeout time.Duration) workflow.ActivityOptions {
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
 			MaximumAttempts: 5,
-			NonRetryableErrorTypes: []string{agents.ErrTypeInvalidDocument, agents.ErrTypeInvalidInput,
-				agents.ErrTypeUnknownCluster, agents.ErrTypeNotEmpty},
+			NonRetryableErrorTypes: []string{wire.ErrTypeInvalidDocument, wire.ErrTypeInvalidInput,
+				wire.ErrTypeUnknownCluster, wire.ErrTypeNotEmpty},
 		},
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Fault 10.S4 of the system test, as it still showed after the drain-in-order fix: a
@@ -20,7 +20,7 @@ func TestSignalThenSendInTheFirstTaskOfAContinuedRunKeepTheirOrder(t *testing.T)
 	_, next := continuedChat(t)
 
 	e2 := newEnv(t)
-	e2.at(0, func() { e2.env.SignalWorkflow(workflows.UserMessageSignal, msg("s2", "posted first")) })
+	e2.at(0, func() { e2.env.SignalWorkflow(wire.UserMessageSignal, msg("s2", "posted first")) })
 	later := e2.send(0, msg("u3", "sent second"))
 	var hist []chat.Message
 	e2.at(time.Minute, func() { hist = e2.history() })

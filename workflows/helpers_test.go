@@ -22,6 +22,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -32,8 +33,8 @@ import (
 // number) overrides that.
 type fakeModel struct {
 	mu       sync.Mutex
-	calls    []agents.InvokeInput
-	inputs   []agents.InvokeInput      // as sent
+	calls    []wire.InvokeInput
+	inputs   []wire.InvokeInput        // as sent
 	runs     map[string][]chat.Message // committed history by chat and run, as cached
 	replies  map[string]string         // "agent#n" → text
 	contents map[string][]chat.Content // "agent#n" → contents (tool calls)
@@ -49,7 +50,7 @@ func newFakeModel() *fakeModel {
 // from this fake's cache and the delta, then reduced (or, for a service thread, cut at
 // HistoryFrom). The fake cannot query the run: with the cache short of DeltaFrom it
 // returns nil, which the tests' assertions on what the model saw then catch.
-func (f *fakeModel) seen(in agents.InvokeInput) []chat.Message {
+func (f *fakeModel) seen(in wire.InvokeInput) []chat.Message {
 	if in.HistoryLength == 0 {
 		return in.History
 	}
@@ -66,7 +67,7 @@ func (f *fakeModel) seen(in agents.InvokeInput) []chat.Message {
 	return in.Reducer.ReduceWith(msgs, in.ChannelState)
 }
 
-func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+func (f *fakeModel) invoke(_ context.Context, in wire.InvokeInput) (wire.InvokeResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inputs = append(f.inputs, in)
@@ -80,10 +81,10 @@ func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.Inv
 	}
 	key := fmt.Sprintf("%s#%d", in.AgentID, n)
 	if err, ok := f.errs[key]; ok {
-		return agents.InvokeResult{}, err
+		return wire.InvokeResult{}, err
 	}
 	if c, ok := f.contents[key]; ok {
-		return agents.InvokeResult{Contents: c}, nil
+		return wire.InvokeResult{Contents: c}, nil
 	}
 	var state json.RawMessage
 	if in.AgentID == "responder" { // a service thread: it answers with its new watermark
@@ -93,7 +94,7 @@ func (f *fakeModel) invoke(_ context.Context, in agents.InvokeInput) (agents.Inv
 	if !ok {
 		text = fmt.Sprintf("%s saw %d messages, last user: %s", key, len(in.History), lastUser(in.History))
 	}
-	return agents.InvokeResult{Contents: []chat.Content{chat.Text(text)}, ChannelState: state}, nil
+	return wire.InvokeResult{Contents: []chat.Content{chat.Text(text)}, ChannelState: state}, nil
 }
 
 func (f *fakeModel) count() int {
@@ -117,9 +118,9 @@ var registry = map[string]string{"helper": "Helper", "writer": "Writer", "review
 	"summer": "Summer", "responder": "Responder"}
 
 // clerkTools are the tools of the clerk: lookup runs at once, refund needs approval.
-var clerkTools = []agents.ToolSpec{
-	{Name: "lookup", Tool: agents.Tool{Timeout: agents.Duration(time.Second), MaxAttempts: 1}},
-	{Name: "refund", Tool: agents.Tool{Timeout: agents.Duration(time.Second), MaxAttempts: 1, Approval: true}},
+var clerkTools = []wire.ToolSpec{
+	{Name: "lookup", Tool: wire.Tool{Timeout: wire.Duration(time.Second), MaxAttempts: 1}},
+	{Name: "refund", Tool: wire.Tool{Timeout: wire.Duration(time.Second), MaxAttempts: 1, Approval: true}},
 }
 
 var (
@@ -127,8 +128,8 @@ var (
 	trimmerKey = chat.ChannelKey(chat.ChannelChatHistory, "reducer=truncate:4")
 )
 
-func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, error) {
-	var out []agents.Participant
+func resolve(_ context.Context, in wire.ResolveInput) (wire.ResolveResult, error) {
+	var out []wire.Participant
 	var unknown []string
 	for _, id := range in.AgentIDs {
 		name, ok := registry[id]
@@ -136,9 +137,9 @@ func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, e
 			unknown = append(unknown, id)
 			continue
 		}
-		p := agents.Participant{ID: id, Name: name, Kind: agents.KindChatCompletion,
+		p := wire.Participant{ID: id, Name: name, Kind: wire.KindChatCompletion,
 			ChannelType: chat.ChannelChatHistory, ChannelKey: plainKey,
-			Call: agents.CallSettings{MaxAttempts: 2, InitialInterval: agents.Duration(time.Millisecond)}}
+			Call: wire.CallSettings{MaxAttempts: 2, InitialInterval: wire.Duration(time.Millisecond)}}
 		if id == "trimmer" {
 			p.ChannelKey, p.Reducer = trimmerKey, strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: 4}
 		}
@@ -150,16 +151,16 @@ func resolve(_ context.Context, in agents.ResolveInput) (agents.ResolveResult, e
 			p.ChannelKey = chat.ChannelKey(chat.ChannelChatHistory, "reducer="+p.Reducer.Key())
 		}
 		if id == "responder" {
-			p.Kind, p.ChannelType = agents.KindResponses, agents.ChannelResponsesThread
-			p.ChannelKey = chat.ChannelKey(agents.ChannelResponsesThread, "endpoint=x", "agent=responder")
+			p.Kind, p.ChannelType = wire.KindResponses, wire.ChannelResponsesThread
+			p.ChannelKey = chat.ChannelKey(wire.ChannelResponsesThread, "endpoint=x", "agent=responder")
 		}
 		out = append(out, p)
 	}
 	if len(unknown) > 0 {
-		return agents.ResolveResult{}, temporal.NewNonRetryableApplicationError(
-			"unknown agent id(s) "+strings.Join(unknown, ", "), agents.ErrTypeUnknownAgent, nil)
+		return wire.ResolveResult{}, temporal.NewNonRetryableApplicationError(
+			"unknown agent id(s) "+strings.Join(unknown, ", "), wire.ErrTypeUnknownAgent, nil)
 	}
-	return agents.ResolveResult{Participants: out}, nil
+	return wire.ResolveResult{Participants: out}, nil
 }
 
 type env struct {
@@ -171,30 +172,30 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	var suite testsuite.WorkflowTestSuite
 	e := suite.NewTestWorkflowEnvironment()
-	e.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: workflows.WorkflowType})
+	e.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: wire.WorkflowType})
 	m := newFakeModel()
-	e.RegisterActivityWithOptions(m.invoke, activity.RegisterOptions{Name: workflows.InvokeAgentActivity})
-	e.RegisterActivityWithOptions(resolve, activity.RegisterOptions{Name: workflows.ResolveParticipantsActivity})
+	e.RegisterActivityWithOptions(m.invoke, activity.RegisterOptions{Name: wire.InvokeAgentActivity})
+	e.RegisterActivityWithOptions(resolve, activity.RegisterOptions{Name: wire.ResolveParticipantsActivity})
 	// The real import activity: it only decodes the inline document it is given.
 	reg := agents.NewRegistry(agents.Config{Agents: []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default"}},
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
 	acts, err := activities.New(activities.Config{Registry: reg})
 	require.NoError(t, err)
-	e.RegisterActivityWithOptions(acts.ImportChat, activity.RegisterOptions{Name: workflows.ImportChatActivity})
+	e.RegisterActivityWithOptions(acts.ImportChat, activity.RegisterOptions{Name: wire.ImportChatActivity})
 	return &env{t: t, env: e, model: m}
 }
 
 // outcome collects what an update returned.
 type outcome struct {
 	rejected error
-	result   workflows.TurnResult
+	result   wire.TurnResult
 	err      error
 	done     bool
 }
 
 // send schedules a SendMessage update at the given delay and returns where its outcome lands.
-func (e *env) send(at time.Duration, in workflows.SendMessageInput) *outcome {
-	return e.update(at, workflows.SendMessageUpdate, "u-"+in.MessageID+at.String(), in)
+func (e *env) send(at time.Duration, in wire.SendMessageInput) *outcome {
+	return e.update(at, wire.SendMessageUpdate, "u-"+in.MessageID+at.String(), in)
 }
 
 // update schedules an update that answers a TurnResult (SendMessage, Approve) at the
@@ -208,7 +209,7 @@ func (e *env) update(at time.Duration, name, id string, in any) *outcome {
 			OnComplete: func(v any, err error) {
 				o.done, o.err = true, err
 				if err == nil {
-					o.result = v.(workflows.TurnResult)
+					o.result = v.(wire.TurnResult)
 				}
 			},
 		}, in)
@@ -228,24 +229,24 @@ func query[T any](e *env, name string, args ...any) T {
 	return out
 }
 
-func (e *env) state() workflows.StateResult {
-	return query[workflows.StateResult](e, workflows.StateQuery)
+func (e *env) state() wire.StateResult {
+	return query[wire.StateResult](e, wire.StateQuery)
 }
 
 func (e *env) history() []chat.Message {
-	return query[workflows.HistoryResult](e, workflows.HistoryQuery).Messages
+	return query[wire.HistoryResult](e, wire.HistoryQuery).Messages
 }
 
 // run starts the workflow and cancels it at stopAt (a chat does not end by itself).
-func (e *env) run(in workflows.AgentChatInput, stopAt time.Duration) {
+func (e *env) run(in wire.AgentChatInput, stopAt time.Duration) {
 	if stopAt > 0 {
 		e.at(stopAt, e.env.CancelWorkflow)
 	}
-	e.env.ExecuteWorkflow(workflows.WorkflowType, in)
+	e.env.ExecuteWorkflow(wire.WorkflowType, in)
 }
 
-func msg(id, text string) workflows.SendMessageInput {
-	return workflows.SendMessageInput{MessageID: id, Text: text}
+func msg(id, text string) wire.SendMessageInput {
+	return wire.SendMessageInput{MessageID: id, Text: text}
 }
 
 func authors(msgs []chat.Message) []string {
@@ -268,15 +269,15 @@ func texts(msgs []chat.Message) []string {
 
 // slowModel makes every model call take d of workflow time (the fake answers).
 func (e *env) slowModel(d time.Duration) {
-	e.env.OnActivity(workflows.InvokeAgentActivity, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+	e.env.OnActivity(wire.InvokeAgentActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in wire.InvokeInput) (wire.InvokeResult, error) {
 			return e.model.invoke(ctx, in)
 		}).
 		After(d)
 }
 
 // canInput returns the input a run continued as new with, and its encoded size.
-func canInput(t *testing.T, e *env) (workflows.AgentChatInput, int) {
+func canInput(t *testing.T, e *env) (wire.AgentChatInput, int) {
 	t.Helper()
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(e.env.GetWorkflowError(), &can), "the run did not continue as new: %v", e.env.GetWorkflowError())
@@ -284,14 +285,14 @@ func canInput(t *testing.T, e *env) (workflows.AgentChatInput, int) {
 	for _, p := range can.Input.GetPayloads() {
 		size += len(p.GetData())
 	}
-	var next workflows.AgentChatInput
+	var next wire.AgentChatInput
 	require.NoError(t, converterFor().FromPayloads(can.Input, &next))
 	return next, size
 }
 
 // continuedChat runs a thread that answers m1 "Hello" and then continues as new; it
 // returns m1's outcome and the input of the next run.
-func continuedChat(t *testing.T) (*outcome, workflows.AgentChatInput) {
+func continuedChat(t *testing.T) (*outcome, wire.AgentChatInput) {
 	t.Helper()
 	e := newEnv(t)
 	first := e.send(time.Second, msg("m1", "Hello"))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -50,10 +51,10 @@ func TestMessageBytesIsTheEncodedLength(t *testing.T) {
 		}
 		b, err := json.Marshal(m)
 		require.NoError(t, err)
-		require.Equal(t, len(b), workflows.MessageBytes(m), "%s", b)
+		require.Equal(t, len(b), wire.MessageBytes(m), "%s", b)
 		m.Contents = nil
 		b, _ = json.Marshal(m)
-		require.Equal(t, len(b), workflows.StubBytes(m), "%s", b)
+		require.Equal(t, len(b), wire.StubBytes(m), "%s", b)
 	}
 }
 
@@ -61,10 +62,10 @@ func TestMessageBytesIsTheEncodedLength(t *testing.T) {
 func TestCarryBytesIsTheEncodedLength(t *testing.T) {
 	at := time.Date(2026, 12, 1, 20, 0, 0, 123, time.UTC)
 	for _, pending := range [][]chat.Message{nil, {chat.TextMessage("p1", chat.RoleUser, "A<", "queued\n")}} {
-		in := workflows.AgentChatInput{Participants: []string{"helper"}, Carry: &workflows.Carried{
+		in := wire.AgentChatInput{Participants: []string{"helper"}, Carry: &wire.Carried{
 			History: []chat.Message{chat.TextMessage("m1", chat.RoleUser, "Alice", "hi & bye"), {MessageID: "m1/1", Role: chat.RoleAssistant, CreatedAt: at}},
 			Pending: pending, Runs: 2,
-			ToolRuns: []workflows.ToolRun{{CallID: "c<1", Name: "lookup", Arguments: `{"q":"a&b"}`,
+			ToolRuns: []wire.ToolRun{{CallID: "c<1", Name: "lookup", Arguments: `{"q":"a&b"}`,
 				Result: chat.Content{Type: chat.ContentFunctionResult, CallID: "c<1", Result: "found\n"}}}}}
 		b, err := json.Marshal(in)
 		require.NoError(t, err)

@@ -17,10 +17,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // memStore stands in for the StoreMessages activity: it keeps the bodies it is given.
@@ -33,24 +32,24 @@ type memStore struct {
 
 func (e *env) withStore() *memStore {
 	st := &memStore{bodies: map[string]chat.Message{}}
-	e.env.RegisterActivityWithOptions(func(_ context.Context, in agents.StoreMessagesInput) (agents.StoreMessagesResult, error) {
+	e.env.RegisterActivityWithOptions(func(_ context.Context, in wire.StoreMessagesInput) (wire.StoreMessagesResult, error) {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if st.calls++; st.fails > 0 {
 			st.fails--
-			return agents.StoreMessagesResult{}, errors.New("store unavailable")
+			return wire.StoreMessagesResult{}, errors.New("store unavailable")
 		}
 		for _, m := range in.Messages {
 			st.bodies[m.MessageID] = m
 		}
-		return agents.StoreMessagesResult{Store: "mem"}, nil
-	}, activity.RegisterOptions{Name: workflows.StoreMessagesActivity})
+		return wire.StoreMessagesResult{Store: "mem"}, nil
+	}, activity.RegisterOptions{Name: wire.StoreMessagesActivity})
 	return st
 }
 
 // twoParts is a user turn of two text parts of n bytes each.
-func twoParts(id string, n int) workflows.SendMessageInput {
-	return workflows.SendMessageInput{MessageID: id, Contents: []chat.Content{
+func twoParts(id string, n int) wire.SendMessageInput {
+	return wire.SendMessageInput{MessageID: id, Contents: []chat.Content{
 		chat.Text(strings.Repeat("a", n)), chat.Text(strings.Repeat("b", n))}}
 }
 
@@ -61,7 +60,7 @@ func twoParts(id string, n int) workflows.SendMessageInput {
 func TestContinueAsNewOfLargeMessagesStaysUnderThePayloadLimit(t *testing.T) {
 	e := newEnv(t)
 	st := e.withStore()
-	in := workflows.AgentChatInput{Participants: []string{"helper"}, HistoryBudget: workflows.HistoryBudget{MaxEvents: 150}}
+	in := wire.AgentChatInput{Participants: []string{"helper"}, HistoryBudget: wire.HistoryBudget{MaxEvents: 150}}
 	var outs []*outcome
 	for i := range 20 {
 		outs = append(outs, e.send(time.Duration(i+1)*time.Second, twoParts(fmt.Sprintf("t%d", i), 125_000)))
@@ -70,7 +69,7 @@ func TestContinueAsNewOfLargeMessagesStaysUnderThePayloadLimit(t *testing.T) {
 	e.run(in, 0)
 
 	next, size := canInput(t, e)
-	assert.LessOrEqual(t, size, workflows.CarryLimit, "the continue-as-new input")
+	assert.LessOrEqual(t, size, wire.CarryLimit, "the continue-as-new input")
 	require.NotNil(t, next.Carry)
 	assert.Equal(t, "mem", next.Carry.Store)
 	stubs := 0
@@ -101,20 +100,20 @@ func TestContinueAsNewCarriesQueuedTurnsUnderTheLimits(t *testing.T) {
 	e.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 	st := e.withStore()
 	e.slowModel(2 * time.Second) // s0 is still answered when the run hands over: the rest waits
-	in := workflows.AgentChatInput{Participants: []string{"helper"}}
+	in := wire.AgentChatInput{Participants: []string{"helper"}}
 	e.at(time.Second, func() {
 		for i := range 12 {
-			e.env.SignalWorkflow(workflows.UserMessageSignal, twoParts(fmt.Sprintf("s%d", i), 125_000))
+			e.env.SignalWorkflow(wire.UserMessageSignal, twoParts(fmt.Sprintf("s%d", i), 125_000))
 		}
 	})
 	e.at(time.Second+100*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(in, 0)
 
 	next, size := canInput(t, e)
-	assert.LessOrEqual(t, size, workflows.CarryLimit)
+	assert.LessOrEqual(t, size, wire.CarryLimit)
 	require.NotNil(t, next.Carry)
 	require.NotNil(t, next.Carry.LastError)
-	assert.Equal(t, agents.ErrTypeQueueFull, next.Carry.LastError.Type)
+	assert.Equal(t, wire.ErrTypeQueueFull, next.Carry.LastError.Type)
 	require.NotEmpty(t, next.Carry.Pending, "the run hands over turns still queued")
 	queued := 0
 	for _, m := range next.Carry.Pending {
@@ -122,12 +121,12 @@ func TestContinueAsNewCarriesQueuedTurnsUnderTheLimits(t *testing.T) {
 			require.Contains(t, st.bodies, m.MessageID)
 			assert.Len(t, st.bodies[m.MessageID].Contents, 2)
 		}
-		queued += workflows.MessageBytes(m)
+		queued += wire.MessageBytes(m)
 	}
 	admitted := len(next.Carry.History)/2 + len(next.Carry.Pending)
 	assert.Positive(t, admitted)
 	assert.Less(t, admitted, 12, "the queue took what fits, not the whole burst")
-	assert.LessOrEqual(t, queued, workflows.QueuedTurnsLimit+len(next.Carry.Pending)*64)
+	assert.LessOrEqual(t, queued, wire.QueuedTurnsLimit+len(next.Carry.Pending)*64)
 }
 
 // Past CarryLimit with the older bodies stored, the latest bodies and the queued turns'
@@ -139,7 +138,7 @@ func TestContinueAsNewPastTheCarryLimitStoresTheTailAndTheQueue(t *testing.T) {
 	first.withStore()
 	first.send(time.Second, msg("t1", "hi"))
 	first.at(2*time.Second, func() { first.env.SetContinueAsNewSuggested(true) })
-	first.run(workflows.AgentChatInput{Participants: []string{"helper"}}, 0)
+	first.run(wire.AgentChatInput{Participants: []string{"helper"}}, 0)
 	in, _ := canInput(t, first)
 	require.NotNil(t, in.Carry)
 	var long []chat.Message
@@ -149,7 +148,7 @@ func TestContinueAsNewPastTheCarryLimitStoresTheTailAndTheQueue(t *testing.T) {
 	}
 	in.Carry.History = append(long, in.Carry.History...)
 	in.Carry.Store = "mem"
-	require.Greater(t, workflows.HistoryStubBytes(in.Carry.History)+workflows.QueuedTurnsLimit, workflows.CarryLimit,
+	require.Greater(t, wire.HistoryStubBytes(in.Carry.History)+wire.QueuedTurnsLimit, wire.CarryLimit,
 		"the references and a full queue pass CarryLimit, the tail stored or not")
 
 	e := newEnv(t)
@@ -160,14 +159,14 @@ func TestContinueAsNewPastTheCarryLimitStoresTheTailAndTheQueue(t *testing.T) {
 	e.send(time.Second, twoParts("u0", 100_000)) // the tail: its turn is answered in this run
 	e.at(2*time.Second, func() {
 		for i := range 8 {
-			e.env.SignalWorkflow(workflows.UserMessageSignal, twoParts(fmt.Sprintf("s%d", i), 125_000))
+			e.env.SignalWorkflow(wire.UserMessageSignal, twoParts(fmt.Sprintf("s%d", i), 125_000))
 		}
 	})
 	e.at(2*time.Second+100*time.Millisecond, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(in, 0)
 
 	next, size := canInput(t, e)
-	assert.LessOrEqual(t, size, workflows.CarryLimit)
+	assert.LessOrEqual(t, size, wire.CarryLimit)
 	require.NotNil(t, next.Carry)
 	require.NotEmpty(t, next.Carry.Pending)
 	assert.Greater(t, st.calls, 5, "the store was retried until it answered")
@@ -194,26 +193,26 @@ func TestContinueAsNewPastTheCarryLimitStoresTheTailAndTheQueue(t *testing.T) {
 // by Temporal when a 3 MB message arrived. It is refused at start, naming the limit.
 func TestMaxMessageBytesOverTheLimitIsRefusedAtStart(t *testing.T) {
 	e := newEnv(t)
-	e.run(workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: workflows.MaxMessageBytesLimit + 1}, 0)
+	e.run(wire.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: wire.MaxMessageBytesLimit + 1}, 0)
 	err := e.env.GetWorkflowError()
 	require.Error(t, err)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	assert.Equal(t, agents.ErrTypeInvalidInput, app.Type())
-	assert.Contains(t, app.Message(), fmt.Sprint(workflows.MaxMessageBytesLimit))
+	assert.Equal(t, wire.ErrTypeInvalidInput, app.Type())
+	assert.Contains(t, app.Message(), fmt.Sprint(wire.MaxMessageBytesLimit))
 }
 
 // At the limit, maxMessageBytes is taken, and a message of exactly that many bytes is
 // answered; one byte more is refused by the validator, naming the limit.
 func TestMessageAtTheLimitIsTakenAndOneByteMoreIsRefused(t *testing.T) {
 	e := newEnv(t)
-	limit := workflows.MaxMessageBytesLimit
+	limit := wire.MaxMessageBytesLimit
 	at := sized("at", limit)
 	require.NoError(t, at.Validate())
 	require.Equal(t, limit, at.Bytes())
 	over := sized("over", limit+1)
 	okTurn, refused := e.send(time.Second, at), e.send(2*time.Second, over)
-	e.run(workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: limit}, 3*time.Second)
+	e.run(wire.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: limit}, 3*time.Second)
 	require.True(t, okTurn.done)
 	require.NoError(t, okTurn.rejected)
 	require.NoError(t, okTurn.err)
@@ -222,8 +221,8 @@ func TestMessageAtTheLimitIsTakenAndOneByteMoreIsRefused(t *testing.T) {
 }
 
 // sized returns a one-text user turn whose message encodes to exactly n bytes.
-func sized(id string, n int) workflows.SendMessageInput {
-	in := workflows.SendMessageInput{MessageID: id, Text: "x"}
+func sized(id string, n int) wire.SendMessageInput {
+	in := wire.SendMessageInput{MessageID: id, Text: "x"}
 	in.Text = strings.Repeat("x", n-in.Bytes()+1)
 	return in
 }
@@ -234,21 +233,21 @@ func sized(id string, n int) workflows.SendMessageInput {
 // it is returned alone).
 func TestHistoryPagesAreBoundedByTheirEncodedSize(t *testing.T) {
 	e := newEnv(t)
-	var page, all workflows.HistoryResult
+	var page, all wire.HistoryResult
 	for i := range 40 {
 		e.send(time.Duration(i+1)*time.Second, sized(fmt.Sprintf("t%d", i), 100_000))
 	}
 	e.at(45*time.Second, func() {
-		page = query[workflows.HistoryResult](e, workflows.HistoryQuery, workflows.HistoryInput{MaxBytes: 300_000})
-		all = query[workflows.HistoryResult](e, workflows.HistoryQuery)
+		page = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{MaxBytes: 300_000})
+		all = query[wire.HistoryResult](e, wire.HistoryQuery)
 	})
-	e.run(workflows.AgentChatInput{Participants: []string{"helper"}}, 46*time.Second)
+	e.run(wire.AgentChatInput{Participants: []string{"helper"}}, 46*time.Second)
 
 	require.Equal(t, 80, all.Total)
-	enc := func(r workflows.HistoryResult) int { b, _ := json.Marshal(r); return len(b) }
+	enc := func(r wire.HistoryResult) int { b, _ := json.Marshal(r); return len(b) }
 	assert.LessOrEqual(t, enc(page), 300_000+1024)
 	assert.Less(t, len(all.Messages), all.Total, "a page with no limit stops at HistoryPageBytes")
-	assert.LessOrEqual(t, enc(all), workflows.HistoryPageBytes+1024)
+	assert.LessOrEqual(t, enc(all), wire.HistoryPageBytes+1024)
 }
 
 // A turn's answer is an update result, under the payload limit like any: a group turn of
@@ -261,12 +260,12 @@ func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
 			e.model.replies[fmt.Sprintf("%s#%d", agent, n)] = strings.Repeat(agent[:1], 600_000)
 		}
 	}
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Termination: strategies.TerminationStrategy{Type: strategies.TerminationMaxIterations, MaxIterations: 4}}
 	o := e.send(time.Second, msg("t1", "write a lot"))
-	var last workflows.HistoryResult
+	var last wire.HistoryResult
 	e.at(2*time.Second, func() {
-		last = query[workflows.HistoryResult](e, workflows.HistoryQuery, workflows.HistoryInput{Offset: 4})
+		last = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 4})
 	})
 	e.run(in, 3*time.Second)
 
@@ -275,7 +274,7 @@ func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
 	require.Len(t, o.result.Messages, 4)
 	b, err := json.Marshal(o.result)
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(b), workflows.HistoryPageBytes+4096)
+	assert.LessOrEqual(t, len(b), wire.HistoryPageBytes+4096)
 	assert.NotNil(t, o.result.Messages[0].Contents, "the first reply is whole")
 	assert.Nil(t, o.result.Messages[3].Contents, "the last is a reference")
 	require.NotEmpty(t, last.Messages)
@@ -289,9 +288,9 @@ func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
 func TestQueuedTurnsAtTheLimitAndJustOver(t *testing.T) {
 	for _, over := range []int{0, 1} {
 		e := newEnv(t)
-		in := workflows.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: workflows.MaxMessageBytesLimit}
+		in := wire.AgentChatInput{Participants: []string{"helper"}, MaxMessageBytes: wire.MaxMessageBytesLimit}
 		first, second := e.send(time.Second, sized("q1", 600_000)), e.send(time.Second, sized("q2", 600_000))
-		third := e.send(time.Second, sized("q3", workflows.QueuedTurnsLimit-1_200_000+over))
+		third := e.send(time.Second, sized("q3", wire.QueuedTurnsLimit-1_200_000+over))
 		e.run(in, 3*time.Second)
 		for _, o := range []*outcome{first, second} {
 			require.True(t, o.done)
@@ -307,8 +306,8 @@ func TestQueuedTurnsAtTheLimitAndJustOver(t *testing.T) {
 		require.Error(t, third.rejected)
 		var app *temporal.ApplicationError
 		require.True(t, errors.As(third.rejected, &app))
-		assert.Equal(t, agents.ErrTypeQueueFull, app.Type())
+		assert.Equal(t, wire.ErrTypeQueueFull, app.Type())
 		assert.False(t, app.NonRetryable())
-		assert.Contains(t, app.Message(), fmt.Sprint(workflows.QueuedTurnsLimit))
+		assert.Contains(t, app.Message(), fmt.Sprint(wire.QueuedTurnsLimit))
 	}
 }

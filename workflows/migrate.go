@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Migration phases, in State's migration.phase.
@@ -21,10 +21,10 @@ const (
 
 // migration is a move of this chat to another namespace or cluster.
 type migration struct {
-	target  ChatLocation
+	target  wire.ChatLocation
 	phase   string
 	carried []string // messageIds the exported document carries as pendingTurns
-	result  *MigrationResult
+	result  *wire.MigrationResult
 	err     error
 	done    bool
 }
@@ -33,7 +33,7 @@ type migration struct {
 func (s *chatState) migrated() bool { return s.migration != nil && s.migration.result != nil }
 
 // target normalizes a MigrateInput into a location.
-func (s *chatState) target(ctx workflow.Context, in MigrateInput) ChatLocation {
+func (s *chatState) target(ctx workflow.Context, in wire.MigrateInput) wire.ChatLocation {
 	id := in.ToChatID
 	if id == "" {
 		id = s.chatID
@@ -42,29 +42,29 @@ func (s *chatState) target(ctx workflow.Context, in MigrateInput) ChatLocation {
 	if ns == "" {
 		ns = workflow.GetInfo(ctx).Namespace
 	}
-	return ChatLocation{Cluster: in.ToCluster, Address: in.ToAddress, Namespace: ns, ChatID: id}
+	return wire.ChatLocation{Cluster: in.ToCluster, Address: in.ToAddress, Namespace: ns, ChatID: id}
 }
 
 // validateMigrate refuses a migration to nowhere, to the chat itself, of a chat that
 // is not running, or to another target while one is under way. A Migrate for the
 // target already under way is admitted: it waits for that migration (a re-run).
-func (s *chatState) validateMigrate(in MigrateInput) error {
+func (s *chatState) validateMigrate(in wire.MigrateInput) error {
 	if in.ToNamespace == "" && in.ToCluster == "" && in.ToAddress == "" {
-		return temporal.NewApplicationError("migrate needs toNamespace, toCluster or toAddress", agents.ErrTypeInvalidInput)
+		return temporal.NewApplicationError("migrate needs toNamespace, toCluster or toAddress", wire.ErrTypeInvalidInput)
 	}
 	if in.ToCluster != "" && in.ToAddress != "" {
-		return temporal.NewApplicationError("give toCluster or toAddress, not both", agents.ErrTypeInvalidInput)
+		return temporal.NewApplicationError("give toCluster or toAddress, not both", wire.ErrTypeInvalidInput)
 	}
 	if m := s.migration; m != nil {
 		if m.target.Cluster != in.ToCluster || m.target.Address != in.ToAddress || (in.ToNamespace != "" && m.target.Namespace != in.ToNamespace) ||
 			(in.ToChatID != "" && m.target.ChatID != in.ToChatID) {
 			return temporal.NewApplicationError(fmt.Sprintf("chat %q is already migrating to %s", s.chatID, describe(m.target)),
-				agents.ErrTypeMigrating)
+				wire.ErrTypeMigrating)
 		}
 		return nil
 	}
-	if s.status != StatusRunning && s.status != StatusStarting {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot migrate", s.chatID, s.status), agents.ErrTypeNotAcceptingTurns)
+	if s.status != wire.StatusRunning && s.status != wire.StatusStarting {
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot migrate", s.chatID, s.status), wire.ErrTypeNotAcceptingTurns)
 	}
 	return s.migrateRefusal()
 }
@@ -73,40 +73,40 @@ func (s *chatState) validateMigrate(in MigrateInput) error {
 // exports, starts the target with a restore and checks the target's digest, then
 // closes. Queued turns travel in the document; turns that arrive later are forwarded.
 // A re-run (after a crash, or a caller that gave up waiting) joins the same migration.
-func (s *chatState) handleMigrate(ctx workflow.Context, in MigrateInput) (MigrationResult, error) {
+func (s *chatState) handleMigrate(ctx workflow.Context, in wire.MigrateInput) (wire.MigrationResult, error) {
 	m := s.migration
 	if m == nil {
 		// The refusal shares Approve's change id (versionApproveWhileMoving), not one of
 		// its own: running chats' histories may hold its marker here, so it stays.
 		if err := s.migrateRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
-			return MigrationResult{}, err
+			return wire.MigrationResult{}, err
 		}
 		m = &migration{target: s.target(ctx, in), phase: phaseDraining}
 		s.migration = m
-		s.status = StatusMigrating
+		s.status = wire.StatusMigrating
 		s.runMigration(ctx, m)
 	}
 	if err := workflow.Await(ctx, func() bool { return m.done }); err != nil {
-		return MigrationResult{}, err
+		return wire.MigrationResult{}, err
 	}
 	if m.err != nil {
-		return MigrationResult{}, m.err
+		return wire.MigrationResult{}, m.err
 	}
 	return *m.result, nil
 }
 
 func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	if m.target.Cluster == "" && m.target.Address == "" && m.target.Namespace == workflow.GetInfo(ctx).Namespace && m.target.ChatID == s.chatID {
-		s.abortMigration(m, temporal.NewApplicationError("the target is this chat itself", agents.ErrTypeInvalidInput))
+		s.abortMigration(m, temporal.NewApplicationError("the target is this chat itself", wire.ErrTypeInvalidInput))
 		return
 	}
-	_ = workflow.Await(ctx, func() bool { return s.status != StatusStarting && s.active == nil && !s.importing })
-	if s.status == StatusFailed {
+	_ = workflow.Await(ctx, func() bool { return s.status != wire.StatusStarting && s.active == nil && !s.importing })
+	if s.status == wire.StatusFailed {
 		s.abortMigration(m, s.failure)
 		return
 	}
 	m.phase = phaseExporting
-	exp, err := s.export(ctx, ExportInput{Sink: SinkAuto})
+	exp, err := s.export(ctx, wire.ExportInput{Sink: wire.SinkAuto})
 	if err != nil {
 		s.abortMigration(m, err)
 		return
@@ -115,18 +115,18 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	m.phase = phaseStarting
 	in := s.in
 	in.Participants = s.ids()
-	in.Restore = &DocumentSource{Document: exp.Document, URI: exp.URI}
+	in.Restore = &wire.DocumentSource{Document: exp.Document, URI: exp.URI}
 	in.Carry = nil // a run that continued as new holds its carry: the target restores the document instead
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: startTargetTimeout, HeartbeatTimeout: transferHeartbeat,
 		// Once a target may exist, the migration never gives up by itself: retrying
 		// forever is what lets a re-run after any crash finish without a second live chat.
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			NonRetryableErrorTypes: []string{agents.ErrTypeUnknownCluster, agents.ErrTypeInvalidDocument,
-				agents.ErrTypeUnknownAgent, agents.ErrTypeNotEmpty, agents.ErrTypeInvalidInput}},
+			NonRetryableErrorTypes: []string{wire.ErrTypeUnknownCluster, wire.ErrTypeInvalidDocument,
+				wire.ErrTypeUnknownAgent, wire.ErrTypeNotEmpty, wire.ErrTypeInvalidInput}},
 	})
-	var started StartTargetResult
-	err = workflow.ExecuteActivity(actx, StartTargetActivity, StartTargetInput{Target: m.target,
+	var started wire.StartTargetResult
+	err = workflow.ExecuteActivity(actx, wire.StartTargetActivity, wire.StartTargetInput{Target: m.target,
 		TaskQueue: workflow.GetInfo(ctx).TaskQueueName, Input: in, ExpectedDigest: exp.Digest}).Get(ctx, &started)
 	if err != nil {
 		s.abortMigration(m, unwrapActivityError(err))
@@ -134,9 +134,9 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	}
 	loc := m.target
 	loc.RunID = started.RunID
-	m.result = &MigrationResult{Target: loc, Digest: exp.Digest, MessageCount: exp.MessageCount}
+	m.result = &wire.MigrationResult{Target: loc, Digest: exp.Digest, MessageCount: exp.MessageCount}
 	m.phase, m.done = phaseForwarding, true
-	s.status = StatusMigrated
+	s.status = wire.StatusMigrated
 	for _, t := range s.queue {
 		if t.signal {
 			continue // forwarded by forwardLateTurns, or carried in the document
@@ -149,13 +149,13 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 // turns again, and the caller and State's lastError say why.
 func (s *chatState) abortMigration(m *migration, err error) {
 	m.err = temporal.NewApplicationError(fmt.Sprintf("migration of chat %q to %s failed, the chat goes on here: %s",
-		s.chatID, describe(m.target), errorMessage(err)), agents.ErrTypeMigrationFailed)
+		s.chatID, describe(m.target), errorMessage(err)), wire.ErrTypeMigrationFailed)
 	m.done = true
 	s.migration = nil
-	if s.status == StatusMigrating {
-		s.status = StatusRunning
+	if s.status == wire.StatusMigrating {
+		s.status = wire.StatusRunning
 	}
-	s.lastError = &TurnError{Type: agents.ErrTypeMigrationFailed, Message: errorMessage(m.err)}
+	s.lastError = &wire.TurnError{Type: wire.ErrTypeMigrationFailed, Message: errorMessage(m.err)}
 }
 
 // movedError is the answer to a turn the source will not answer any more.
@@ -165,7 +165,7 @@ func (s *chatState) movedError(messageID string, carried bool) error {
 	if carried {
 		msg += fmt.Sprintf("; turn %q was carried there: send it there again with the same messageId for its answer", messageID)
 	}
-	return temporal.NewApplicationError(msg, agents.ErrTypeMigrated, loc)
+	return temporal.NewApplicationError(msg, wire.ErrTypeMigrated, loc)
 }
 
 // forwardLateTurns signals to the target every queued turn that the document did not
@@ -174,15 +174,15 @@ func (s *chatState) movedError(messageID string, carried bool) error {
 func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 	m := s.migration
 	for {
-		var late []SendMessageInput
+		var late []wire.SendMessageInput
 		for _, t := range s.queue {
 			if t.signal && !slices.Contains(m.carried, t.msg.MessageID) {
-				late = append(late, SendMessageInput{MessageID: t.msg.MessageID, Contents: t.msg.Contents, AuthorName: t.msg.AuthorName})
+				late = append(late, wire.SendMessageInput{MessageID: t.msg.MessageID, Contents: t.msg.Contents, AuthorName: t.msg.AuthorName})
 			}
 		}
 		s.queue = nil
 		for {
-			var in SendMessageInput
+			var in wire.SendMessageInput
 			if !s.signals.ReceiveAsync(&in) {
 				break
 			}
@@ -194,7 +194,7 @@ func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 			RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}})
 		for _, batch := range forwardBatches(ctx, late) {
-			if err := workflow.ExecuteActivity(actx, ForwardTurnsActivity, ForwardTurnsInput{Target: m.result.Target, Turns: batch}).Get(ctx, nil); err != nil {
+			if err := workflow.ExecuteActivity(actx, wire.ForwardTurnsActivity, wire.ForwardTurnsInput{Target: m.result.Target, Turns: batch}).Get(ctx, nil); err != nil {
 				return err
 			}
 		}
@@ -207,8 +207,8 @@ const forwardBatchesChange = "forward-turns-in-batches"
 
 // forwardBatches cuts turns into batches of at most messageBatchBytes encoded (a turn
 // larger than that alone), so that no ForwardTurns input passes the payload limit.
-func forwardBatches(ctx workflow.Context, turns []SendMessageInput) [][]SendMessageInput {
-	var batches [][]SendMessageInput
+func forwardBatches(ctx workflow.Context, turns []wire.SendMessageInput) [][]wire.SendMessageInput {
+	var batches [][]wire.SendMessageInput
 	size := 0
 	for _, t := range turns {
 		n := t.Bytes()
@@ -219,12 +219,12 @@ func forwardBatches(ctx workflow.Context, turns []SendMessageInput) [][]SendMess
 		size += n
 	}
 	if len(batches) <= 1 || !changed(ctx, forwardBatchesChange) {
-		return [][]SendMessageInput{turns}
+		return [][]wire.SendMessageInput{turns}
 	}
 	return batches
 }
 
-func describe(l ChatLocation) string {
+func describe(l wire.ChatLocation) string {
 	s := fmt.Sprintf("namespace %q as chat %q", l.Namespace, l.ChatID)
 	if l.Cluster != "" {
 		s = fmt.Sprintf("cluster %q, ", l.Cluster) + s

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // versionSignalsBeforeUpdate: a SendMessage update first queues the UserMessage signals
@@ -21,7 +21,7 @@ const versionSignalsBeforeUpdate = "signals-before-update"
 // signals from their channel. While the chat starts, the signals wait: a restored
 // document's pending turns, queued at the end of the start, come before them.
 func (s *chatState) takeEarlierSignals(ctx workflow.Context) {
-	if s.signals.Len() > 0 && s.status != StatusStarting && changed(ctx, versionSignalsBeforeUpdate) {
+	if s.signals.Len() > 0 && s.status != wire.StatusStarting && changed(ctx, versionSignalsBeforeUpdate) {
 		s.drainSignals(ctx)
 	}
 }
@@ -39,8 +39,8 @@ const versionSendAfterStart = "send-after-start"
 // UserMessage signals that came before the update (takeEarlierSignals), so that the
 // update's turn, admitted next, queues behind them and finds the idempotency record whole.
 func (s *chatState) awaitTurnOrder(ctx workflow.Context) error {
-	if (s.status == StatusStarting || s.importing) && changed(ctx, versionSendAfterStart) {
-		if err := workflow.Await(ctx, func() bool { return s.status != StatusStarting && !s.importing }); err != nil {
+	if (s.status == wire.StatusStarting || s.importing) && changed(ctx, versionSendAfterStart) {
+		if err := workflow.Await(ctx, func() bool { return s.status != wire.StatusStarting && !s.importing }); err != nil {
 			return err
 		}
 	} else if err := s.awaitRecord(ctx); err != nil {
@@ -66,6 +66,6 @@ func (s *chatState) refuseQueuedUpdates(ctx workflow.Context) {
 	s.refuseUpdateTurns(func(t *turn) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q now waits for the approval of tool call(s) %s, queued before turn %q; approve or reject them, then send turn %q again",
-			s.chatID, pendingIDs(s.awaitingApproval()), t.msg.MessageID, t.msg.MessageID), agents.ErrTypeAwaitingApproval)
+			s.chatID, pendingIDs(s.awaitingApproval()), t.msg.MessageID, t.msg.MessageID), wire.ErrTypeAwaitingApproval)
 	})
 }

@@ -10,9 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Turns queue in the order of their events in the history (10.S2): a UserMessage
@@ -22,22 +21,22 @@ import (
 func TestSignalThenUpdateDuringATurnQueueInHistoryOrder(t *testing.T) {
 	e := newEnv(t)
 	// Every model call takes 2 s of workflow time, so the turn t1 is still running at 1 s.
-	e.env.OnActivity(workflows.InvokeAgentActivity, mock.Anything, mock.Anything).Return(
-		func(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
+	e.env.OnActivity(wire.InvokeAgentActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in wire.InvokeInput) (wire.InvokeResult, error) {
 			return e.model.invoke(ctx, in)
 		}).
 		After(2 * time.Second)
 	first := e.send(0, msg("t1", "a long one"))
 	sent := &outcome{}
 	e.at(time.Second, func() {
-		e.env.SignalWorkflow(workflows.UserMessageSignal, msg("t2", "posted first"))
-		e.env.UpdateWorkflow(workflows.SendMessageUpdate, "u-t3", &testsuite.TestUpdateCallback{
+		e.env.SignalWorkflow(wire.UserMessageSignal, msg("t2", "posted first"))
+		e.env.UpdateWorkflow(wire.SendMessageUpdate, "u-t3", &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { sent.rejected, sent.done = err, true },
 			OnComplete: func(v any, err error) {
 				sent.done, sent.err = true, err
 				if err == nil {
-					sent.result = v.(workflows.TurnResult)
+					sent.result = v.(wire.TurnResult)
 				}
 			},
 		}, msg("t3", "sent second"))
@@ -59,9 +58,9 @@ func TestSignalThenUpdateDuringATurnQueueInHistoryOrder(t *testing.T) {
 // main loop.
 func TestSignalThenUpdateWhileANewChatStartsQueueInHistoryOrder(t *testing.T) {
 	e := newEnv(t)
-	e.env.OnActivity(workflows.ResolveParticipantsActivity, mock.Anything, mock.Anything).Return(resolve).
+	e.env.OnActivity(wire.ResolveParticipantsActivity, mock.Anything, mock.Anything).Return(resolve).
 		After(2 * time.Second)
-	e.at(time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("s1", "posted first")) })
+	e.at(time.Second, func() { e.env.SignalWorkflow(wire.UserMessageSignal, msg("s1", "posted first")) })
 	sent := e.send(time.Second+time.Millisecond, msg("u2", "sent second"))
 	var users []string
 	e.at(time.Minute, func() {

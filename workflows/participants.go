@@ -7,20 +7,20 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
-func (s *chatState) validateAddParticipants(in AddParticipantsInput) error {
+func (s *chatState) validateAddParticipants(in wire.AddParticipantsInput) error {
 	if len(in.AgentIDs) == 0 {
-		return temporal.NewApplicationError("agentIds is empty", agents.ErrTypeInvalidInput)
+		return temporal.NewApplicationError("agentIds is empty", wire.ErrTypeInvalidInput)
 	}
 	for _, id := range in.AgentIDs {
 		if slices.Contains(s.ids(), id) {
-			return temporal.NewApplicationError(fmt.Sprintf("agent %q is already a participant", id), agents.ErrTypeInvalidInput)
+			return temporal.NewApplicationError(fmt.Sprintf("agent %q is already a participant", id), wire.ErrTypeInvalidInput)
 		}
 	}
-	if s.status != StatusRunning {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, s.status), agents.ErrTypeNotAcceptingTurns)
+	if s.status != wire.StatusRunning {
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, s.status), wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
 }
@@ -28,13 +28,13 @@ func (s *chatState) validateAddParticipants(in AddParticipantsInput) error {
 // handleAddParticipants resolves the agents through the registry and appends them to
 // the speaking order; an agent whose channel is dormant (kept from an import) resumes
 // it. It waits for the turn in flight, so a turn never sees the order change.
-func (s *chatState) handleAddParticipants(ctx workflow.Context, in AddParticipantsInput) (StateResult, error) {
+func (s *chatState) handleAddParticipants(ctx workflow.Context, in wire.AddParticipantsInput) (wire.StateResult, error) {
 	if err := workflow.Await(ctx, func() bool { return s.active == nil }); err != nil {
-		return StateResult{}, err
+		return wire.StateResult{}, err
 	}
 	ps, err := s.resolve(ctx, in.AgentIDs)
 	if err != nil {
-		return StateResult{}, err
+		return wire.StateResult{}, err
 	}
 	for _, p := range ps {
 		if !slices.Contains(s.ids(), p.ID) {

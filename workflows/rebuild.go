@@ -1,6 +1,10 @@
 package workflows
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/wire"
+)
 
 // versionTurnsAfterRebuild: a SendMessage update that reaches the chat while its
 // idempotency record is being rebuilt from a history (a document restored at the start
@@ -27,7 +31,7 @@ func (s *chatState) resumeEarly(ctx workflow.Context) {
 // begun: the signals that came before the update are taken once it has), or an Import
 // loads a document.
 func (s *chatState) rebuilding() bool {
-	starting := s.status == StatusStarting && (s.in.Restore != nil || s.in.Carry != nil)
+	starting := s.status == wire.StatusStarting && (s.in.Restore != nil || s.in.Carry != nil)
 	return starting || s.importing
 }
 

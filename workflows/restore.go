@@ -9,42 +9,42 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // validateImport refuses an import into a chat that already has history, turns or a
 // restored document (DESIGN.md restore table, "invalid"): the chat is left as it was.
-func (s *chatState) validateImport(in ImportInput) error {
+func (s *chatState) validateImport(in wire.ImportInput) error {
 	if (len(in.Source.Document) == 0) == (in.Source.URI == "") {
-		return temporal.NewApplicationError("import needs exactly one of source.document and source.uri", agents.ErrTypeInvalidInput)
+		return temporal.NewApplicationError("import needs exactly one of source.document and source.uri", wire.ErrTypeInvalidInput)
 	}
-	if s.status != StatusRunning || s.migration != nil {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot import", s.chatID, s.status), agents.ErrTypeNotAcceptingTurns)
+	if s.status != wire.StatusRunning || s.migration != nil {
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot import", s.chatID, s.status), wire.ErrTypeNotAcceptingTurns)
 	}
 	if len(s.history) > 0 || len(s.turns) > 0 || s.restored != nil || s.importing {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q already has %d messages and %d turns; import only into a new or empty chat", s.chatID, len(s.history), len(s.turns)),
-			agents.ErrTypeNotEmpty)
+			wire.ErrTypeNotEmpty)
 	}
 	return nil
 }
 
 // handleImport restores a document into this empty chat and returns its new state.
-func (s *chatState) handleImport(ctx workflow.Context, in ImportInput) (StateResult, error) {
+func (s *chatState) handleImport(ctx workflow.Context, in wire.ImportInput) (wire.StateResult, error) {
 	s.importing = true
 	defer func() { s.importing = false }()
 	if err := s.restore(ctx, in.Source); err != nil {
-		return StateResult{}, err
+		return wire.StateResult{}, err
 	}
 	return s.state(), nil
 }
 
 // restore loads a document page by page through the ImportChat activity (which reads,
 // validates and upgrades it) and applies it.
-func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
+func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error {
 	actx := workflow.WithActivityOptions(ctx, transferOptions(importTimeout))
 	var (
 		header  *chatstate.Document
@@ -52,15 +52,15 @@ func (s *chatState) restore(ctx workflow.Context, src DocumentSource) error {
 		history []chat.Message
 	)
 	for {
-		var page ImportPage
-		err := workflow.ExecuteActivity(actx, ImportChatActivity,
-			ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.store, s.in.Store)}).Get(ctx, &page)
+		var page wire.ImportPage
+		err := workflow.ExecuteActivity(actx, wire.ImportChatActivity,
+			wire.ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.store, s.in.Store)}).Get(ctx, &page)
 		if err != nil {
 			return unwrapActivityError(err)
 		}
 		if header == nil {
 			if page.Header == nil {
-				return temporal.NewNonRetryableApplicationError("import: first page has no header", agents.ErrTypeInvalidDocument, nil)
+				return temporal.NewNonRetryableApplicationError("import: first page has no header", wire.ErrTypeInvalidDocument, nil)
 			}
 			header, repairs = page.Header, page.Repairs
 		}
@@ -88,19 +88,19 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, strategies.SelectionSequential) {
 		var st strategies.SelectionState
 		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {
-			return temporal.NewNonRetryableApplicationError("import: strategies.selection.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
+			return temporal.NewNonRetryableApplicationError("import: strategies.selection.state: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 		}
 		s.selState = strategies.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
 	}
 	if doc.Strategies.Termination.Type == orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations) {
 		if err := json.Unmarshal(doc.Strategies.Termination.State, &s.termState); err != nil {
-			return temporal.NewNonRetryableApplicationError("import: strategies.termination.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
+			return temporal.NewNonRetryableApplicationError("import: strategies.termination.state: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 		}
 	}
 	s.isComplete = doc.Strategies.IsComplete
 	s.rebuildTurns(ctx)
 	s.detectSuspension(ctx)
-	s.restored = &CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
+	s.restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}
@@ -144,7 +144,7 @@ func (s *chatState) rebuildTurns(ctx workflow.Context) {
 		return
 	}
 	for _, t := range failed {
-		t.err = temporal.NewApplicationError("it failed in an earlier run, or in the chat this one was restored from", agents.ErrTypeTurnFailed)
+		t.err = temporal.NewApplicationError("it failed in an earlier run, or in the chat this one was restored from", wire.ErrTypeTurnFailed)
 	}
 }
 

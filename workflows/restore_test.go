@@ -10,11 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/strategies"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // document returns a canonical v1 document of a four-message helper thread with the
@@ -51,12 +50,12 @@ var (
 	trimmerP = chatstate.Participant{ID: "trimmer", Name: "Trimmer", Type: "chat_completion"}
 )
 
-func restoring(doc []byte, ids ...string) workflows.AgentChatInput {
-	return workflows.AgentChatInput{Participants: ids, Restore: &workflows.DocumentSource{Document: doc}}
+func restoring(doc []byte, ids ...string) wire.AgentChatInput {
+	return wire.AgentChatInput{Participants: ids, Restore: &wire.DocumentSource{Document: doc}}
 }
 
-func (e *env) snapshot() workflows.Snapshot {
-	return query[workflows.Snapshot](e, workflows.SnapshotQuery)
+func (e *env) snapshot() wire.Snapshot {
+	return query[wire.Snapshot](e, wire.SnapshotQuery)
 }
 
 // Equivalent: the same kinds; every channel keeps its state and the thread goes on.
@@ -66,15 +65,15 @@ func TestRestoreEquivalent(t *testing.T) {
 		[]chatstate.Channel{{ChannelKey: plainKey, ChannelType: "chat_history", ChannelState: json.RawMessage(`{"note":"kept"}`)}},
 		chatstate.Strategies{})
 	o := e.send(time.Second, msg("m3", "What's my name?"))
-	var snap workflows.Snapshot
-	var st workflows.StateResult
+	var snap wire.Snapshot
+	var st wire.StateResult
 	e.at(2*time.Second, func() { snap, st = e.snapshot(), e.state() })
 	e.run(restoring(doc, "helper"), 3*time.Second)
 
 	require.NoError(t, o.err)
 	assert.Equal(t, "helper#1 saw 5 messages, last user: What's my name?", o.result.Messages[0].Text())
 	require.Len(t, st.Channels, 1)
-	assert.Equal(t, workflows.ChannelInfo{ChannelKey: plainKey, ChannelType: "chat_history", Active: true,
+	assert.Equal(t, wire.ChannelInfo{ChannelKey: plainKey, ChannelType: "chat_history", Active: true,
 		ChannelState: st.Channels[0].ChannelState}, st.Channels[0])
 	assert.JSONEq(t, `{"note":"kept"}`, string(st.Channels[0].ChannelState), "State shows the channel's state")
 	assert.JSONEq(t, `{"note":"kept"}`, string(snap.Channels[0].ChannelState))
@@ -90,7 +89,7 @@ func TestRestoreEnhanced(t *testing.T) {
 		[]chatstate.Channel{{ChannelKey: plainKey, ChannelType: "chat_history", ChannelState: json.RawMessage(`{}`)}},
 		chatstate.Strategies{})
 	o := e.send(time.Second, msg("m3", "Who is here?"))
-	var st workflows.StateResult
+	var st wire.StateResult
 	e.at(2*time.Second, func() { st = e.state() })
 	e.run(restoring(doc, "helper", "trimmer"), 3*time.Second)
 
@@ -115,11 +114,11 @@ func TestRestoreReducedKeepsAndResumesTheMissingChannel(t *testing.T) {
 		{ChannelKey: chat.ChannelKey("responses_thread", "endpoint=x"), ChannelType: "responses_thread",
 			ChannelState: json.RawMessage(`{"previousResponseId":"resp_1","syncedThrough":"m2/1"}`)},
 	}, chatstate.Strategies{})
-	var before, after workflows.StateResult
-	var snap workflows.Snapshot
+	var before, after wire.StateResult
+	var snap wire.Snapshot
 	e.at(time.Second, func() { before, snap = e.state(), e.snapshot() })
 	e.at(2*time.Second, func() {
-		e.env.UpdateWorkflow(workflows.AddParticipantsUpdate, "add", &noopCallbacks{t: t}, workflows.AddParticipantsInput{AgentIDs: []string{"trimmer"}})
+		e.env.UpdateWorkflow(wire.AddParticipantsUpdate, "add", &noopCallbacks{t: t}, wire.AddParticipantsInput{AgentIDs: []string{"trimmer"}})
 	})
 	o := e.send(3*time.Second, msg("m3", "Back again"))
 	e.at(4*time.Second, func() { after = e.state() })
@@ -150,7 +149,7 @@ func TestRestoreWithoutParticipantsFailsFast(t *testing.T) {
 	e.run(restoring(document(t, []chatstate.Participant{helperP}, nil, chatstate.Strategies{})), 0)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(e.env.GetWorkflowError(), &app))
-	assert.Equal(t, agents.ErrTypeInvalidInput, app.Type())
+	assert.Equal(t, wire.ErrTypeInvalidInput, app.Type())
 	assert.Contains(t, app.Error(), "at least one participant")
 	assert.Zero(t, e.model.count())
 }
@@ -162,8 +161,8 @@ func TestImportIntoAChatWithHistoryIsRefused(t *testing.T) {
 	first := e.send(time.Second, msg("x1", "I was here first"))
 	var rejected error
 	e.at(2*time.Second, func() {
-		e.env.UpdateWorkflow(workflows.ImportUpdate, "imp", &rejectCallbacks{err: &rejected},
-			workflows.ImportInput{Source: workflows.DocumentSource{Document: doc}})
+		e.env.UpdateWorkflow(wire.ImportUpdate, "imp", &rejectCallbacks{err: &rejected},
+			wire.ImportInput{Source: wire.DocumentSource{Document: doc}})
 	})
 	later := e.send(3*time.Second, msg("x2", "still working?"))
 	e.run(thread(), 4*time.Second)
@@ -171,7 +170,7 @@ func TestImportIntoAChatWithHistoryIsRefused(t *testing.T) {
 	require.NoError(t, first.err)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(rejected, &app), "%v", rejected)
-	assert.Equal(t, agents.ErrTypeNotEmpty, app.Type())
+	assert.Equal(t, wire.ErrTypeNotEmpty, app.Type())
 	require.NoError(t, later.err)
 	assert.Contains(t, later.result.Messages[0].Text(), "saw 3 messages", "the target kept only its own history")
 }
@@ -193,7 +192,7 @@ func TestRestoreOfABadDocumentFailsNamingTheField(t *testing.T) {
 		e.run(restoring([]byte(bad), "helper"), 0)
 		var app *temporal.ApplicationError
 		require.True(t, errors.As(e.env.GetWorkflowError(), &app), field)
-		assert.Equal(t, agents.ErrTypeInvalidDocument, app.Type(), field)
+		assert.Equal(t, wire.ErrTypeInvalidDocument, app.Type(), field)
 		assert.Contains(t, app.Error(), field)
 	}
 }

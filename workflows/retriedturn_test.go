@@ -10,10 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // The answer to a retried messageId is the same before and after a continue-as-new and
@@ -61,7 +60,7 @@ func requireRefusedAsFailed(t *testing.T, o *outcome) {
 	require.Error(t, o.rejected, "a failed turn is not answered on retry")
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(o.rejected, &app), "%v", o.rejected)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Equal(t, wire.ErrTypeTurnFailed, app.Type())
 	assert.Contains(t, o.rejected.Error(), "send a new message to go on")
 }
 
@@ -70,7 +69,7 @@ func TestRetriedFailedResumedTurnIsRefusedAfterContinueAsNew(t *testing.T) {
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":"1001"}`)}
 	e.model.errs["clerk#2"] = rejected400()
 	e.send(time.Second, msg("m1", "refund order 1001"))
-	e.approve(time.Minute, workflows.ApproveInput{CallID: "c1", Approved: true})
+	e.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: true})
 	before := e.send(90*time.Second, msg("m1", "refund order 1001"))
 	e.at(2*time.Minute, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)

@@ -3,9 +3,9 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // turn is one user turn from its arrival to its answer.
@@ -29,10 +29,10 @@ type turn struct {
 // chatState is the whole state of one chat, with a method per handler.
 type chatState struct {
 	chatID       string
-	in           AgentChatInput
+	in           wire.AgentChatInput
 	status       string
 	failure      error
-	participants []agents.Participant
+	participants []wire.Participant
 	history      []chat.Message
 	stubs        stubTotal // HistoryStubBytes(history), as a running total (length)
 	selState     strategies.SelectionState
@@ -52,7 +52,7 @@ type chatState struct {
 	// resumed: the carry was taken over before the handlers were registered
 	// (resumeEarly).
 	resumed   bool
-	restored  *CarriedRestore
+	restored  *wire.CarriedRestore
 	migration *migration
 	// draining is set while the run hands over to a new one: new updates are refused
 	// (retryably) and the turns already accepted are answered.
@@ -63,15 +63,15 @@ type chatState struct {
 	// suspension is the turn waiting for approvals, if any; decisions are the answers
 	// given so far, by callId.
 	suspension *suspension
-	decisions  map[string]Decision
+	decisions  map[string]wire.Decision
 	// callIDs are the call ids of the messages whose bodies left the workflow.
-	callIDs CallIDFilter
+	callIDs wire.CallIDFilter
 	// applyEach: decisions are applied as they are given (versionApplyEachDecision).
 	applyEach bool
 	// exporting counts the exports reading the chat; no turn resumes meanwhile.
 	exporting int
 	// toolRuns are the tool calls that ran in turns taken back since (toolruns.go).
-	toolRuns []ToolRun
+	toolRuns []wire.ToolRun
 	// sentCommitted is the committed length of the history at the previous model call
 	// of this run (what that call's worker has cached); not carried to the next run.
 	sentCommitted int
@@ -81,14 +81,14 @@ type chatState struct {
 	active *turn
 	// turns records every accepted turn by messageId: the idempotency record.
 	turns     map[string]*turn
-	lastError *TurnError
+	lastError *wire.TurnError
 }
 
-func newChatState(ctx workflow.Context, in AgentChatInput) *chatState {
+func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {
 	return &chatState{
 		chatID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		in:     in,
-		status: StatusStarting,
+		status: wire.StatusStarting,
 		turns:  map[string]*turn{},
 	}
 }
@@ -100,26 +100,26 @@ func (s *chatState) register(ctx workflow.Context) error {
 	// (drainSignals), or a SendMessage update that came after them (takeEarlierSignals;
 	// the channel is there before the update handler, which may run at once): a signal
 	// is never held by a coroutine that a hand-over or the end of the run could cut short.
-	s.signals = workflow.GetSignalChannel(ctx, UserMessageSignal)
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, SendMessageUpdate, s.handleSend,
+	s.signals = workflow.GetSignalChannel(ctx, wire.UserMessageSignal)
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.SendMessageUpdate, s.handleSend,
 		workflow.UpdateHandlerOptions{Validator: s.validateSend}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandler(ctx, DescribeUpdate, s.handleDescribe); err != nil {
+	if err := workflow.SetUpdateHandler(ctx, wire.DescribeUpdate, s.handleDescribe); err != nil {
 		return err
 	}
 	if err := s.registerTransfer(ctx); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (StateResult, error) { return s.state(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, wire.StateQuery, func() (wire.StateResult, error) { return s.state(), nil }); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, HistoryQuery, s.page)
+	return workflow.SetQueryHandler(ctx, wire.HistoryQuery, s.page)
 }
 
 // fail records why the chat could not start; waiting handlers return err.
 func (s *chatState) fail(err error) {
-	s.status = StatusFailed
+	s.status = wire.StatusFailed
 	s.failure = err
 	for _, t := range s.queue {
 		t.done, t.err = true, err
@@ -133,25 +133,25 @@ func (s *chatState) closed() bool {
 }
 
 // handleDescribe waits until the chat has started (or failed to) and returns its state.
-func (s *chatState) handleDescribe(ctx workflow.Context) (StateResult, error) {
-	if err := workflow.Await(ctx, func() bool { return s.status != StatusStarting }); err != nil {
-		return StateResult{}, err
+func (s *chatState) handleDescribe(ctx workflow.Context) (wire.StateResult, error) {
+	if err := workflow.Await(ctx, func() bool { return s.status != wire.StatusStarting }); err != nil {
+		return wire.StateResult{}, err
 	}
 	if s.failure != nil {
-		return StateResult{}, s.failure
+		return wire.StateResult{}, s.failure
 	}
 	return s.state(), nil
 }
 
 // state answers the State query.
-func (s *chatState) state() StateResult {
-	r := StateResult{
+func (s *chatState) state() wire.StateResult {
+	r := wire.StateResult{
 		ChatID: s.chatID, Status: s.status, Temporary: s.in.Temporary,
 		Participants: s.participantInfo(), MessageCount: len(s.history),
 		TurnCount: s.turnCount, IsComplete: s.isComplete, PendingTurns: []string{},
 		LastError: s.lastError,
-		Selection: StrategyState{Type: orDefault(s.in.Selection.Type, strategies.SelectionSequential), State: s.selState},
-		Termination: StrategyState{Type: orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations),
+		Selection: wire.StrategyState{Type: orDefault(s.in.Selection.Type, strategies.SelectionSequential), State: s.selState},
+		Termination: wire.StrategyState{Type: orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations),
 			State: s.termState},
 	}
 	if n := len(s.history); n > 0 {
@@ -168,7 +168,7 @@ func (s *chatState) state() StateResult {
 		r.Failure = s.failure.Error()
 	}
 	for _, c := range s.channels {
-		r.Channels = append(r.Channels, ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})
+		r.Channels = append(r.Channels, wire.ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})
 	}
 	if s.restored != nil {
 		r.RestoredDigest, r.Repairs = s.restored.Digest, s.restored.Repairs
@@ -180,20 +180,20 @@ func (s *chatState) state() StateResult {
 			loc := m.result.Target
 			r.MigratedTo = &loc
 		} else {
-			r.Migration = &MigrationState{Target: m.target, Phase: m.phase}
+			r.Migration = &wire.MigrationState{Target: m.target, Phase: m.phase}
 		}
 	}
 	return r
 }
 
-func (s *chatState) participantInfo() []ParticipantInfo {
-	out := make([]ParticipantInfo, 0, len(s.participants))
+func (s *chatState) participantInfo() []wire.ParticipantInfo {
+	out := make([]wire.ParticipantInfo, 0, len(s.participants))
 	for _, p := range s.participants {
-		out = append(out, ParticipantInfo{ID: p.ID, Name: p.Name, Type: p.Kind})
+		out = append(out, wire.ParticipantInfo{ID: p.ID, Name: p.Name, Type: p.Kind})
 	}
 	if len(out) == 0 { // not resolved: report the ids asked for
 		for _, id := range s.in.Participants {
-			out = append(out, ParticipantInfo{ID: id})
+			out = append(out, wire.ParticipantInfo{ID: id})
 		}
 	}
 	return out
@@ -201,26 +201,26 @@ func (s *chatState) participantInfo() []ParticipantInfo {
 
 // page answers the History query: at most HistoryPageBytes of encoded messages (or
 // in.MaxBytes, when smaller), and always at least one.
-func (s *chatState) page(in HistoryInput) (HistoryResult, error) {
+func (s *chatState) page(in wire.HistoryInput) (wire.HistoryResult, error) {
 	total := len(s.history)
 	from := min(max(in.Offset, 0), total)
 	to := total
 	if in.Limit > 0 {
 		to = min(from+in.Limit, total)
 	}
-	maxBytes := HistoryPageBytes
+	maxBytes := wire.HistoryPageBytes
 	if in.MaxBytes > 0 {
-		maxBytes = min(in.MaxBytes, HistoryPageBytes)
+		maxBytes = min(in.MaxBytes, wire.HistoryPageBytes)
 	}
 	size := 0
 	for i := from; i < to; i++ {
-		if size += MessageBytes(s.history[i]) + 1; size > maxBytes && i > from {
+		if size += wire.MessageBytes(s.history[i]) + 1; size > maxBytes && i > from {
 			to = i
 			break
 		}
 	}
 	msgs := append([]chat.Message{}, s.history[from:to]...)
-	r := HistoryResult{Messages: msgs, Offset: from, Total: total}
+	r := wire.HistoryResult{Messages: msgs, Offset: from, Total: total}
 	if historyHasStubs(msgs) {
 		r.Store = s.store
 	}

@@ -8,9 +8,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // strategyTimeout bounds one selector or judge call.
@@ -22,7 +22,7 @@ const judgeWindow = 30
 // selectNext returns the agent that speaks next: in order (sequential), or as the
 // selector agent or function names it, with the configured fallback when it names no
 // participant.
-func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participant, error) {
+func (s *chatState) selectNext(ctx workflow.Context, t *turn) (wire.Participant, error) {
 	sel := s.in.Selection
 	ids := s.ids()
 	if sel.Type != strategies.SelectionLLM && sel.Type != strategies.SelectionFunction {
@@ -31,21 +31,21 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participan
 	if sel.InitialAgent != "" && s.turnCount == 0 && s.termState.Iterations == 0 {
 		return s.participant(sel.InitialAgent), nil
 	}
-	in := agents.SelectInput{History: s.strategyView(ctx, t), Agent: sel.Agent, Function: sel.Function}
+	in := wire.SelectInput{History: s.strategyView(ctx, t), Agent: sel.Agent, Function: sel.Function}
 	for _, p := range s.participants {
-		in.Candidates = append(in.Candidates, agents.Candidate{ID: p.ID, Name: p.Name})
+		in.Candidates = append(in.Candidates, wire.Candidate{ID: p.ID, Name: p.Name})
 	}
-	var res agents.SelectResult
-	err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), SelectActivity, in, &res)
+	var res wire.SelectResult
+	err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), wire.SelectActivity, in, &res)
 	if err != nil {
-		return agents.Participant{}, unwrapActivityError(err)
+		return wire.Participant{}, unwrapActivityError(err)
 	}
 	if slices.Contains(ids, res.AgentID) {
 		return s.participant(res.AgentID), nil
 	}
 	if sel.Fallback == strategies.FallbackError {
-		return agents.Participant{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"the selection strategy named no participant (it said %q; participants: %v)", res.Said, ids), agents.ErrTypeInvalidInput, nil)
+		return wire.Participant{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the selection strategy named no participant (it said %q; participants: %v)", res.Said, ids), wire.ErrTypeInvalidInput, nil)
 	}
 	return s.participant(sel.Next(ids, &s.selState)), nil
 }
@@ -58,9 +58,9 @@ func (s *chatState) terminates(ctx workflow.Context, st strategies.TerminationSt
 		if !st.Applies(msg.AgentID) {
 			return false, nil
 		}
-		var res agents.JudgeResult
-		err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), JudgeActivity,
-			agents.JudgeInput{History: s.strategyView(ctx, t), Agent: st.Agent, Function: st.Function}, &res)
+		var res wire.JudgeResult
+		err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), wire.JudgeActivity,
+			wire.JudgeInput{History: s.strategyView(ctx, t), Agent: st.Agent, Function: st.Function}, &res)
 		if err != nil {
 			return false, unwrapActivityError(err)
 		}
@@ -81,31 +81,13 @@ func (s *chatState) terminates(ctx workflow.Context, st strategies.TerminationSt
 }
 
 // strategyView describes the recent history a selector or judge reads.
-func (s *chatState) strategyView(ctx workflow.Context, t *turn) agents.InvokeInput {
-	p := agents.Participant{ID: "strategy", Reducer: strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: judgeWindow}}
+func (s *chatState) strategyView(ctx workflow.Context, t *turn) wire.InvokeInput {
+	p := wire.Participant{ID: "strategy", Reducer: strategies.Reducer{Type: strategies.ReducerTruncate, MaxMessages: judgeWindow}}
 	return s.invokeInput(ctx, p, t)
 }
 
 func strategyOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{StartToCloseTimeout: strategyTimeout, HeartbeatTimeout: time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second, MaximumAttempts: 5,
-			NonRetryableErrorTypes: []string{agents.ErrTypeModelRejected, agents.ErrTypeUnknownAgent, agents.ErrTypeInvalidInput}}}
-}
-
-// strategyAgents are the selector and judge agents the strategies name; the chat
-// resolves them when it starts, so an unknown one fails it at once.
-func (in AgentChatInput) strategyAgents() []string {
-	var out []string
-	add := func(a string) {
-		if !slices.Contains(out, a) && !slices.Contains(in.Participants, a) {
-			out = append(out, a)
-		}
-	}
-	if in.Selection.Type == strategies.SelectionLLM {
-		add(in.Selection.Agent)
-	}
-	for _, a := range in.Termination.JudgeAgents() {
-		add(a)
-	}
-	return out
+			NonRetryableErrorTypes: []string{wire.ErrTypeModelRejected, wire.ErrTypeUnknownAgent, wire.ErrTypeInvalidInput}}}
 }

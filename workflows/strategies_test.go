@@ -10,9 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/strategies"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // fakeStrategies answers SelectSpeaker and JudgeTermination from scripts, in order.
@@ -20,11 +19,11 @@ type fakeStrategies struct {
 	mu       sync.Mutex
 	picks    []string
 	verdicts []bool
-	selects  []agents.SelectInput
+	selects  []wire.SelectInput
 	judged   int
 }
 
-func (f *fakeStrategies) sel(_ context.Context, in agents.SelectInput) (agents.SelectResult, error) {
+func (f *fakeStrategies) sel(_ context.Context, in wire.SelectInput) (wire.SelectResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.selects = append(f.selects, in)
@@ -34,13 +33,13 @@ func (f *fakeStrategies) sel(_ context.Context, in agents.SelectInput) (agents.S
 	}
 	for _, c := range in.Candidates {
 		if c.ID == pick {
-			return agents.SelectResult{AgentID: pick, Said: pick}, nil
+			return wire.SelectResult{AgentID: pick, Said: pick}, nil
 		}
 	}
-	return agents.SelectResult{Said: pick}, nil
+	return wire.SelectResult{Said: pick}, nil
 }
 
-func (f *fakeStrategies) judge(_ context.Context, in agents.JudgeInput) (agents.JudgeResult, error) {
+func (f *fakeStrategies) judge(_ context.Context, in wire.JudgeInput) (wire.JudgeResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.judged++
@@ -48,21 +47,21 @@ func (f *fakeStrategies) judge(_ context.Context, in agents.JudgeInput) (agents.
 	if len(f.verdicts) > 0 {
 		v, f.verdicts = f.verdicts[0], f.verdicts[1:]
 	}
-	return agents.JudgeResult{Done: v}, nil
+	return wire.JudgeResult{Done: v}, nil
 }
 
 func newStrategyEnv(t *testing.T) (*env, *fakeStrategies) {
 	e := newEnv(t)
 	f := &fakeStrategies{}
-	e.env.RegisterActivityWithOptions(f.sel, activity.RegisterOptions{Name: workflows.SelectActivity})
-	e.env.RegisterActivityWithOptions(f.judge, activity.RegisterOptions{Name: workflows.JudgeActivity})
+	e.env.RegisterActivityWithOptions(f.sel, activity.RegisterOptions{Name: wire.SelectActivity})
+	e.env.RegisterActivityWithOptions(f.judge, activity.RegisterOptions{Name: wire.JudgeActivity})
 	return e, f
 }
 
 func TestLLMSelectionFollowsTheSelectorAndFallsBack(t *testing.T) {
 	e, f := newStrategyEnv(t)
 	f.picks = []string{"reviewer", "nobody", "reviewer"} // "nobody" is no participant: sequential fallback
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Selection:   strategies.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "helper"},
 		Termination: strategies.TerminationStrategy{MaxIterations: 3}}
 	o := e.send(time.Second, msg("m1", "go"))
@@ -72,13 +71,13 @@ func TestLLMSelectionFollowsTheSelectorAndFallsBack(t *testing.T) {
 	assert.Equal(t, []string{"assistant:reviewer", "assistant:writer", "assistant:reviewer"}, authors(o.result.Messages))
 	require.Len(t, f.selects, 3)
 	assert.Equal(t, "helper", f.selects[0].Agent)
-	assert.Equal(t, []agents.Candidate{{ID: "writer", Name: "Writer"}, {ID: "reviewer", Name: "Reviewer"}}, f.selects[0].Candidates)
+	assert.Equal(t, []wire.Candidate{{ID: "writer", Name: "Writer"}, {ID: "reviewer", Name: "Reviewer"}}, f.selects[0].Candidates)
 }
 
 func TestSelectionFallbackErrorFailsTheTurnClearly(t *testing.T) {
 	e, f := newStrategyEnv(t)
 	f.picks = []string{"the moon"}
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Selection: strategies.SelectionStrategy{Type: strategies.SelectionFunction, Function: "byTopic", Fallback: strategies.FallbackError}}
 	o := e.send(time.Second, msg("m1", "go"))
 	ok := e.send(2*time.Second, msg("m2", "again"))
@@ -93,7 +92,7 @@ func TestSelectionFallbackErrorFailsTheTurnClearly(t *testing.T) {
 func TestLLMTerminationCompletesTheChat(t *testing.T) {
 	e, f := newStrategyEnv(t)
 	f.verdicts = []bool{false, true}
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Termination: strategies.TerminationStrategy{Type: strategies.TerminationLLM, Agent: "helper", MaxIterations: 10}}
 	o := e.send(time.Second, msg("m1", "go"))
 	e.run(in, 0)
@@ -124,7 +123,7 @@ func TestAnyAndAllCombineStrategies(t *testing.T) {
 			e, f := newStrategyEnv(t)
 			f.verdicts = c.verdicts
 			o := e.send(time.Second, msg("m1", "go"))
-			e.run(workflows.AgentChatInput{Participants: []string{"writer", "reviewer"}, Termination: c.term}, 0)
+			e.run(wire.AgentChatInput{Participants: []string{"writer", "reviewer"}, Termination: c.term}, 0)
 			require.NoError(t, o.err)
 			assert.Len(t, o.result.Messages, c.replies)
 			assert.True(t, o.result.IsComplete)
@@ -135,10 +134,10 @@ func TestAnyAndAllCombineStrategies(t *testing.T) {
 func TestAutoResetKeepsTheChatOpen(t *testing.T) {
 	e, _ := newStrategyEnv(t)
 	e.model.replies["reviewer#1"] = "APPROVED"
-	in := workflows.AgentChatInput{Participants: []string{"writer", "reviewer"},
+	in := wire.AgentChatInput{Participants: []string{"writer", "reviewer"},
 		Termination: strategies.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: "APPROVED", MaxIterations: 4, AutoReset: true}}
 	first := e.send(time.Second, msg("m1", "first"))
-	var between workflows.StateResult
+	var between wire.StateResult
 	e.at(2*time.Second, func() { between = e.state() })
 	second := e.send(3*time.Second, msg("m2", "second"))
 	e.run(in, 4*time.Second)
@@ -146,7 +145,7 @@ func TestAutoResetKeepsTheChatOpen(t *testing.T) {
 	require.NoError(t, first.err)
 	assert.True(t, first.result.IsComplete)
 	assert.True(t, between.IsComplete)
-	assert.Equal(t, workflows.StatusRunning, between.Status)
+	assert.Equal(t, wire.StatusRunning, between.Status)
 	require.NoError(t, second.err, "the chat took another turn")
 	assert.Len(t, second.result.Messages, 4)
 	assert.False(t, second.result.IsComplete)
@@ -154,7 +153,7 @@ func TestAutoResetKeepsTheChatOpen(t *testing.T) {
 
 func TestUnknownSelectorAgentFailsTheChatAtStart(t *testing.T) {
 	e, _ := newStrategyEnv(t)
-	e.run(workflows.AgentChatInput{Participants: []string{"writer"},
+	e.run(wire.AgentChatInput{Participants: []string{"writer"},
 		Selection: strategies.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "ghost"}}, 0)
 	require.Error(t, e.env.GetWorkflowError())
 	assert.Contains(t, e.env.GetWorkflowError().Error(), "ghost")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // The running total of the history's references equals HistoryStubBytes as the
@@ -20,7 +21,7 @@ func TestStubTotalFollowsTheHistory(t *testing.T) {
 	var h []chat.Message
 	check := func(step string) {
 		t.Helper()
-		if got, want := st.of(h), HistoryStubBytes(h); got != want {
+		if got, want := st.of(h), wire.HistoryStubBytes(h); got != want {
 			t.Fatalf("%s: running total %d, HistoryStubBytes %d", step, got, want)
 		}
 	}
@@ -44,7 +45,7 @@ func TestStubTotalFollowsTheHistory(t *testing.T) {
 func TestMessageBytesDoesNotAllocate(t *testing.T) {
 	m := chat.Message{MessageID: "m1", Role: chat.RoleUser, AuthorName: "Alice", AgentID: "helper",
 		CreatedAt: time.Date(2026, 12, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))}
-	if n := testing.AllocsPerRun(100, func() { _ = StubBytes(m) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { _ = wire.StubBytes(m) }); n != 0 {
 		t.Fatalf("StubBytes allocates %v times", n)
 	}
 }

@@ -3,7 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // versionResyncLostThread: a service thread (Responses chain, Assistants thread) the
@@ -12,14 +12,14 @@ import (
 const versionResyncLostThread = "resync-lost-service-thread"
 
 // dropLostThread handles a model call of agent p that failed with err: when the
-// service no longer knows the channel's conversation (agents.ErrTypeThreadLost: a
+// service no longer knows the channel's conversation (wire.ErrTypeThreadLost: a
 // Responses previous_response_id or an Assistants thread of another project, or past
 // its retention), the channel's state is dropped, what was lost recorded in it
-// (agents.LostThreadState), and it reports true: the call is made again, once, as for
+// (wire.LostThreadState), and it reports true: the call is made again, once, as for
 // a new channel, with the whole primary history the chat holds. A turn that fails
 // later puts the old state back, like any failed turn, and its next call drops it again.
-func (s *chatState) dropLostThread(ctx workflow.Context, p agents.Participant, err error) bool {
-	if errorType(err) != agents.ErrTypeThreadLost || !p.Kind.ServiceThread() {
+func (s *chatState) dropLostThread(ctx workflow.Context, p wire.Participant, err error) bool {
+	if errorType(err) != wire.ErrTypeThreadLost || !p.Kind.ServiceThread() {
 		return false
 	}
 	ch := s.channelOf(p)
@@ -28,6 +28,6 @@ func (s *chatState) dropLostThread(ctx workflow.Context, p agents.Participant, e
 	}
 	workflow.GetLogger(ctx).Warn("the service no longer knows this agent's conversation; sending it the chat's history again",
 		"agent", p.ID, "lostState", string(ch.state))
-	ch.state = agents.LostThreadState(ch.typ, ch.state)
+	ch.state = wire.LostThreadState(ch.typ, ch.state)
 	return true
 }

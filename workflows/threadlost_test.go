@@ -9,8 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Fault 12: the Responses API no longer knows the chain (404 for previous_response_id).
@@ -19,20 +18,20 @@ import (
 func TestLostResponseChainIsResentFromThePrimaryHistory(t *testing.T) {
 	e := newEnv(t)
 	e.model.errs["responder#2"] = temporal.NewNonRetryableApplicationError(
-		`responses_thread: previous response "resp_1": the service no longer knows this response`, agents.ErrTypeThreadLost, nil)
+		`responses_thread: previous response "resp_1": the service no longer knows this response`, wire.ErrTypeThreadLost, nil)
 	first := e.send(time.Second, msg("m1", "Hello"))
 	second := e.send(2*time.Second, msg("m2", "Still there?"))
 	third := e.send(3*time.Second, msg("m3", "And now?"))
-	e.run(workflows.AgentChatInput{Participants: []string{"responder"}}, 4*time.Second)
+	e.run(wire.AgentChatInput{Participants: []string{"responder"}}, 4*time.Second)
 
 	require.NoError(t, first.err)
 	require.NoError(t, second.err, "the lost chain does not fail the turn")
 	require.NoError(t, third.err)
 	require.Equal(t, 4, e.model.count(), "m1, m2 refused, m2 again as a new chain, m3")
 	resent := e.model.calls[2]
-	var st agents.ResponsesThreadState
+	var st wire.ResponsesThreadState
 	require.NoError(t, json.Unmarshal(resent.ChannelState, &st))
-	assert.Equal(t, agents.ResponsesThreadState{LostResponseID: "resp_1"}, st, "a new chain that records the lost one")
+	assert.Equal(t, wire.ResponsesThreadState{LostResponseID: "resp_1"}, st, "a new chain that records the lost one")
 	assert.Equal(t, []string{"m1", "m1/1", "m2"}, ids(resent.History), "the whole primary history")
 	assert.Equal(t, []string{"m3"}, ids(e.model.calls[3].History), "then only what is new again")
 	assert.Contains(t, string(e.model.calls[3].ChannelState), `"previousResponseId":"resp_3"`)
@@ -42,12 +41,12 @@ func TestLostResponseChainIsResentFromThePrimaryHistory(t *testing.T) {
 // turn fails (bounded, once per call) and the chat goes on.
 func TestLostResponseChainIsResentOncePerCall(t *testing.T) {
 	e := newEnv(t)
-	lost := temporal.NewNonRetryableApplicationError("lost", agents.ErrTypeThreadLost, nil)
+	lost := temporal.NewNonRetryableApplicationError("lost", wire.ErrTypeThreadLost, nil)
 	e.model.errs["responder#2"], e.model.errs["responder#3"] = lost, lost
 	e.send(time.Second, msg("m1", "Hello"))
 	second := e.send(2*time.Second, msg("m2", "Still there?"))
 	third := e.send(3*time.Second, msg("m3", "And now?"))
-	e.run(workflows.AgentChatInput{Participants: []string{"responder"}}, 4*time.Second)
+	e.run(wire.AgentChatInput{Participants: []string{"responder"}}, 4*time.Second)
 
 	require.Error(t, second.err)
 	assert.Contains(t, second.err.Error(), "lost")

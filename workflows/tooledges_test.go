@@ -14,10 +14,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Edges of tool rounds (issue "Hold the durability promise at every edge", faults 8-11):
@@ -52,7 +51,7 @@ func openCallDocument(t *testing.T, calls []chat.Content, pending ...chat.Messag
 }
 
 func rejected400() error {
-	return temporal.NewNonRetryableApplicationError("answered 400 Bad Request: invalid request", agents.ErrTypeModelRejected, nil)
+	return temporal.NewNonRetryableApplicationError("answered 400 Bad Request: invalid request", wire.ErrTypeModelRejected, nil)
 }
 
 // Fault 8: a restored history ends with an open call that needs no approval, and the
@@ -65,7 +64,7 @@ func TestResumedTurnThatFailsFailsOnceAndTheQueueMovesOn(t *testing.T) {
 	}
 	queued := chat.TextMessage("later", chat.RoleUser, "", "Are you there?")
 	doc := openCallDocument(t, []chat.Content{call("c1", "lookup", `{"order":"1001"}`)}, queued)
-	var st workflows.StateResult
+	var st wire.StateResult
 	var hist []chat.Message
 	e.at(time.Minute, func() { st, hist = e.state(), e.history() })
 	e.run(restoring(doc, "clerk"), 2*time.Minute)
@@ -74,7 +73,7 @@ func TestResumedTurnThatFailsFailsOnceAndTheQueueMovesOn(t *testing.T) {
 	assert.Equal(t, 2, e.model.count(), "the failed resumption, then the queued turn")
 	require.NotNil(t, st.LastError)
 	assert.Equal(t, "m1", st.LastError.MessageID)
-	assert.Equal(t, agents.ErrTypeModelRejected, st.LastError.Type)
+	assert.Equal(t, wire.ErrTypeModelRejected, st.LastError.Type)
 	assert.Empty(t, st.PendingApprovals)
 	assert.Empty(t, st.PendingTurns)
 	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "later", "later/1"}, ids(hist),
@@ -92,10 +91,10 @@ func TestApprovedToolRunsOnceWhenTheResumedTurnFails(t *testing.T) {
 	e.model.errs["clerk#2"] = rejected400()
 	e.model.replies["clerk#3"] = "done"
 	e.send(time.Second, msg("m1", "refund order 1001"))
-	first := e.approve(time.Minute, workflows.ApproveInput{CallID: "c1", Approved: true})
-	var st workflows.StateResult
+	first := e.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: true})
+	var st wire.StateResult
 	e.at(2*time.Minute, func() { st = e.state() })
-	again := e.update(3*time.Minute, workflows.ApproveUpdate, "approve-again", workflows.ApproveInput{CallID: "c1", Approved: true})
+	again := e.update(3*time.Minute, wire.ApproveUpdate, "approve-again", wire.ApproveInput{CallID: "c1", Approved: true})
 	resent := e.send(210*time.Second, msg("m1", "refund order 1001"))
 	next := e.send(4*time.Minute, msg("m2", "did it work?"))
 	var hist []chat.Message
@@ -105,7 +104,7 @@ func TestApprovedToolRunsOnceWhenTheResumedTurnFails(t *testing.T) {
 	require.True(t, first.done)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(first.err, &app), "the Approve caller learns the turn failed: %v", first.err)
-	assert.Equal(t, agents.ErrTypeTurnFailed, app.Type())
+	assert.Equal(t, wire.ErrTypeTurnFailed, app.Type())
 	assert.Empty(t, st.PendingApprovals, "the call ran: nothing to approve again")
 	require.NotNil(t, st.LastError)
 	assert.Equal(t, "m1", st.LastError.MessageID)
@@ -176,14 +175,14 @@ func TestImportOfAnApprovalOfAMissingAgentIsRefused(t *testing.T) {
 	e, ft := newToolEnv(t, 0)
 	doc := openCallDocument(t, []chat.Content{call("c1", "refund", `{"order":"1001"}`)})
 	imp := e.importDoc(time.Second, doc)
-	var st workflows.StateResult
+	var st wire.StateResult
 	e.at(time.Minute, func() { st = e.state() })
-	e.run(workflows.AgentChatInput{Participants: []string{"helper"}}, 2*time.Minute)
+	e.run(wire.AgentChatInput{Participants: []string{"helper"}}, 2*time.Minute)
 
 	require.Error(t, imp.err)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(imp.err, &app), "%v", imp.err)
-	assert.Equal(t, agents.ErrTypeInvalidDocument, app.Type())
+	assert.Equal(t, wire.ErrTypeInvalidDocument, app.Type())
 	assert.Contains(t, imp.err.Error(), `"c1"`)
 	assert.Contains(t, imp.err.Error(), `agent "clerk"`)
 	assert.Contains(t, imp.err.Error(), "not a participant")
@@ -203,8 +202,8 @@ type importOutcome struct {
 func (e *env) importDoc(at time.Duration, doc []byte) *importOutcome {
 	o := &importOutcome{}
 	e.at(at, func() {
-		e.env.UpdateWorkflow(workflows.ImportUpdate, "import", &importCallbacks{o}, workflows.ImportInput{
-			Source: workflows.DocumentSource{Document: doc}})
+		e.env.UpdateWorkflow(wire.ImportUpdate, "import", &importCallbacks{o}, wire.ImportInput{
+			Source: wire.DocumentSource{Document: doc}})
 	})
 	return o
 }
@@ -222,10 +221,10 @@ func TestLargeToolRunsOfTakenBackTurnsKeepTheCarryUnderCarryLimit(t *testing.T) 
 	e := newEnv(t)
 	big := strings.Repeat("<", 200<<10/6) // 200 KiB encoded
 	var ran []string
-	e.env.RegisterActivityWithOptions(func(_ context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+	e.env.RegisterActivityWithOptions(func(_ context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
 		ran = append(ran, in.CallID)
-		return agents.CallToolResult{Result: in.CallID + big}, nil
-	}, activity.RegisterOptions{Name: workflows.CallToolActivity})
+		return wire.CallToolResult{Result: in.CallID + big}, nil
+	}, activity.RegisterOptions{Name: wire.CallToolActivity})
 	const turns = 12
 	var outs []*outcome
 	for i := range turns {
@@ -241,11 +240,11 @@ func TestLargeToolRunsOfTakenBackTurnsKeepTheCarryUnderCarryLimit(t *testing.T) 
 	}
 	require.Len(t, ran, turns)
 	next, size := canInput(t, e)
-	assert.Less(t, size, workflows.CarryLimit, "the continue-as-new input")
+	assert.Less(t, size, wire.CarryLimit, "the continue-as-new input")
 	require.NotEmpty(t, next.Carry.ToolRuns)
 	b, err := json.Marshal(next.Carry.ToolRuns)
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(b), workflows.ToolRunsLimit)
+	assert.LessOrEqual(t, len(b), wire.ToolRunsLimit)
 	assert.Equal(t, fmt.Sprintf("cm%d", turns-1), next.Carry.ToolRuns[len(next.Carry.ToolRuns)-1].CallID, "the latest run is kept")
 }
 
@@ -266,7 +265,7 @@ func TestSuspendedTurnEndingOnAToolResultIsRebuiltAsSuspended(t *testing.T) {
 	e2, ft := newToolEnv(t, 0)
 	e2.model.replies["clerk#1"] = "refunded and found"
 	retry := e2.send(time.Second, msg("m1", "refund and look up"))
-	ok := e2.approve(2*time.Second, workflows.ApproveInput{CallID: "c1", Approved: true})
+	ok := e2.approve(2*time.Second, wire.ApproveInput{CallID: "c1", Approved: true})
 	e2.run(next, time.Minute)
 	require.NoError(t, retry.rejected)
 	require.NoError(t, retry.err, "the turn waits for an approval; it did not fail")

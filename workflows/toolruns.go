@@ -6,19 +6,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
-
-// ToolRun is a tool call that ran, with its result, kept while the result is not in
-// the history (its turn failed and was taken back): when the turn is sent again and the
-// model asks for the same call (same callId, name and arguments), the result is reused,
-// never run again. A call id is therefore run at most once, whatever is retried or
-// rolled back. It is carried across continue-as-new.
-type ToolRun struct {
-	CallID    string       `json:"callId"`
-	Name      string       `json:"name"`
-	Arguments string       `json:"arguments"`
-	Result    chat.Content `json:"result"`
-}
 
 // maxToolRuns bounds the runs kept for taken-back turns; the oldest go first.
 const maxToolRuns = 64
@@ -32,17 +21,17 @@ const versionToolRunsByBytes = "tool-runs-by-bytes"
 // recordRun keeps the result of call c, which has just run, within maxToolRuns and
 // ToolRunsLimit.
 func (s *chatState) recordRun(ctx workflow.Context, c chat.Content, result chat.Content) {
-	s.toolRuns = slices.DeleteFunc(s.toolRuns, func(r ToolRun) bool { return r.CallID == c.CallID })
+	s.toolRuns = slices.DeleteFunc(s.toolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID })
 	if len(s.toolRuns) >= maxToolRuns {
 		s.toolRuns = s.toolRuns[len(s.toolRuns)-maxToolRuns+1:]
 	}
-	s.toolRuns = append(s.toolRuns, ToolRun{CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Result: result})
+	s.toolRuns = append(s.toolRuns, wire.ToolRun{CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Result: result})
 	total := toolRunsBytes(s.toolRuns)
-	if total <= ToolRunsLimit || !changed(ctx, versionToolRunsByBytes) {
+	if total <= wire.ToolRunsLimit || !changed(ctx, versionToolRunsByBytes) {
 		return
 	}
 	drop := 0
-	for drop < len(s.toolRuns) && total > ToolRunsLimit {
+	for drop < len(s.toolRuns) && total > wire.ToolRunsLimit {
 		total -= toolRunBytes(s.toolRuns[drop]) + 1 // and its comma
 		drop++
 	}
@@ -50,7 +39,7 @@ func (s *chatState) recordRun(ctx workflow.Context, c chat.Content, result chat.
 }
 
 // toolRunsBytes is the length of runs as a JSON list (measured, not encoded).
-func toolRunsBytes(runs []ToolRun) int {
+func toolRunsBytes(runs []wire.ToolRun) int {
 	n := len(`[]`) + max(len(runs)-1, 0)
 	for _, r := range runs {
 		n += toolRunBytes(r)
@@ -59,20 +48,20 @@ func toolRunsBytes(runs []ToolRun) int {
 }
 
 // toolRunBytes is the length of r's JSON.
-func toolRunBytes(r ToolRun) int {
-	return len(`{"callId":"","name":"","arguments":"","result":}`) + jsonStringBytes(r.CallID) +
-		jsonStringBytes(r.Name) + jsonStringBytes(r.Arguments) + contentBytes(r.Result)
+func toolRunBytes(r wire.ToolRun) int {
+	return len(`{"callId":"","name":"","arguments":"","result":}`) + wire.TextBytes(r.CallID) +
+		wire.TextBytes(r.Name) + wire.TextBytes(r.Arguments) + wire.ContentBytes(r.Result)
 }
 
 // ranBefore reports whether call c (its id, name and arguments) has run already.
 func (s *chatState) ranBefore(c chat.Content) bool {
-	return slices.ContainsFunc(s.toolRuns, func(r ToolRun) bool { return r.same(c) })
+	return slices.ContainsFunc(s.toolRuns, func(r wire.ToolRun) bool { return r.Same(c) })
 }
 
 // ranResult is the result call c got when it ran.
 func (s *chatState) ranResult(c chat.Content) chat.Content {
 	for _, r := range s.toolRuns {
-		if r.same(c) {
+		if r.Same(c) {
 			return r.Result
 		}
 	}
@@ -82,11 +71,7 @@ func (s *chatState) ranResult(c chat.Content) chat.Content {
 // ranOther reports whether another call (other name or arguments) ran under c's id: c
 // must then get an id of its own, or it would share the other's idempotency key.
 func (s *chatState) ranOther(c chat.Content) bool {
-	return slices.ContainsFunc(s.toolRuns, func(r ToolRun) bool { return r.CallID == c.CallID && !r.same(c) })
-}
-
-func (r ToolRun) same(c chat.Content) bool {
-	return r.CallID == c.CallID && r.Name == c.Name && r.Arguments == c.Arguments
+	return slices.ContainsFunc(s.toolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID && !r.Same(c) })
 }
 
 // forgetAnswered drops the runs whose results msgs (a finished turn's messages) hold:
@@ -103,5 +88,5 @@ func (s *chatState) forgetAnswered(msgs []chat.Message) {
 			}
 		}
 	}
-	s.toolRuns = slices.DeleteFunc(s.toolRuns, func(r ToolRun) bool { return answered[r.CallID] })
+	s.toolRuns = slices.DeleteFunc(s.toolRuns, func(r wire.ToolRun) bool { return answered[r.CallID] })
 }

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // errSuspended ends an agent's reply that waits for the approval of a tool call.
@@ -44,50 +44,24 @@ func changed(ctx workflow.Context, id string) bool {
 	return workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) == 1
 }
 
-// Decision is a person's answer to a tool call that needs approval.
-type Decision struct {
-	Approved bool   `json:"approved"`
-	Reason   string `json:"reason,omitempty"`
-	By       string `json:"by,omitempty"`
-}
-
-// ApproveInput is the Approve update's input: {"callId":"c1","approved":true} or
-// {"callId":"c1","approved":false,"reason":"refunds over $100 need a manager"}.
-type ApproveInput struct {
-	CallID   string `json:"callId"`
-	Approved bool   `json:"approved"`
-	Reason   string `json:"reason,omitempty"`
-	By       string `json:"by,omitempty"`
-}
-
-// PendingApproval is a tool call waiting for a person: in State's pendingApprovals and
-// in the TurnResult of the turn it suspended.
-type PendingApproval struct {
-	CallID    string `json:"callId"`
-	Tool      string `json:"tool"`
-	Arguments string `json:"arguments"`
-	AgentID   string `json:"agentId"`
-	TurnID    string `json:"turnId"`
-}
-
 // suspension is a turn waiting for approvals. Everything in it can be derived from the
 // history (the trailing tool calls without results), so it survives continue-as-new,
 // export and migration without being carried.
 type suspension struct {
 	turn    *turn
-	agent   agents.Participant
-	pending []PendingApproval
+	agent   wire.Participant
+	pending []wire.PendingApproval
 	// resumed counts resumptions, so Approve callers wait for the one they caused.
 	resumed int
 	// answer is what the last resumption added to the turn (up to its end, or to where
 	// it waits again): what Approve answers.
-	answer TurnResult
+	answer wire.TurnResult
 }
 
 // runAgent runs agent p's reply to turn t: a model call, and while the model asks for
 // tools, the tool calls and another model call, at most p.MaxToolRounds rounds. It
 // returns the agent's final message, or errSuspended when a call waits for approval.
-func (s *chatState) runAgent(ctx workflow.Context, p agents.Participant, t *turn) (chat.Message, error) {
+func (s *chatState) runAgent(ctx workflow.Context, p wire.Participant, t *turn) (chat.Message, error) {
 	for round := 0; ; round++ {
 		reply, err := s.invoke(ctx, p, t)
 		if err != nil {
@@ -116,8 +90,8 @@ func (s *chatState) runAgent(ctx workflow.Context, p agents.Participant, t *turn
 // limit: the model reads the calls' error results and must answer without tools
 // (tool_choice "none"). Calls it asks for anyway get an error result, so none is left
 // open, and the reply ends there.
-func (s *chatState) finalAnswer(ctx workflow.Context, p agents.Participant, t *turn) (chat.Message, error) {
-	reply, err := s.invokeWith(ctx, p, t, agents.ToolChoiceNone)
+func (s *chatState) finalAnswer(ctx workflow.Context, p wire.Participant, t *turn) (chat.Message, error) {
+	reply, err := s.invokeWith(ctx, p, t, wire.ToolChoiceNone)
 	if err != nil {
 		return chat.Message{}, err
 	}
@@ -131,7 +105,7 @@ func (s *chatState) finalAnswer(ctx workflow.Context, p agents.Participant, t *t
 // roundLimitPrefix begins the error result of a call not run for the tool-round limit.
 const roundLimitPrefix = "not run: the agent reached its limit of "
 
-func roundLimitText(p agents.Participant) string {
+func roundLimitText(p wire.Participant) string {
 	return fmt.Sprintf(roundLimitPrefix+"%d tool rounds in one reply", max(p.MaxToolRounds, 1))
 }
 
@@ -141,11 +115,11 @@ func roundLimitText(p agents.Participant) string {
 // results that the model reads; the turn goes on. A call that reaches a worker
 // without the tool's function is run on another (tryElsewhere) before it fails. It
 // returns errSuspended when a call waits for approval, and otherwise nil.
-func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant, calls []chat.Content) error {
+func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, calls []chat.Content) error {
 	now := workflow.Now(ctx).UTC()
 	defer func() { s.stampResults(now) }()
 	var (
-		pending []PendingApproval
+		pending []wire.PendingApproval
 		futures = map[string]workflow.Future{}
 		results = map[string]chat.Content{}
 	)
@@ -172,12 +146,12 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 		if !ok {
 			continue
 		}
-		var res agents.CallToolResult
+		var res wire.CallToolResult
 		err := f.Get(ctx, &res)
 		if err != nil {
 			// A worker without the tool's function: another of the queue may have it.
 			spec, _ := p.Tool(c.Name)
-			err = s.tryElsewhere(toolContext(ctx, spec), CallToolActivity, s.toolInput(p, c), &res, err)
+			err = s.tryElsewhere(toolContext(ctx, spec), wire.CallToolActivity, s.toolInput(p, c), &res, err)
 		}
 		if err != nil {
 			results[c.CallID] = errorResult(c, errorMessage(unwrapActivityError(err)))
@@ -202,8 +176,8 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p agents.Participant
 }
 
 // pendingApproval describes call c of agent p in turn t as waiting for a person.
-func pendingApproval(c chat.Content, p agents.Participant, t *turn) PendingApproval {
-	return PendingApproval{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, AgentID: p.ID, TurnID: t.msg.MessageID}
+func pendingApproval(c chat.Content, p wire.Participant, t *turn) wire.PendingApproval {
+	return wire.PendingApproval{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, AgentID: p.ID, TurnID: t.msg.MessageID}
 }
 
 // stampResults gives the tool messages added without a time the time their round began.
@@ -218,24 +192,24 @@ func (s *chatState) stampResults(at time.Time) {
 
 // startTool schedules one tool call as its own activity, with the tool's timeout,
 // heartbeat timeout and retry policy.
-func (s *chatState) startTool(ctx workflow.Context, p agents.Participant, spec agents.ToolSpec, c chat.Content) workflow.Future {
-	return workflow.ExecuteActivity(toolContext(ctx, spec), CallToolActivity, s.toolInput(p, c))
+func (s *chatState) startTool(ctx workflow.Context, p wire.Participant, spec wire.ToolSpec, c chat.Content) workflow.Future {
+	return workflow.ExecuteActivity(toolContext(ctx, spec), wire.CallToolActivity, s.toolInput(p, c))
 }
 
 // toolContext carries the activity options of a call of tool spec.
-func toolContext(ctx workflow.Context, spec agents.ToolSpec) workflow.Context {
+func toolContext(ctx workflow.Context, spec wire.ToolSpec) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(spec.Timeout),
 		// Participants resolved before tools had a heartbeat timeout carry none.
-		HeartbeatTimeout: time.Duration(spec.HeartbeatTimeout.Or(agents.DefaultToolHeartbeat)),
+		HeartbeatTimeout: time.Duration(spec.HeartbeatTimeout.Or(wire.DefaultToolHeartbeat)),
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: 30 * time.Second, MaximumAttempts: int32(spec.MaxAttempts)},
 	})
 }
 
 // toolInput is the CallTool input of call c of agent p.
-func (s *chatState) toolInput(p agents.Participant, c chat.Content) agents.CallToolInput {
-	return agents.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+func (s *chatState) toolInput(p wire.Participant, c chat.Content) wire.CallToolInput {
+	return wire.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
 }
 
 // boundResults keeps the results of one model reply's calls under ToolResultLimit
@@ -245,9 +219,9 @@ func (s *chatState) toolInput(p agents.Participant, c chat.Content) agents.CallT
 func boundResults(ctx workflow.Context, results []chat.Content) []chat.Content {
 	total := 0
 	for _, r := range results {
-		total += TextBytes(r.Result)
+		total += wire.TextBytes(r.Result)
 	}
-	if total <= ToolResultLimit || !changed(ctx, versionBoundToolRound) {
+	if total <= wire.ToolResultLimit || !changed(ctx, versionBoundToolRound) {
 		return results
 	}
 	out := slices.Clone(results)
@@ -255,22 +229,22 @@ func boundResults(ctx workflow.Context, results []chat.Content) []chat.Content {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return TextBytes(out[b].Result) - TextBytes(out[a].Result) })
+	slices.SortStableFunc(order, func(a, b int) int { return wire.TextBytes(out[b].Result) - wire.TextBytes(out[a].Result) })
 	all := total
 	for _, i := range order {
-		if total <= ToolResultLimit {
+		if total <= wire.ToolResultLimit {
 			break
 		}
-		n := TextBytes(out[i].Result)
+		n := wire.TextBytes(out[i].Result)
 		out[i] = errorResult(out[i], fmt.Sprintf("left out: this result takes %d bytes encoded, and the results of this "+
-			"reply's calls %d together; together they may take at most %d (ToolResultLimit)", n, all, ToolResultLimit))
+			"reply's calls %d together; together they may take at most %d (ToolResultLimit)", n, all, wire.ToolResultLimit))
 		total -= n
 	}
 	return out
 }
 
 // appendResults adds a tool message with the results, if any.
-func (s *chatState) appendResults(t *turn, p agents.Participant, results []chat.Content) {
+func (s *chatState) appendResults(t *turn, p wire.Participant, results []chat.Content) {
 	if len(results) == 0 {
 		return
 	}
@@ -295,7 +269,7 @@ func validArguments(args string) bool {
 	return json.Unmarshal([]byte(args), &obj) == nil
 }
 
-func toolNames(p agents.Participant) string {
+func toolNames(p wire.Participant) string {
 	if len(p.Tools) == 0 {
 		return "no tools"
 	}
@@ -319,11 +293,11 @@ func (s *chatState) decided(callID string) bool {
 }
 
 // awaitingApproval lists the calls a suspended chat waits for.
-func (s *chatState) awaitingApproval() []PendingApproval {
+func (s *chatState) awaitingApproval() []wire.PendingApproval {
 	if s.suspension == nil {
 		return nil
 	}
-	var out []PendingApproval
+	var out []wire.PendingApproval
 	for _, p := range s.suspension.pending {
 		if !s.decided(p.CallID) {
 			out = append(out, p)
@@ -334,7 +308,7 @@ func (s *chatState) awaitingApproval() []PendingApproval {
 
 // validateApprove accepts a decision for a call the chat waits for, and a repeat of a
 // decision already taken (the answer is then the turn as it went on).
-func (s *chatState) validateApprove(in ApproveInput) error {
+func (s *chatState) validateApprove(in wire.ApproveInput) error {
 	if s.answeredCall(in.CallID) >= 0 {
 		return nil
 	}
@@ -342,14 +316,14 @@ func (s *chatState) validateApprove(in ApproveInput) error {
 		return err
 	}
 	if s.suspension == nil {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), agents.ErrTypeInvalidInput)
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), wire.ErrTypeInvalidInput)
 	}
 	if !s.suspension.waitsFor(in.CallID) {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval of call %q (it waits for %s)",
-			s.chatID, in.CallID, pendingIDs(s.awaitingApproval())), agents.ErrTypeInvalidInput)
+			s.chatID, in.CallID, pendingIDs(s.awaitingApproval())), wire.ErrTypeInvalidInput)
 	}
 	if s.decided(in.CallID) {
-		return temporal.NewApplicationError(fmt.Sprintf("call %q is already decided", in.CallID), agents.ErrTypeInvalidInput)
+		return temporal.NewApplicationError(fmt.Sprintf("call %q is already decided", in.CallID), wire.ErrTypeInvalidInput)
 	}
 	return nil
 }
@@ -357,10 +331,10 @@ func (s *chatState) validateApprove(in ApproveInput) error {
 // waitsFor reports whether callID is one of the calls the suspension was waiting for
 // (decided or not).
 func (sus *suspension) waitsFor(callID string) bool {
-	return slices.ContainsFunc(sus.pending, func(p PendingApproval) bool { return p.CallID == callID })
+	return slices.ContainsFunc(sus.pending, func(p wire.PendingApproval) bool { return p.CallID == callID })
 }
 
-func pendingIDs(ps []PendingApproval) string {
+func pendingIDs(ps []wire.PendingApproval) string {
 	var ids []string
 	for _, p := range ps {
 		ids = append(ids, p.CallID)
@@ -375,21 +349,21 @@ func pendingIDs(ps []PendingApproval) string {
 // awaited. In runs before versionApplyEachDecision, a decision that is not the last
 // returns at once with the calls still awaited. Refused while the chat continues as new
 // or migrates (approveRefusal).
-func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnResult, error) {
+func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (wire.TurnResult, error) {
 	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
 	}
 	if err := s.approveRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
-		return TurnResult{}, err
+		return wire.TurnResult{}, err
 	}
 	if s.decisions == nil {
-		s.decisions = map[string]Decision{}
+		s.decisions = map[string]wire.Decision{}
 	}
-	s.decisions[in.CallID] = Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
+	s.decisions[in.CallID] = wire.Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
 	sus := s.suspension
 	if len(s.awaitingApproval()) > 0 && !s.applyEach {
 		if s.applyEach = changed(ctx, versionApplyEachDecision); !s.applyEach {
-			return TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
+			return wire.TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
 		}
 	}
 	if changed(ctx, versionApproveAnswersItsTurn) {
@@ -398,13 +372,13 @@ func (s *chatState) handleApprove(ctx workflow.Context, in ApproveInput) (TurnRe
 	gen := sus.resumed
 	mark := len(s.history)
 	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen && s.active == nil }); err != nil {
-		return TurnResult{}, err
+		return wire.TurnResult{}, err
 	}
 	t := sus.turn
 	if t.err != nil {
-		return TurnResult{}, t.err
+		return wire.TurnResult{}, t.err
 	}
-	res := TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.history[min(mark, len(s.history)):]),
+	res := wire.TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.history[min(mark, len(s.history)):]),
 		IsComplete: s.isComplete}
 	res.AwaitingApproval = s.awaitingApproval()
 	return res, nil
@@ -426,7 +400,7 @@ func (s *chatState) answeredCall(callID string) int {
 }
 
 // sinceResult returns the messages of a turn from index i to the turn's end.
-func (s *chatState) sinceResult(i int) TurnResult {
+func (s *chatState) sinceResult(i int) wire.TurnResult {
 	end := i
 	for end < len(s.history) && s.history[end].Role != chat.RoleUser {
 		end++
@@ -438,7 +412,7 @@ func (s *chatState) sinceResult(i int) TurnResult {
 			break
 		}
 	}
-	return TurnResult{MessageID: turnID, Messages: boundMessages(s.history[i:end]),
+	return wire.TurnResult{MessageID: turnID, Messages: boundMessages(s.history[i:end]),
 		IsComplete: s.isComplete && end == len(s.history), AwaitingApproval: s.awaitingApproval()}
 }
 
@@ -541,7 +515,7 @@ func (s *chatState) checkOpenCalls(ctx workflow.Context, history []chat.Message)
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 		"import: the history ends with tool call(s) %v of agent %q, which is not a participant of this chat (participants %q): "+
 			"they wait for that agent's tools, approvals and reply; import into a chat that has %q, or let the source chat finish them first",
-		ids, caller, s.ids(), caller), agents.ErrTypeInvalidDocument, nil)
+		ids, caller, s.ids(), caller), wire.ErrTypeInvalidDocument, nil)
 }
 
 // detectSuspension rebuilds a suspension from the history (after a continue-as-new or

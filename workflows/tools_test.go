@@ -12,9 +12,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func call(id, name, args string) chat.Content {
@@ -30,7 +29,7 @@ type fakeTools struct {
 	waitFor int
 }
 
-func (f *fakeTools) call(ctx context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+func (f *fakeTools) call(ctx context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
 	f.mu.Lock()
 	f.ran = append(f.ran, in.CallID)
 	f.mu.Unlock()
@@ -41,25 +40,25 @@ func (f *fakeTools) call(ctx context.Context, in agents.CallToolInput) (agents.C
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
-			return agents.CallToolResult{}, errors.New("the other lookup never started: calls ran one after another")
+			return wire.CallToolResult{}, errors.New("the other lookup never started: calls ran one after another")
 		}
 	}
 	if in.Arguments == `{"fail":true}` {
-		return agents.CallToolResult{}, temporal.NewNonRetryableApplicationError("database is down", agents.ErrTypeToolError, nil)
+		return wire.CallToolResult{}, temporal.NewNonRetryableApplicationError("database is down", wire.ErrTypeToolError, nil)
 	}
-	return agents.CallToolResult{Result: in.Name + " of " + in.Arguments}, nil
+	return wire.CallToolResult{Result: in.Name + " of " + in.Arguments}, nil
 }
 
 func newToolEnv(t *testing.T, parallel int) (*env, *fakeTools) {
 	e := newEnv(t)
 	ft := &fakeTools{waitFor: parallel}
 	ft.both.Add(parallel)
-	e.env.RegisterActivityWithOptions(ft.call, activity.RegisterOptions{Name: workflows.CallToolActivity})
+	e.env.RegisterActivityWithOptions(ft.call, activity.RegisterOptions{Name: wire.CallToolActivity})
 	return e, ft
 }
 
-func clerk() workflows.AgentChatInput {
-	return workflows.AgentChatInput{Participants: []string{"clerk"}}
+func clerk() wire.AgentChatInput {
+	return wire.AgentChatInput{Participants: []string{"clerk"}}
 }
 
 func resultsOf(m chat.Message) map[string]chat.Content {
@@ -133,7 +132,7 @@ func TestToolRoundLimitNeverLeavesACallUnanswered(t *testing.T) {
 	for i, c := range e.model.inputs {
 		want := ""
 		if i == 4 {
-			want = agents.ToolChoiceNone
+			want = wire.ToolChoiceNone
 		}
 		assert.Equal(t, want, c.ToolChoice, "call %d", i+1)
 	}
@@ -180,8 +179,8 @@ func openCallsOf(h []chat.Message) []string {
 }
 
 // approve schedules an Approve update at the given delay and returns where its outcome lands.
-func (e *env) approve(at time.Duration, in workflows.ApproveInput) *outcome {
-	return e.update(at, workflows.ApproveUpdate, "approve-"+in.CallID, in)
+func (e *env) approve(at time.Duration, in wire.ApproveInput) *outcome {
+	return e.update(at, wire.ApproveUpdate, "approve-"+in.CallID, in)
 }
 
 func TestApprovalSuspendsTheTurnUntilAPersonDecides(t *testing.T) {
@@ -190,10 +189,10 @@ func TestApprovalSuspendsTheTurnUntilAPersonDecides(t *testing.T) {
 	e.model.replies["clerk#2"] = "refund done"
 	o := e.send(time.Second, msg("m1", "refund order 7"))
 	blocked := e.send(2*time.Second, msg("m2", "hello?"))
-	var waiting workflows.StateResult
+	var waiting wire.StateResult
 	e.at(3*time.Second, func() { waiting = e.state() })
-	ok := e.approve(time.Hour, workflows.ApproveInput{CallID: "c1", Approved: true, By: "manager"})
-	var after workflows.StateResult
+	ok := e.approve(time.Hour, wire.ApproveInput{CallID: "c1", Approved: true, By: "manager"})
+	var after wire.StateResult
 	e.at(time.Hour+time.Second, func() { after = e.state() })
 	e.run(clerk(), time.Hour+2*time.Second)
 
@@ -219,7 +218,7 @@ func TestRejectionGoesBackToTheModelWithTheReason(t *testing.T) {
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":900}`)}
 	e.model.replies["clerk#2"] = "I cannot refund that"
 	e.send(time.Second, msg("m1", "refund please"))
-	no := e.approve(time.Minute, workflows.ApproveInput{CallID: "c1", Approved: false, Reason: "over the limit"})
+	no := e.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: false, Reason: "over the limit"})
 	e.run(clerk(), 2*time.Minute)
 
 	require.NoError(t, no.err)
@@ -235,17 +234,17 @@ func TestApprovalWaitsAcrossContinueAsNew(t *testing.T) {
 	e, _ := newToolEnv(t, 0)
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":5}`)}
 	e.send(time.Second, msg("m1", "refund"))
-	e.at(2*time.Second, func() { e.env.SignalWorkflow(workflows.UserMessageSignal, msg("later", "queued meanwhile")) })
+	e.at(2*time.Second, func() { e.env.SignalWorkflow(wire.UserMessageSignal, msg("later", "queued meanwhile")) })
 	e.at(3*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
 	e.run(clerk(), 0)
 	next, _ := canInput(t, e)
 
 	e2, ft := newToolEnv(t, 0)
 	e2.model.replies["clerk#1"] = "refunded"
-	var before workflows.StateResult
+	var before wire.StateResult
 	var hist []chat.Message
 	e2.at(time.Second, func() { before = e2.state() })
-	ok := e2.approve(2*time.Second, workflows.ApproveInput{CallID: "c1", Approved: true})
+	ok := e2.approve(2*time.Second, wire.ApproveInput{CallID: "c1", Approved: true})
 	e2.at(3*time.Second, func() { hist = e2.history() })
 	e2.run(next, 4*time.Second)
 

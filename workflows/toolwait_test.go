@@ -11,9 +11,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // toolWorkers answers CallTool as a queue whose workers lack the tool's function for
@@ -26,22 +25,22 @@ type toolWorkers struct {
 	wait     time.Duration
 }
 
-func (w *toolWorkers) call(_ context.Context, in agents.CallToolInput) (agents.CallToolResult, error) {
+func (w *toolWorkers) call(_ context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.attempts++
 	if w.attempts > w.missing {
-		return agents.CallToolResult{Result: in.Name + " ran"}, nil
+		return wire.CallToolResult{Result: in.Name + " ran"}, nil
 	}
 	worker := w.workers[(w.attempts-1)%len(w.workers)]
-	return agents.CallToolResult{}, temporal.NewNonRetryableApplicationError(`tool "lookup" has no function on this worker`,
-		agents.ErrTypeUnknownFunction, nil, agents.UnknownAgentDetails{Worker: worker, Kind: agents.KindTool,
-			Unknown: []string{in.Name}, Known: []string{"refund"}, Pollers: w.workers, Wait: agents.Duration(w.wait)})
+	return wire.CallToolResult{}, temporal.NewNonRetryableApplicationError(`tool "lookup" has no function on this worker`,
+		wire.ErrTypeUnknownFunction, nil, wire.UnknownAgentDetails{Worker: worker, Kind: wire.KindTool,
+			Unknown: []string{in.Name}, Known: []string{"refund"}, Pollers: w.workers, Wait: wire.Duration(w.wait)})
 }
 
 func newToolWorkersEnv(t *testing.T, w *toolWorkers) *env {
 	e := newEnv(t)
-	e.env.RegisterActivityWithOptions(w.call, activity.RegisterOptions{Name: workflows.CallToolActivity})
+	e.env.RegisterActivityWithOptions(w.call, activity.RegisterOptions{Name: wire.CallToolActivity})
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "lookup", `{"order":1}`)}
 	e.model.replies["clerk#2"] = "done"
 	return e

@@ -9,14 +9,14 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // validateSend is the SendMessage validator: it refuses, before anything is written to
 // the history, input that is malformed or oversize and turns the chat cannot take.
-func (s *chatState) validateSend(in SendMessageInput) error {
+func (s *chatState) validateSend(in wire.SendMessageInput) error {
 	_, err := s.admit(in)
 	return err
 }
@@ -25,7 +25,7 @@ func (s *chatState) validateSend(in SendMessageInput) error {
 // chat's state (stateRefusal) and its capacity (capacityRefusal). A messageId the chat
 // already has (queued, running or answered) is admitted whatever the chat's state, so a
 // retry gets the first answer.
-func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
+func (s *chatState) admit(in wire.SendMessageInput) (chat.Message, error) {
 	m, known, err := s.checkMessage(in)
 	if err != nil || known {
 		return m, err
@@ -41,10 +41,10 @@ func (s *chatState) admit(in SendMessageInput) (chat.Message, error) {
 
 // checkMessage returns the user message in carries, checked for shape and size, and
 // whether its messageId is a live turn of the chat's (known: a retry).
-func (s *chatState) checkMessage(in SendMessageInput) (m chat.Message, known bool, err error) {
-	m, err = in.message(s.in.maxMessageBytes())
+func (s *chatState) checkMessage(in wire.SendMessageInput) (m chat.Message, known bool, err error) {
+	m, err = in.Message(s.in.EffectiveMaxMessageBytes())
 	if err != nil {
-		return chat.Message{}, false, temporal.NewApplicationError(err.Error(), agents.ErrTypeInvalidMessage)
+		return chat.Message{}, false, temporal.NewApplicationError(err.Error(), wire.ErrTypeInvalidMessage)
 	}
 	t, ok := s.turns[m.MessageID]
 	if !ok || t.err != nil {
@@ -55,7 +55,7 @@ func (s *chatState) checkMessage(in SendMessageInput) (m chat.Message, known boo
 	if t.msg.Contents != nil && !sameContents(t.msg.Contents, m.Contents) {
 		return chat.Message{}, false, temporal.NewApplicationError(fmt.Sprintf(
 			"messageId %q was already used for a different message; give each turn its own messageId", m.MessageID),
-			agents.ErrTypeInvalidMessage)
+			wire.ErrTypeInvalidMessage)
 	}
 	return m, true, nil
 }
@@ -69,31 +69,31 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 	case s.suspension != nil:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject them first (the Approve update, or: go run ./starter approve --chat %s --call ID)",
-			s.chatID, pendingIDs(s.awaitingApproval()), s.chatID), agents.ErrTypeAwaitingApproval)
+			s.chatID, pendingIDs(s.awaitingApproval()), s.chatID), wire.ErrTypeAwaitingApproval)
 	case ok && s.historyIndex(m.MessageID) < len(s.history):
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",
-			m.MessageID, errorMessage(t.err)), agents.ErrTypeTurnFailed)
+			m.MessageID, errorMessage(t.err)), wire.ErrTypeTurnFailed)
 	case s.draining:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
-			agents.ErrTypeContinuingAsNew)
+			wire.ErrTypeContinuingAsNew)
 	case s.migration != nil && s.migration.result != nil:
 		return s.movedError(m.MessageID, false)
 	case s.migration != nil:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
-			agents.ErrTypeMigrating)
+			wire.ErrTypeMigrating)
 	case s.failure != nil:
-		return temporal.NewApplicationError("chat could not start: "+s.failure.Error(), agents.ErrTypeNotAcceptingTurns)
+		return temporal.NewApplicationError("chat could not start: "+s.failure.Error(), wire.ErrTypeNotAcceptingTurns)
 	case s.isComplete && !s.in.Termination.AutoReset:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
-			agents.ErrTypeNotAcceptingTurns)
+			wire.ErrTypeNotAcceptingTurns)
 	case s.in.Temporary && (len(s.turns) > 0 || s.attempted > 0):
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
-			agents.ErrTypeNotAcceptingTurns)
+			wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
 }
@@ -109,11 +109,11 @@ func (s *chatState) capacityRefusal(m chat.Message) error {
 
 // fullRefusal is the error for a new turn once the chat has reached ChatLengthLimit, or nil.
 func (s *chatState) fullRefusal() error {
-	if n := s.length(); n >= ChatLengthLimit {
+	if n := s.length(); n >= wire.ChatLengthLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
-				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.history)+len(s.queue), n, ChatLengthLimit),
-			agents.ErrTypeNotAcceptingTurns)
+				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.history)+len(s.queue), n, wire.ChatLengthLimit),
+			wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
 }
@@ -122,10 +122,10 @@ func (s *chatState) fullRefusal() error {
 // QueuedTurnsLimit with it.
 func (s *chatState) roomFor(m chat.Message) error {
 	waiting := s.queuedBytes()
-	if waiting+sentBytes(m) > QueuedTurnsLimit {
+	if waiting+sentBytes(m) > wire.QueuedTurnsLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q has %d bytes of turns waiting; with this message they would pass %d (QueuedTurnsLimit): retry once they are answered",
-			s.chatID, waiting, QueuedTurnsLimit), agents.ErrTypeQueueFull)
+			s.chatID, waiting, wire.QueuedTurnsLimit), wire.ErrTypeQueueFull)
 	}
 	return nil
 }
@@ -147,7 +147,7 @@ func (s *chatState) queuedBytes() int {
 // sentBytes is m's encoded size as its client sent it, without the time the chat adds.
 func sentBytes(m chat.Message) int {
 	m.CreatedAt = time.Time{}
-	return MessageBytes(m)
+	return wire.MessageBytes(m)
 }
 
 // length is the chat's length as ChatLengthLimit counts it: the references to its
@@ -155,7 +155,7 @@ func sentBytes(m chat.Message) int {
 func (s *chatState) length() int {
 	n := s.stubs.of(s.history)
 	for _, t := range s.queue {
-		n += StubBytes(t.msg)
+		n += wire.StubBytes(t.msg)
 	}
 	return n
 }
@@ -173,7 +173,7 @@ func (st *stubTotal) of(history []chat.Message) int {
 		*st = stubTotal{}
 	}
 	for ; st.n < len(history); st.n++ {
-		st.bytes += StubBytes(history[st.n])
+		st.bytes += wire.StubBytes(history[st.n])
 	}
 	return st.bytes
 }
@@ -181,30 +181,30 @@ func (st *stubTotal) of(history []chat.Message) int {
 // cut takes history[i:] out of the total; call it before those messages change or go.
 func (st *stubTotal) cut(history []chat.Message, i int) {
 	for ; st.n > i; st.n-- {
-		st.bytes -= StubBytes(history[st.n-1])
+		st.bytes -= wire.StubBytes(history[st.n-1])
 	}
 }
 
 // handleSend is the SendMessage update: once the chat has started and the signals
 // that came before it are queued (awaitTurnOrder), queue the turn (or find it, for a
 // retried messageId), wait for its answer and return it.
-func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnResult, error) {
+func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (wire.TurnResult, error) {
 	if err := s.awaitTurnOrder(ctx); err != nil {
-		return TurnResult{}, err
+		return wire.TurnResult{}, err
 	}
 	m, err := s.admit(in)
 	if err != nil {
-		return TurnResult{}, err
+		return wire.TurnResult{}, err
 	}
 	t := s.enqueue(ctx, m, false)
 	if err := workflow.Await(ctx, func() bool { return t.done }); err != nil {
-		return TurnResult{}, err
+		return wire.TurnResult{}, err
 	}
 	if t.err != nil {
-		return TurnResult{}, t.err
+		return wire.TurnResult{}, t.err
 	}
 	if t.suspended {
-		res := TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
+		res := wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
 		if i := s.historyIndex(t.msg.MessageID); i < len(s.history) {
 			res.Messages = boundMessages(s.history[i+1:])
 		}
@@ -223,7 +223,7 @@ const versionSignalsWhenFull = "signals-refused-when-full"
 // continue-as-new or a wait for approval is not refused for that (it is forwarded,
 // carried, or run after the wait), but is for the chat's capacity; one that does not
 // validate is not dropped silently: it becomes lastError and a warning.
-func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
+func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	m, known, err := s.checkMessage(in)
 	if err == nil && !known {
 		spared := s.migration != nil || s.draining || s.suspension != nil
@@ -237,7 +237,7 @@ func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
 		}
 	}
 	if err != nil {
-		s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
+		s.lastError = &wire.TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
 		workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
 		return
 	}
@@ -274,9 +274,9 @@ func (s *chatState) refuseQueued() {
 		t.done = true
 		t.err = temporal.NewApplicationError(
 			fmt.Sprintf("chat %q completed before turn %q was taken; start a new chat", s.chatID, t.msg.MessageID),
-			agents.ErrTypeNotAcceptingTurns)
+			wire.ErrTypeNotAcceptingTurns)
 		if t.signal { // nobody waits for it: say so where State shows it
-			s.lastError = &TurnError{MessageID: t.msg.MessageID, Type: agents.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
+			s.lastError = &wire.TurnError{MessageID: t.msg.MessageID, Type: wire.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
 		}
 	}
 	s.queue = nil
@@ -303,10 +303,10 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 // continueTurn runs agents for turn t until the termination strategy ends it: first
 // the agent first (a suspended agent resuming), then as the selection strategy picks.
 // On failure it takes back everything since t.mark.
-func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Participant) {
+func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Participant) {
 	limit := s.in.Termination.Limit(len(s.participants))
 	for {
-		var p agents.Participant
+		var p wire.Participant
 		if first != nil {
 			p, first = *first, nil
 		} else {
@@ -315,7 +315,7 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 			}
 			next, err := s.selectNext(ctx, t)
 			if err != nil {
-				s.failTurn(t, agents.Participant{ID: "(selection)"}, err)
+				s.failTurn(t, wire.Participant{ID: "(selection)"}, err)
 				return
 			}
 			p = next
@@ -332,7 +332,7 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 		s.termState.Iterations++
 		done, err := s.terminates(ctx, s.in.Termination, t, final)
 		if err != nil {
-			s.failTurn(t, agents.Participant{ID: "(termination)"}, err)
+			s.failTurn(t, wire.Participant{ID: "(termination)"}, err)
 			return
 		}
 		if done {
@@ -350,11 +350,11 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 }
 
 // failTurn takes back what the turn added since t.mark and records why.
-func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
+func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 	s.stubs.cut(s.history, t.mark)
 	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
-	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
+	s.lastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
 	t.err = turnError(t, p, err, *s.lastError)
 	s.attempted++
 }
@@ -362,25 +362,25 @@ func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
 // turnError is the error the caller of failed turn t gets: TurnFailed, or, when the
 // message store could not be reached, StoreUnavailable, which says to send the turn
 // again once it is back. Either way the turn left nothing and may be sent again.
-func turnError(t *turn, p agents.Participant, err error, details TurnError) error {
+func turnError(t *turn, p wire.Participant, err error, details wire.TurnError) error {
 	msg := fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err))
-	if details.Type == agents.ErrTypeStoreUnavailable {
+	if details.Type == wire.ErrTypeStoreUnavailable {
 		return temporal.NewApplicationError(msg+fmt.Sprintf(
 			"; the turn left nothing in the chat: send it again (messageId %q) once the message store is back", t.msg.MessageID),
-			agents.ErrTypeStoreUnavailable, details)
+			wire.ErrTypeStoreUnavailable, details)
 	}
-	return temporal.NewApplicationError(msg, agents.ErrTypeTurnFailed, details)
+	return temporal.NewApplicationError(msg, wire.ErrTypeTurnFailed, details)
 }
 
 // invoke runs one model call of agent p as an activity and returns its reply, which
 // becomes the turn's next message.
-func (s *chatState) invoke(ctx workflow.Context, p agents.Participant, t *turn) (chat.Message, error) {
+func (s *chatState) invoke(ctx workflow.Context, p wire.Participant, t *turn) (chat.Message, error) {
 	return s.invokeWith(ctx, p, t, "")
 }
 
 // invokeWith is invoke with the request's tool choice ("" = the model's choice,
-// agents.ToolChoiceNone = answer without calling tools).
-func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *turn, toolChoice string) (chat.Message, error) {
+// wire.ToolChoiceNone = answer without calling tools).
+func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn, toolChoice string) (chat.Message, error) {
 	c := p.Call.WithDefaults()
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(c.Timeout),
@@ -390,20 +390,20 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 			BackoffCoefficient:     2,
 			MaximumInterval:        time.Duration(c.MaxInterval),
 			MaximumAttempts:        int32(c.MaxAttempts),
-			NonRetryableErrorTypes: []string{agents.ErrTypeModelRejected, agents.ErrTypeUnknownAgent},
+			NonRetryableErrorTypes: []string{wire.ErrTypeModelRejected, wire.ErrTypeUnknownAgent},
 		},
 	})
 	if err := s.summarizeIfDue(ctx, p, t); err != nil {
 		return chat.Message{}, err
 	}
 	var (
-		in  agents.InvokeInput
-		res agents.InvokeResult
+		in  wire.InvokeInput
+		res wire.InvokeResult
 	)
 	for resynced := false; ; resynced = true {
 		in = s.invokeInput(ctx, p, t)
 		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
-		err := s.agentActivity(actx, InvokeAgentActivity, in, &res)
+		err := s.agentActivity(actx, wire.InvokeAgentActivity, in, &res)
 		if err == nil {
 			break
 		}
@@ -428,13 +428,13 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 	}, nil
 }
 
-func (s *chatState) participant(id string) agents.Participant {
+func (s *chatState) participant(id string) wire.Participant {
 	for _, p := range s.participants {
 		if p.ID == id {
 			return p
 		}
 	}
-	return agents.Participant{ID: id, Name: id}
+	return wire.Participant{ID: id, Name: id}
 }
 
 // uniqueCallIDs makes the callIds of a reply unique in the chat: a provider may reuse
@@ -484,10 +484,10 @@ func (s *chatState) nextID(t *turn) string {
 
 // turnResult returns the answer of a finished turn, read back from the history; past
 // HistoryPageBytes its messages are references (boundMessages).
-func (s *chatState) turnResult(t *turn) TurnResult {
+func (s *chatState) turnResult(t *turn) wire.TurnResult {
 	msgs := boundMessages(s.history[t.start:t.end])
 	complete := s.isComplete && t.end == len(s.history)
-	return TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
+	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
 }
 
 // unwrapActivityError returns the application error an activity failed with, without
@@ -503,7 +503,7 @@ func unwrapActivityError(err error) error {
 		if cause := errors.Unwrap(timeout); cause != nil {
 			msg += ": " + cause.Error()
 		}
-		return temporal.NewNonRetryableApplicationError(msg, agents.ErrTypeModelUnavailable, nil)
+		return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeModelUnavailable, nil)
 	}
 	return err
 }
@@ -561,14 +561,14 @@ const maxDeltaBytes = 256 << 10
 // activity execution, the usual case); whole, as a delta from the start, when it is
 // short (the worker then caches it); as the agent's reduced view, when only that is
 // short; or not at all, the activity reading it from the run by its History query.
-func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *turn) agents.InvokeInput {
-	in := agents.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
+func (s *chatState) invokeInput(ctx workflow.Context, p wire.Participant, t *turn) wire.InvokeInput {
+	in := wire.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
 		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}
 	if ch := s.channelOf(p); ch != nil {
 		in.ChannelState = ch.state
 	}
 	if p.Kind.ServiceThread() {
-		if wm, _ := agents.SyncedThrough(in.ChannelState); wm != "" {
+		if wm, _ := wire.SyncedThrough(in.ChannelState); wm != "" {
 			if i := s.historyIndex(wm); i < len(s.history) {
 				in.HistoryFrom = i + 1
 			}
@@ -602,7 +602,7 @@ func inlineable(msgs []chat.Message) bool {
 }
 
 // channelOf returns participant p's channel.
-func (s *chatState) channelOf(p agents.Participant) *channel {
+func (s *chatState) channelOf(p wire.Participant) *channel {
 	for _, c := range s.channels {
 		if c.key == p.ChannelKey {
 			return c

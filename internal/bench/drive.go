@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // What the drivers do to a chat and to a floor workflow, each the same way: one call
@@ -57,10 +57,10 @@ func (e *Env) startChatWithTurn(ctx context.Context, kind, text string) (string,
 	e.track(id)
 	op := e.Temporal.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: e.ChatQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL},
-		workflows.WorkflowType, workflows.AgentChatInput{Version: workflows.InputVersion, Participants: []string{"helper"}})
+		wire.WorkflowType, wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"}})
 	msg := agentchat.SendMessageInput{MessageID: uuid.NewString(), Text: text}
 	var res agentchat.TurnResult
-	if err := e.updateWithStart(ctx, op, workflows.SendMessageUpdate, msg, &res); err != nil {
+	if err := e.updateWithStart(ctx, op, wire.SendMessageUpdate, msg, &res); err != nil {
 		return "", fmt.Errorf("start chat %s with a turn: %w", id, err)
 	}
 	if len(res.Messages) != 1 {

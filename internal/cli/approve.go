@@ -5,13 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func approveCmd(g *globals, s Streams) *cobra.Command {
 	var (
 		chatID string
-		in     workflows.ApproveInput
+		in     wire.ApproveInput
 		reject bool
 		asJSON bool
 	)

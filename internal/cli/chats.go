@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // waitNotice is how long send waits before saying that it still waits.
@@ -408,9 +408,9 @@ func sendAgainHint(err error, chatID, msgID string) error {
 		return err
 	}
 	switch ce.Type {
-	case agents.ErrTypeStoreUnavailable:
+	case wire.ErrTypeStoreUnavailable:
 		return fmt.Errorf("%w; once the message store is back: starter send --chat %s --id %s ...", err, chatID, msgID)
-	case agents.ErrTypeTurnFailed:
+	case wire.ErrTypeTurnFailed:
 		return fmt.Errorf("%w; the turn left nothing in the chat, to send it again: starter send --chat %s --id %s ...", err, chatID, msgID)
 	}
 	return err
@@ -420,7 +420,7 @@ func sendAgainHint(err error, chatID, msgID string) error {
 // and left nothing in the chat: that typing it again retries it.
 func turnLeftNothing(err error) string {
 	var ce *agentchat.Error
-	if errors.As(err, &ce) && (ce.Type == agents.ErrTypeTurnFailed || ce.Type == agents.ErrTypeStoreUnavailable) {
+	if errors.As(err, &ce) && (ce.Type == wire.ErrTypeTurnFailed || ce.Type == wire.ErrTypeStoreUnavailable) {
 		return " (the turn left nothing in the chat; type it again to retry)"
 	}
 	return ""

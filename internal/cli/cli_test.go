@@ -15,11 +15,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -221,7 +220,7 @@ func TestStateJSONAndHuman(t *testing.T) {
 // While a turn is being answered, State shows it and the user's message as the last one.
 func TestStateDuringATurn(t *testing.T) {
 	h := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{
-		"helper": {{Text: "sorry for the wait", Delay: agents.Duration(2 * time.Second)}},
+		"helper": {{Text: "sorry for the wait", Delay: wire.Duration(2 * time.Second)}},
 	}}})
 	id := testenv.ChatID(t)
 	ok(t, h, "start", "--chat", id, "--agents", "helper")
@@ -580,7 +579,7 @@ func TestNoWorkerIsReportedNotAwaited(t *testing.T) {
 	queue := testenv.TaskQueue(t) // no worker ever polls it
 	id := testenv.ChatID(t)
 	_, err := tc.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: queue},
-		workflows.WorkflowType, workflows.AgentChatInput{Participants: []string{"helper"}})
+		wire.WorkflowType, wire.AgentChatInput{Participants: []string{"helper"}})
 	require.NoError(t, err)
 	for _, args := range [][]string{
 		{"send", "--chat", id, "hello?"},

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // printJSON writes v indented.
@@ -65,7 +65,7 @@ const argumentsShown = 200
 
 // printAwaiting writes one line per tool call waiting for approval, with the command
 // that decides it.
-func printAwaiting(w io.Writer, chatID string, ps []workflows.PendingApproval) {
+func printAwaiting(w io.Writer, chatID string, ps []wire.PendingApproval) {
 	for _, p := range ps {
 		fmt.Fprintf(w, "waiting for approval: %s — approve: go run ./starter approve --chat %s --call %s [--reject --reason TEXT]\n",
 			describeCall(p), shellQuote(chatID), shellQuote(p.CallID))
@@ -73,7 +73,7 @@ func printAwaiting(w io.Writer, chatID string, ps []workflows.PendingApproval) {
 }
 
 // describeCall writes "call <id> <tool>(<arguments>) by <agent>".
-func describeCall(p workflows.PendingApproval) string {
+func describeCall(p wire.PendingApproval) string {
 	return fmt.Sprintf("call %s %s(%s) by %s", p.CallID, p.Tool, truncate(p.Arguments, argumentsShown), p.AgentID)
 }
 

@@ -10,11 +10,11 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // --selection llm: the selector agent names the reviewer, who speaks first although
@@ -107,7 +107,7 @@ func TestFunctionStrategies(t *testing.T) {
 		asked = append(asked, what)
 	}
 	h := testenv.New(t, testenv.Options{Config: toolsConfig,
-		Selectors: map[string]activities.SelectFunc{"last": func(_ context.Context, cs []agents.Candidate, _ []chat.Message) (string, error) {
+		Selectors: map[string]activities.SelectFunc{"last": func(_ context.Context, cs []wire.Candidate, _ []chat.Message) (string, error) {
 			ask("select")
 			return cs[len(cs)-1].ID, nil
 		}},

@@ -24,7 +24,7 @@ import (
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/tools"
-	"github.com/agentchat/agentchat/workflows"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // AgentsEnv names the environment variable with the agent config path.
@@ -40,7 +40,7 @@ type Options struct {
 	AgentsPath string
 	// Offline serves every agent with the in-process offline model.
 	Offline bool
-	// TaskQueue defaults to workflows.TaskQueue.
+	// TaskQueue defaults to wire.TaskQueue.
 	TaskQueue string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -94,7 +94,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		opts.Logger = slog.Default()
 	}
 	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.TaskQueue
+		opts.TaskQueue = wire.TaskQueue
 	}
 	path := opts.AgentsPath
 	if path == "" {

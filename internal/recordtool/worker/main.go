@@ -18,10 +18,10 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/recordtool"
 	"github.com/agentchat/agentchat/internal/serve"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func main() {
@@ -79,7 +79,7 @@ func run(opts serve.Options, dial agentchat.DialOptions, ledger string, hold tim
 }
 
 // lastCandidate is a selection function: the last participant speaks.
-func lastCandidate(_ context.Context, cs []agents.Candidate, _ []chat.Message) (string, error) {
+func lastCandidate(_ context.Context, cs []wire.Candidate, _ []chat.Message) (string, error) {
 	if len(cs) == 0 {
 		return "", nil
 	}

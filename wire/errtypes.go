@@ -1,4 +1,4 @@
-package agents
+package wire
 
 // Application error types (temporal.ApplicationError.Type()) that the AgentChat
 // workflow, its validators and the activities return; one list, so that workflow, activities
@@ -55,7 +55,7 @@ const (
 	// ErrTypeUnknownCluster: a migration named a cluster the worker has no client for.
 	ErrTypeUnknownCluster = "UnknownCluster"
 	// ErrTypeQueueFull: the turns queued in the chat already hold
-	// workflows.QueuedTurnsLimit bytes; retry once they are answered. The Go client
+	// wire.QueuedTurnsLimit bytes; retry once they are answered. The Go client
 	// retries it by itself.
 	ErrTypeQueueFull = "QueueFull"
 	// ErrTypeToolError: a tool failed in a way a retry cannot cure (activities.ToolError);

@@ -1,4 +1,4 @@
-package workflows
+package wire
 
 // Wire names of the AgentChat workflow: the contract with every Temporal client, in any
 // language (DESIGN.md, "Wire contract"). Change none of them without a migration.
@@ -41,9 +41,9 @@ const (
 	SnapshotQuery = "ExportSnapshot"
 
 	// ResolveParticipantsActivity looks agent ids up in the worker's registry
-	// (agents.ResolveInput → agents.ResolveResult). Runs as a local activity.
+	// (wire.ResolveInput → wire.ResolveResult). Runs as a local activity.
 	ResolveParticipantsActivity = "ResolveParticipants"
-	// InvokeAgentActivity runs one agent reply (agents.InvokeInput → agents.InvokeResult).
+	// InvokeAgentActivity runs one agent reply (wire.InvokeInput → wire.InvokeResult).
 	InvokeAgentActivity = "InvokeAgent"
 	// ExportChatActivity builds a chat's document from its queries and writes it to a
 	// sink (ExportChatInput → ExportResult).
@@ -55,18 +55,18 @@ const (
 	// its digest (StartTargetInput → StartTargetResult).
 	StartTargetActivity = "StartMigrationTarget"
 	// StoreMessagesActivity puts message bodies into a message store
-	// (agents.StoreMessagesInput → agents.StoreMessagesResult).
+	// (wire.StoreMessagesInput → wire.StoreMessagesResult).
 	StoreMessagesActivity = "StoreMessages"
 	// SelectActivity asks a selector agent or function who speaks next
-	// (agents.SelectInput → agents.SelectResult).
+	// (wire.SelectInput → wire.SelectResult).
 	SelectActivity = "SelectSpeaker"
 	// JudgeActivity asks a judge agent or function whether the chat is done
-	// (agents.JudgeInput → agents.JudgeResult).
+	// (wire.JudgeInput → wire.JudgeResult).
 	JudgeActivity = "JudgeTermination"
 	// SummarizeActivity writes a summarizing reducer's summary
-	// (agents.SummarizeInput → agents.SummarizeResult).
+	// (wire.SummarizeInput → wire.SummarizeResult).
 	SummarizeActivity = "Summarize"
-	// CallToolActivity runs one tool call (agents.CallToolInput → agents.CallToolResult).
+	// CallToolActivity runs one tool call (wire.CallToolInput → wire.CallToolResult).
 	CallToolActivity = "CallTool"
 	// ForwardTurnsActivity signals turns that arrived during a migration to the target
 	// (ForwardTurnsInput → nothing).

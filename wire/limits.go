@@ -1,4 +1,4 @@
-package workflows
+package wire
 
 import (
 	"encoding/json"
@@ -79,7 +79,7 @@ func MessageBytes(m chat.Message) int {
 	}
 	n += len(`[]`) - len(`null`) + max(len(m.Contents)-1, 0) // brackets and commas
 	for _, c := range m.Contents {
-		n += contentBytes(c)
+		n += ContentBytes(c)
 	}
 	return n
 }
@@ -103,8 +103,8 @@ func optionalBytes(m chat.Message) int {
 	return n
 }
 
-// contentBytes is the length of c's JSON as chat.Content.MarshalJSON writes it.
-func contentBytes(c chat.Content) int {
+// ContentBytes is the length of c's JSON as chat.Content.MarshalJSON writes it.
+func ContentBytes(c chat.Content) int {
 	field := func(name, v string) int { return len(`,"":""`) + len(name) + jsonStringBytes(v) }
 	opt := func(name, v string) int {
 		if v == "" {
@@ -199,8 +199,8 @@ func jsonStringBytes(s string) int {
 	return n
 }
 
-// encodedBytes returns the size of v's JSON.
-func encodedBytes(v any) int {
+// EncodedBytes returns the size of v's JSON.
+func EncodedBytes(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return 0
@@ -216,21 +216,4 @@ func (in SendMessageInput) Bytes() int {
 		m.Contents = append(m.Contents, chat.Text(in.Text))
 	}
 	return MessageBytes(m)
-}
-
-// boundMessages returns a copy of msgs for an update's result: the messages that would
-// take it past HistoryPageBytes encoded are returned as references (no contents), which
-// History returns whole. The first message is always whole.
-func boundMessages(msgs []chat.Message) []chat.Message {
-	out := append([]chat.Message{}, msgs...)
-	size := 0
-	for i := range out {
-		n := MessageBytes(out[i])
-		if i > 0 && size+n > HistoryPageBytes {
-			out[i].Contents = nil
-			n = StubBytes(out[i])
-		}
-		size += n
-	}
-	return out
 }

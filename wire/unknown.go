@@ -1,4 +1,4 @@
-package agents
+package wire
 
 import (
 	"fmt"
@@ -77,22 +77,31 @@ func UnknownEverywhere(answers map[string]UnknownAgentDetails, waited time.Durat
 	asked := fmt.Sprintf("asked %d worker(s) over %s: %s", len(answers), waited.Round(time.Millisecond), strings.Join(workers, "; "))
 	if kind == KindAgent {
 		return fmt.Sprintf("unknown agent id(s) %s: no worker of the task queue knows them (%s); "+
-			"deploy an agent config that defines them, or start the chat with agents that exist", quoteList(unknown), asked)
+			"deploy an agent config that defines them, or start the chat with agents that exist", QuotedList(unknown), asked)
 	}
 	return fmt.Sprintf("%s(s) %s: no worker of the task queue has them (%s); "+
-		"deploy workers that register them (activities.Config Tools, Selectors, Judges)", kind, quoteList(unknown), asked)
+		"deploy workers that register them (activities.Config Tools, Selectors, Judges)", kind, QuotedList(unknown), asked)
 }
 
 func hasNone(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	return quoteList(names)
+	return QuotedList(names)
 }
 
 func orNone(ids []string) string {
 	if len(ids) == 0 {
 		return "no agents"
 	}
-	return quoteList(ids)
+	return QuotedList(ids)
+}
+
+// QuotedList is ids quoted and comma-separated, as error messages name them.
+func QuotedList(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	return strings.Join(q, ", ")
 }

@@ -1,4 +1,4 @@
-package agents
+package wire
 
 import (
 	"encoding/json"

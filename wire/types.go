@@ -1,9 +1,8 @@
-package workflows
+package wire
 
 import (
 	"encoding/json"
 
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
 )
@@ -101,9 +100,9 @@ const (
 
 // ParticipantInfo is a participant as State reports it and the document stores it.
 type ParticipantInfo struct {
-	ID   string      `json:"id"`
-	Name string      `json:"name"`
-	Type agents.Kind `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Type Kind   `json:"type"`
 }
 
 // TurnError describes a failed turn.

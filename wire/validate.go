@@ -1,11 +1,13 @@
-package workflows
+package wire
 
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // Validate checks the chat's input as the workflow does before anything runs; clients
@@ -27,8 +29,8 @@ func (in AgentChatInput) Validate() error {
 	return in.Termination.Validate(in.Participants)
 }
 
-// maxMessageBytes is the user message cap in effect.
-func (in AgentChatInput) maxMessageBytes() int {
+// EffectiveMaxMessageBytes is the user message cap in effect.
+func (in AgentChatInput) EffectiveMaxMessageBytes() int {
 	if in.MaxMessageBytes > 0 {
 		return in.MaxMessageBytes
 	}
@@ -43,12 +45,12 @@ func (in SendMessageInput) Validate() error {
 	if n := in.Bytes(); n > MaxMessageBytesLimit {
 		return fmt.Errorf("message is %d bytes encoded; no chat accepts more than %d (MaxMessageBytesLimit)", n, MaxMessageBytesLimit)
 	}
-	_, err := in.message(MaxMessageBytesLimit)
+	_, err := in.Message(MaxMessageBytesLimit)
 	return err
 }
 
-// message turns the input into the user message it carries, checking its shape and size.
-func (in SendMessageInput) message(maxBytes int) (chat.Message, error) {
+// Message turns the input into the user message it carries, checking its shape and size.
+func (in SendMessageInput) Message(maxBytes int) (chat.Message, error) {
 	if strings.TrimSpace(in.MessageID) == "" {
 		return chat.Message{}, errors.New("messageId is required: any string unique in this chat; it makes retries safe")
 	}
@@ -72,4 +74,22 @@ func (in SendMessageInput) message(maxBytes int) (chat.Message, error) {
 			n, maxBytes, MaxMessageBytesLimit)
 	}
 	return m, nil
+}
+
+// StrategyAgents are the selector and judge agents the strategies name; the chat
+// resolves them when it starts, so an unknown one fails it at once.
+func (in AgentChatInput) StrategyAgents() []string {
+	var out []string
+	add := func(a string) {
+		if !slices.Contains(out, a) && !slices.Contains(in.Participants, a) {
+			out = append(out, a)
+		}
+	}
+	if in.Selection.Type == strategies.SelectionLLM {
+		add(in.Selection.Agent)
+	}
+	for _, a := range in.Termination.JudgeAgents() {
+		add(a)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package agents
+package wire
 
 import (
 	"encoding/json"
@@ -66,14 +66,14 @@ func (k Kind) ServiceThread() bool {
 // Key returns the channel key (chat-state-v1.md), hashed by chat.ChannelKey from stable
 // strings: for a local channel the type and reducer settings
 // (chat.ChannelKey(type, "reducer="+reducer)); for a service thread the type and the
-// endpoint's base URL and the agent id (chat.ChannelKey(type, "endpoint="+baseURL,
+// agent's endpoint's base URL (baseURL) and the agent id (chat.ChannelKey(type, "endpoint="+baseURL,
 // "agent="+id)), so that one service's ids are never given to another. Local channels
 // of one kind and reducer are shared by their agents, as in the seed ADR; a service
 // thread is the agent's own, so that the service sees every other agent's message as
 // theirs (prefixed with their name), never as its own replies.
-func (c Channel) Key(e Endpoint) string {
+func (c Channel) Key(baseURL string) string {
 	if c.ServiceThread {
-		return chat.ChannelKey(c.Type, "endpoint="+e.BaseURL, "agent="+c.Agent)
+		return chat.ChannelKey(c.Type, "endpoint="+baseURL, "agent="+c.Agent)
 	}
 	return chat.ChannelKey(c.Type, "reducer="+c.Reducer)
 }

@@ -1,0 +1,131 @@
+package wire
+
+import (
+	"hash/fnv"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
+)
+
+// Carried is everything one run hands the next at continue-as-new.
+type Carried struct {
+	Participants []Participant               `json:"participants"`
+	History      []chat.Message              `json:"history"`
+	Channels     []chatstate.Channel         `json:"channels"`
+	Selection    strategies.SelectionState   `json:"selection"`
+	Termination  strategies.TerminationState `json:"termination"`
+	IsComplete   bool                        `json:"isComplete,omitempty"`
+	TurnCount    int                         `json:"turnCount"`
+	Attempted    int                         `json:"attempted"`
+	Pending      []chat.Message              `json:"pending,omitempty"`
+	LastError    *TurnError                  `json:"lastError,omitempty"`
+	Restored     *CarriedRestore             `json:"restored,omitempty"`
+	Store        string                      `json:"store,omitempty"`
+	Runs         int                         `json:"runs"`
+	Decisions    map[string]Decision         `json:"decisions,omitempty"`
+	ToolRuns     []ToolRun                   `json:"toolRuns,omitempty"`
+	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
+	CallIDs CallIDFilter `json:"callIds,omitempty"`
+}
+
+// CarriedRestore records the document a chat was restored from; the chat keeps it
+// across runs.
+type CarriedRestore struct {
+	Digest  string           `json:"digest"`
+	Source  chatstate.Source `json:"source"`
+	Repairs []string         `json:"repairs,omitempty"`
+}
+
+// ToolRun is a tool call that ran, with its result, kept while the result is not in
+// the history (its turn failed and was taken back): when the turn is sent again and the
+// model asks for the same call (same callId, name and arguments), the result is reused,
+// never run again. A call id is therefore run at most once, whatever is retried or
+// rolled back. It is carried across continue-as-new.
+type ToolRun struct {
+	CallID    string       `json:"callId"`
+	Name      string       `json:"name"`
+	Arguments string       `json:"arguments"`
+	Result    chat.Content `json:"result"`
+}
+
+// Same reports whether c is the call this run ran: the same id, name and arguments.
+func (r ToolRun) Same(c chat.Content) bool {
+	return r.CallID == c.CallID && r.Name == c.Name && r.Arguments == c.Arguments
+}
+
+// CallIDFilter remembers the call ids of messages whose bodies left the workflow (moved
+// to the message store at continue-as-new, or by an import), so that a provider that
+// reuses one gets a new id (uniqueCallIDs) and no two calls share an idempotency key.
+//
+// It is a Bloom filter of CallIDFilterBytes bytes whatever the chat's length, so that the
+// carried state stays under its payload limit: it never misses an id it was given; it
+// may take an id it was not given for used (about 1 in 3,000 once it holds 7,000 ids,
+// about one call per reply at ChatLengthLimit), which only renames that call
+// ("<replyId>#<n>"). JSON: base64.
+type CallIDFilter []byte
+
+// CallIDFilterBytes is the size of a CallIDFilter: 16 KiB (about 22 KB in a carry).
+const CallIDFilterBytes = 16 << 10
+
+// callIDHashes is the number of bits an id sets.
+const callIDHashes = 7
+
+// bits returns the filter's bit positions for id (double hashing of FNV-1a and FNV-1).
+func (CallIDFilter) bits(id string) [callIDHashes]uint64 {
+	a, b := fnv.New64a(), fnv.New64()
+	_, _ = a.Write([]byte(id))
+	_, _ = b.Write([]byte(id))
+	h1, h2 := a.Sum64(), b.Sum64()|1
+	var out [callIDHashes]uint64
+	for i := range out {
+		out[i] = (h1 + uint64(i)*h2) % (CallIDFilterBytes * 8)
+	}
+	return out
+}
+
+// Add returns the filter with id added (a new filter when f is empty).
+func (f CallIDFilter) Add(id string) CallIDFilter {
+	if len(f) != CallIDFilterBytes {
+		f = make(CallIDFilter, CallIDFilterBytes)
+	}
+	for _, bit := range f.bits(id) {
+		f[bit/8] |= 1 << (bit % 8)
+	}
+	return f
+}
+
+// MayHave reports whether id may have been added; false means it never was.
+func (f CallIDFilter) MayHave(id string) bool {
+	if len(f) != CallIDFilterBytes {
+		return false
+	}
+	for _, bit := range f.bits(id) {
+		if f[bit/8]&(1<<(bit%8)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Union returns the filter with the ids of g added.
+func (f CallIDFilter) Union(g CallIDFilter) CallIDFilter {
+	if len(g) != CallIDFilterBytes {
+		return f
+	}
+	if len(f) != CallIDFilterBytes {
+		return append(CallIDFilter{}, g...)
+	}
+	for i := range f {
+		f[i] |= g[i]
+	}
+	return f
+}
+
+// AddCalls returns the filter with the call ids of m's functionCalls added.
+func (f CallIDFilter) AddCalls(m chat.Message) CallIDFilter {
+	for _, c := range m.FunctionCalls() {
+		f = f.Add(c.CallID)
+	}
+	return f
+}
