@@ -93,6 +93,8 @@ type Activities struct {
 	identity string
 	// pollerAnswers keeps the task queues' pollers for a moment (unknownHere).
 	pollerAnswers pollerAnswers
+	// kinds implement the agent kinds, by kind (newKinds).
+	kinds map[agents.Kind]agentKind
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -143,6 +145,7 @@ func New(cfg Config) (*Activities, error) {
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
+	a.kinds = newKinds(a)
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
 	}

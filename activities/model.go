@@ -26,7 +26,7 @@ import (
 // 1 MiB, half the 2 MiB payload limit).
 const ReplyInlineLimit = workflows.ReplyInlineLimit
 
-// InvokeAgent runs one reply of an agent, by its kind. For chat_completion: one Chat
+// InvokeAgent runs one reply of an agent, by its kind (agentKind). For chat_completion: one Chat
 // Completions call with the agent's instructions and the history it is given, streamed
 // when the endpoint streams. A streamed call heartbeats on every chunk, so a long
 // answer is never cut while a silent one times out (the agent's heartbeatTimeout) and
@@ -36,10 +36,15 @@ const ReplyInlineLimit = workflows.ReplyInlineLimit
 // (historyFor) and storing a reply over ReplyInlineLimit heartbeat while they wait too.
 //
 // Errors: UnknownAgent (not retried on this worker; see unknownHere) when the agent
-// is not in the registry;
+// is not in the registry; InvalidInput (not retried) when its kind is not one of
+// agents.Kinds (see kindOf);
 // ModelRequestRejected / ModelUnavailable from the provider (see providerError).
 func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
 	def, err := a.agent(ctx, in.AgentID)
+	if err != nil {
+		return agents.InvokeResult{}, err
+	}
+	kind, err := a.kindOf(def)
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
@@ -47,15 +52,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (ag
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
-	var res agents.InvokeResult
-	switch def.Kind {
-	case agents.KindResponses:
-		res, err = a.invokeResponses(ctx, def, in, history)
-	case agents.KindAssistant:
-		res, err = a.invokeAssistant(ctx, def, in, history)
-	default:
-		res, err = a.invokeChatCompletion(ctx, def, history, in.ToolChoice)
-	}
+	res, err := kind.invoke(ctx, def, in, history)
 	if err != nil {
 		return agents.InvokeResult{}, err
 	}
