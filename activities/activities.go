@@ -67,7 +67,7 @@ type Config struct {
 	// polling the queue has said it lacks it.
 	UnknownAgentWait time.Duration
 	// WorkerIdentity is the identity of the worker these activities run on, as the
-	// server lists its pollers: worker.Options.Identity (agentchat.NewWorker polls
+	// server lists its pollers: worker.Options.Identity (hosting.NewWorker polls
 	// with this one when that option is empty). It names the worker in UnknownAgent
 	// and UnknownFunction answers, so that a chat knows when every poller has
 	// answered. "" means Temporal's default, "<pid>@<host>@".

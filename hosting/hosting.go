@@ -1,10 +1,15 @@
-package agentchat
+// Package hosting builds a Temporal worker that hosts the AgentChat workflow and its
+// activities: Register (the workflow under its wire name, and Activities.Register),
+// NewWorker, and the registry and offline scripts a worker starts from (LoadRegistry,
+// OfflineScripts). The worker command (worker/), the test harness (internal/testenv)
+// and programs that embed a worker use it; services that only drive chats import the
+// module root's client package, which links none of this.
+package hosting
 
 import (
 	"encoding/json"
 	"fmt"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -15,22 +20,19 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// Register registers the AgentChat workflow and the activities under their wire names
-// (workflows.WorkflowType and the *Activity constants) on a worker or a test
-// environment.
-func Register(r worker.Registry, a *activities.Activities) {
+// Registry is what Register needs of a worker or a test environment:
+// worker.Worker and testsuite's workflow environment have it.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+	activities.ActivityRegistry
+}
+
+// Register registers the AgentChat workflow under its wire name
+// (workflows.WorkflowType) and the activities under theirs (Activities.Register) on a
+// worker or a test environment.
+func Register(r Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: workflows.WorkflowType})
-	r.RegisterActivityWithOptions(a.InvokeAgent, activity.RegisterOptions{Name: workflows.InvokeAgentActivity})
-	r.RegisterActivityWithOptions(a.ResolveParticipants, activity.RegisterOptions{Name: workflows.ResolveParticipantsActivity})
-	r.RegisterActivityWithOptions(a.ExportChat, activity.RegisterOptions{Name: workflows.ExportChatActivity})
-	r.RegisterActivityWithOptions(a.ImportChat, activity.RegisterOptions{Name: workflows.ImportChatActivity})
-	r.RegisterActivityWithOptions(a.StartMigrationTarget, activity.RegisterOptions{Name: workflows.StartTargetActivity})
-	r.RegisterActivityWithOptions(a.ForwardTurns, activity.RegisterOptions{Name: workflows.ForwardTurnsActivity})
-	r.RegisterActivityWithOptions(a.StoreMessages, activity.RegisterOptions{Name: workflows.StoreMessagesActivity})
-	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: workflows.CallToolActivity})
-	r.RegisterActivityWithOptions(a.SelectSpeaker, activity.RegisterOptions{Name: workflows.SelectActivity})
-	r.RegisterActivityWithOptions(a.JudgeTermination, activity.RegisterOptions{Name: workflows.JudgeActivity})
-	r.RegisterActivityWithOptions(a.Summarize, activity.RegisterOptions{Name: workflows.SummarizeActivity})
+	a.Register(r)
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default workflows.TaskQueue) with
