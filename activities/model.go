@@ -26,19 +26,20 @@ import (
 // 1 MiB, half the 2 MiB payload limit).
 const ReplyInlineLimit = workflows.ReplyInlineLimit
 
-// InvokeAgent runs one reply of an agent, by its kind (agentKind). For chat_completion: one Chat
-// Completions call with the agent's instructions and the history it is given, streamed
-// when the endpoint streams. A streamed call heartbeats on every chunk, so a long
-// answer is never cut while a silent one times out (the agent's heartbeatTimeout) and
-// is retried; a non-streamed call heartbeats while it waits. For responses and
-// assistant, see invokeResponses and invokeAssistant: they send only the messages the
-// service has not seen and return the channel's new state. Reading the history
-// (historyFor) and storing a reply over ReplyInlineLimit heartbeat while they wait too.
+// InvokeAgent runs one reply of an agent, by its kind (agentKind). For
+// chat_completion: one Chat Completions call with the agent's instructions and the
+// history it is given, streamed when the endpoint streams. A streamed call heartbeats
+// on every chunk, so a long answer is never cut while a silent one times out (the
+// agent's heartbeatTimeout) and is retried; a non-streamed call heartbeats while it
+// waits. For responses and assistant, see invokeResponses and invokeAssistant: they
+// send only the messages the service has not seen and return the channel's new state.
+// Reading the history (historyFor) and storing a reply over ReplyInlineLimit heartbeat
+// while they wait too.
 //
 // Errors: UnknownAgent (not retried on this worker; see unknownHere) when the agent
 // is not in the registry; InvalidInput (not retried) when its kind is not one of
-// agents.Kinds (see kindOf);
-// ModelRequestRejected / ModelUnavailable from the provider (see providerError).
+// agents.Kinds (see kindOf); ModelRequestRejected / ModelUnavailable from the provider
+// (see providerError).
 func (a *Activities) InvokeAgent(ctx context.Context, in agents.InvokeInput) (agents.InvokeResult, error) {
 	def, err := a.agent(ctx, in.AgentID)
 	if err != nil {
