@@ -5,7 +5,8 @@
 // A service starts a chat with Client.Start (or Client.Run for a one-turn temporary
 // thread), sends user turns with Client.Send (a Temporal update that returns the agents'
 // replies) or Client.Post (a signal), and reads Client.State and Client.History
-// (queries). NewWorker builds the worker that hosts the workflow and its activities.
+// (queries). Package hosting builds the worker that hosts the workflow and its
+// activities.
 //
 // Every name on the wire (workflow type, task queue, update, signal and query names) is
 // a constant in package workflows, so programs in other languages can drive a chat with

@@ -118,7 +118,7 @@ func TestReplayDetectsAChangedWorkflow(t *testing.T) {
 	t.Logf("the altered workflow fails as expected: %v", err)
 }
 
-// newReplayer registers wf as the worker does (agentchat.Register) the AgentChat workflow.
+// newReplayer registers wf as the worker does (hosting.Register) the AgentChat workflow.
 func newReplayer(wf any) worker.WorkflowReplayer {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(wf, workflow.RegisterOptions{Name: wire.WorkflowType})

@@ -68,7 +68,7 @@ type Config struct {
 	// polling the queue has said it lacks it.
 	UnknownAgentWait time.Duration
 	// WorkerIdentity is the identity of the worker these activities run on, as the
-	// server lists its pollers: worker.Options.Identity (agentchat.NewWorker polls
+	// server lists its pollers: worker.Options.Identity (hosting.NewWorker polls
 	// with this one when that option is empty). It names the worker in UnknownAgent
 	// and UnknownFunction answers, so that a chat knows when every poller has
 	// answered. "" means Temporal's default, "<pid>@<host>@".
@@ -94,6 +94,8 @@ type Activities struct {
 	identity string
 	// pollerAnswers keeps the task queues' pollers for a moment (unknownHere).
 	pollerAnswers pollerAnswers
+	// kinds implement the agent kinds, by kind (newKinds).
+	kinds map[wire.Kind]agentKind
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -144,6 +146,7 @@ func New(cfg Config) (*Activities, error) {
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
+	a.kinds = newKinds(a)
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
 	}

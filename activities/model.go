@@ -26,20 +26,26 @@ import (
 // 1 MiB, half the 2 MiB payload limit).
 const ReplyInlineLimit = wire.ReplyInlineLimit
 
-// InvokeAgent runs one reply of an agent, by its kind. For chat_completion: one Chat
-// Completions call with the agent's instructions and the history it is given, streamed
-// when the endpoint streams. A streamed call heartbeats on every chunk, so a long
-// answer is never cut while a silent one times out (the agent's heartbeatTimeout) and
-// is retried; a non-streamed call heartbeats while it waits. For responses and
-// assistant, see invokeResponses and invokeAssistant: they send only the messages the
-// service has not seen and return the channel's new state. Reading the history
-// (historyFor) and storing a reply over ReplyInlineLimit heartbeat while they wait too.
+// InvokeAgent runs one reply of an agent, by its kind (agentKind). For
+// chat_completion: one Chat Completions call with the agent's instructions and the
+// history it is given, streamed when the endpoint streams. A streamed call heartbeats
+// on every chunk, so a long answer is never cut while a silent one times out (the
+// agent's heartbeatTimeout) and is retried; a non-streamed call heartbeats while it
+// waits. For responses and assistant, see invokeResponses and invokeAssistant: they
+// send only the messages the service has not seen and return the channel's new state.
+// Reading the history (historyFor) and storing a reply over ReplyInlineLimit heartbeat
+// while they wait too.
 //
 // Errors: UnknownAgent (not retried on this worker; see unknownHere) when the agent
-// is not in the registry;
-// ModelRequestRejected / ModelUnavailable from the provider (see providerError).
+// is not in the registry; InvalidInput (not retried) when its kind is not one of
+// wire.Kinds (see kindOf); ModelRequestRejected / ModelUnavailable from the provider
+// (see providerError).
 func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire.InvokeResult, error) {
 	def, err := a.agent(ctx, in.AgentID)
+	if err != nil {
+		return wire.InvokeResult{}, err
+	}
+	kind, err := a.kindOf(def)
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
@@ -47,15 +53,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	var res wire.InvokeResult
-	switch def.Kind {
-	case wire.KindResponses:
-		res, err = a.invokeResponses(ctx, def, in, history)
-	case wire.KindAssistant:
-		res, err = a.invokeAssistant(ctx, def, in, history)
-	default:
-		res, err = a.invokeChatCompletion(ctx, def, history, in.ToolChoice)
-	}
+	res, err := kind.invoke(ctx, def, in, history)
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}

@@ -3,6 +3,8 @@ package agents
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -220,7 +222,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"id with a space", agent("{id: 'a b', model: m}"), []string{"agents[1]", `"a b"`}},
 		{"empty id", agent("{model: m}"), []string{"agents[1]", `""`}},
 		{"id too long", agent("{id: " + strings.Repeat("a", 65) + ", model: m}"), []string{"agents[1]", strings.Repeat("a", 65)}},
-		{"unknown kind", agent("{id: asst, kind: assistants, model: m}"), []string{`"asst"`, `"assistants"`, "kind"}},
+		{"unknown kind", agent("{id: asst, kind: assistants, model: m}"),
+			[]string{"agents[1]", `"asst"`, `"assistants"`, "known: chat_completion, responses, assistant"}},
 		{"unknown endpoint", agent("{id: local, model: m, endpoint: ollama}"), []string{`"local"`, `"ollama"`}},
 		{"assistantId on another kind", agent("{id: cc, model: m, assistantId: asst_1}"), []string{`"cc"`, "assistantId", "chat_completion"}},
 		{"assistantId on responses", agent("{id: r, kind: responses, model: m, assistantId: asst_1}"), []string{`"r"`, "assistantId", `"responses"`}},
@@ -317,6 +320,25 @@ func TestEndpointStreaming(t *testing.T) {
 	for _, tt := range tests {
 		if got := (Endpoint{Stream: tt.stream}).Streaming(); got != tt.want {
 			t.Errorf("Streaming() with stream %v = %v, want %v", tt.stream, got, tt.want)
+		}
+	}
+}
+
+// A config file that names an unknown kind does not load: the error names the file,
+// the agent, the kind and the kinds there are, so no agent of it takes another kind's
+// path.
+func TestLoadConfigRefusesAnUnknownKind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents.yaml")
+	if err := os.WriteFile(path, []byte("agents:\n  - {id: helper, kind: chat_completions, model: m}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(path)
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("LoadConfig: %v, want ErrInvalidConfig", err)
+	}
+	for _, want := range []string{path, `"helper"`, `unknown agent kind "chat_completions"`, "known: chat_completion, responses, assistant"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
 }

@@ -92,11 +92,12 @@ func (r *Registry) Resolve(ids []string) ([]wire.Participant, error) {
 	return out, nil
 }
 
-// Participant returns d as a chat participant on endpoint e.
+// Participant returns d as a chat participant on endpoint e. A kind that is not one of
+// Kinds is an error naming the agent, the kind and the known kinds.
 func (d Definition) Participant(e Endpoint) (wire.Participant, error) {
 	ch, err := d.Kind.Channel()
 	if err != nil {
-		return wire.Participant{}, err
+		return wire.Participant{}, fmt.Errorf("agent %q: %w", d.ID, err)
 	}
 	ch.Reducer, ch.Agent = d.Reducer.Key(), d.ID
 	return wire.Participant{

@@ -179,8 +179,9 @@ func TestParticipantKeepsCallSettings(t *testing.T) {
 	if p.Call != want {
 		t.Errorf("call = %+v, want %+v", p.Call, want)
 	}
-	if _, err := (Definition{ID: "b", Kind: "assistants"}).Participant(Endpoint{}); err == nil {
-		t.Error("Participant of an unknown kind: want an error")
+	_, err = (Definition{ID: "b", Kind: "assistants"}).Participant(Endpoint{})
+	if err == nil || !strings.Contains(err.Error(), `agent "b": unknown agent kind "assistants" (known: chat_completion, responses, assistant)`) {
+		t.Errorf("Participant of an unknown kind: %v, want an error naming the agent, the kind and the known kinds", err)
 	}
 }
 

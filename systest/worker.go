@@ -14,9 +14,9 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/tools"
 )
@@ -103,7 +103,7 @@ func runWorker(spec WorkerSpec) error {
 		return err
 	}
 	w := worker.New(tc, spec.TaskQueue, worker.Options{})
-	agentchat.Register(w, acts)
+	hosting.Register(w, acts)
 	if err := w.Start(); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@
 //     active.
 //
 // Everything runs in this process except the Temporal server: the agentchat worker
-// (agentchat.NewWorker with the offline model at zero latency), the floor's worker and
+// (hosting.NewWorker with the offline model at zero latency), the floor's worker and
 // the drivers. Driver goroutines carry the pprof label role=driver and the offline
 // model role=model, so a CPU profile of the throughput run (-profile DIR) can be cut to
 // the worker: go tool pprof -top -tagignore role=driver,model FILE. The export and

@@ -18,6 +18,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 )
@@ -166,7 +167,7 @@ func (e *Env) startWorkers(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("bench: activities: %w", err)
 	}
-	e.chatWorker = agentchat.NewWorker(e.workerTC, e.ChatQueue, acts, e.opts.WorkerOptions)
+	e.chatWorker = hosting.NewWorker(e.workerTC, e.ChatQueue, acts, e.opts.WorkerOptions)
 	e.floorWorker = worker.New(e.workerTC, e.FloorQueue, e.opts.WorkerOptions)
 	RegisterFloor(e.floorWorker)
 	for _, w := range []worker.Worker{e.chatWorker, e.floorWorker} {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/offline"
 )
 
@@ -61,5 +61,5 @@ func modelScripts(file string) (map[string][]offline.Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	return agentchat.OfflineScripts(agents.NewRegistry(cfg))
+	return hosting.OfflineScripts(agents.NewRegistry(cfg))
 }

@@ -17,9 +17,9 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
@@ -100,7 +100,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	if path == "" {
 		path = os.Getenv(AgentsEnv)
 	}
-	reg, err := agentchat.LoadRegistry(path)
+	reg, err := hosting.LoadRegistry(path)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		cfg.Tools[name] = f
 	}
 	if opts.Offline {
-		scripts, err := agentchat.OfflineScripts(reg)
+		scripts, err := hosting.OfflineScripts(reg)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		w.stopModel()
 		return nil, err
 	}
-	w.Worker = agentchat.NewWorker(tc, opts.TaskQueue, acts, worker.Options{
+	w.Worker = hosting.NewWorker(tc, opts.TaskQueue, acts, worker.Options{
 		WorkerStopTimeout: StopTimeout,
 	})
 	if err := w.Worker.Start(); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
@@ -275,7 +276,7 @@ func TaskQueue(t testing.TB) string {
 // crashed worker would be gone.
 func (h *Harness) StartWorker(t testing.TB) {
 	t.Helper()
-	w := agentchat.NewWorker(h.Temporal, h.TaskQueue, h.acts, worker.Options{})
+	w := hosting.NewWorker(h.Temporal, h.TaskQueue, h.acts, worker.Options{})
 	require.NoError(t, w.Start())
 	h.worker = w
 	t.Cleanup(func() { h.StopWorker() })

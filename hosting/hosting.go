@@ -1,10 +1,15 @@
-package agentchat
+// Package hosting builds a Temporal worker that hosts the AgentChat workflow and its
+// activities: Register (the workflow under its wire name, and Activities.Register),
+// NewWorker, and the registry and offline scripts a worker starts from (LoadRegistry,
+// OfflineScripts). The worker command (worker/), the test harness (internal/testenv)
+// and programs that embed a worker use it; services that only drive chats import the
+// module root's client package, which links none of this.
+package hosting
 
 import (
 	"encoding/json"
 	"fmt"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -16,22 +21,19 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// Register registers the AgentChat workflow and the activities under their wire names
-// (wire.WorkflowType and the *Activity constants) on a worker or a test
-// environment.
-func Register(r worker.Registry, a *activities.Activities) {
+// Registry is what Register needs of a worker or a test environment:
+// worker.Worker and testsuite's workflow environment have it.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+	activities.ActivityRegistry
+}
+
+// Register registers the AgentChat workflow under its wire name
+// (wire.WorkflowType) and the activities under theirs (Activities.Register) on a
+// worker or a test environment.
+func Register(r Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(workflows.AgentChat, workflow.RegisterOptions{Name: wire.WorkflowType})
-	r.RegisterActivityWithOptions(a.InvokeAgent, activity.RegisterOptions{Name: wire.InvokeAgentActivity})
-	r.RegisterActivityWithOptions(a.ResolveParticipants, activity.RegisterOptions{Name: wire.ResolveParticipantsActivity})
-	r.RegisterActivityWithOptions(a.ExportChat, activity.RegisterOptions{Name: wire.ExportChatActivity})
-	r.RegisterActivityWithOptions(a.ImportChat, activity.RegisterOptions{Name: wire.ImportChatActivity})
-	r.RegisterActivityWithOptions(a.StartMigrationTarget, activity.RegisterOptions{Name: wire.StartTargetActivity})
-	r.RegisterActivityWithOptions(a.ForwardTurns, activity.RegisterOptions{Name: wire.ForwardTurnsActivity})
-	r.RegisterActivityWithOptions(a.StoreMessages, activity.RegisterOptions{Name: wire.StoreMessagesActivity})
-	r.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: wire.CallToolActivity})
-	r.RegisterActivityWithOptions(a.SelectSpeaker, activity.RegisterOptions{Name: wire.SelectActivity})
-	r.RegisterActivityWithOptions(a.JudgeTermination, activity.RegisterOptions{Name: wire.JudgeActivity})
-	r.RegisterActivityWithOptions(a.Summarize, activity.RegisterOptions{Name: wire.SummarizeActivity})
+	a.Register(r)
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default wire.TaskQueue) with
