@@ -4,7 +4,7 @@
 // per worker by New, which checks the configuration before the worker takes any task
 // and builds one implementation per agent kind (agentKind: its channel and its model
 // call). Activities.Register registers them all under their wire names
-// (workflows/names.go) on a worker or a test environment.
+// (wire/names.go) on a worker or a test environment.
 //
 // Model calls never retry inside go-openai: each attempt is one activity attempt, and
 // provider errors become Temporal application errors whose retryability follows the HTTP

@@ -17,7 +17,7 @@ type ActivityRegistry interface {
 }
 
 // Register registers every activity on r under its wire name (the *Activity constants
-// of workflows/names.go), each once: the one registration the worker
+// of wire/names.go), each once: the one registration the worker
 // (hosting.NewWorker), the tests and embedding programs share. The workflow is not
 // registered here (hosting.Register does both).
 func (a *Activities) Register(r ActivityRegistry) {

@@ -23,11 +23,11 @@ type recorder map[string]int
 
 func (r recorder) RegisterActivityWithOptions(_ any, o activity.RegisterOptions) { r[o.Name]++ }
 
-// activityNames reads the wire names of the activities from workflows/names.go: the
+// activityNames reads the wire names of the activities from wire/names.go: the
 // values of its constants named *Activity.
 func activityNames(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "workflows", "names.go"), nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "wire", "names.go"), nil, 0)
 	require.NoError(t, err)
 	names := map[string]string{}
 	ast.Inspect(f, func(n ast.Node) bool {
