@@ -14,11 +14,11 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/workflows"
 )
 
@@ -89,7 +89,7 @@ func TestChatAtItsLengthLimitStillWorksEverywhere(t *testing.T) {
 	id := testenv.ChatID(t)
 	// A raw start: the restore by URI, and a budget that makes every run hand over.
 	in := workflows.AgentChatInput{Version: workflows.InputVersion, Participants: []string{"helper"},
-		Restore:       &workflows.DocumentSource{URI: activities.FileURI(path)},
+		Restore:       &workflows.DocumentSource{URI: transfer.FileURI(path)},
 		HistoryBudget: workflows.HistoryBudget{MaxEvents: 40}}
 	_, err := a.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: a.TaskQueue}, workflows.WorkflowType, in)
 	require.NoError(t, err)
