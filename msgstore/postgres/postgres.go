@@ -67,8 +67,8 @@ var _ msgstore.Store = (*Store)(nil)
 
 // Open connects to the database dsn names (a postgres:// URL or key=value string, as
 // pgx parses it), then creates or checks its tables. A DSN pgx cannot parse is
-// msgstore.msgstore.ErrInvalid; a server that cannot be reached is msgstore.ErrUnavailable; a
-// database with a newer schema version is msgstore.msgstore.ErrSchema.
+// msgstore.ErrInvalid; a server that cannot be reached is msgstore.ErrUnavailable; a
+// database with a newer schema version is msgstore.ErrSchema.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {

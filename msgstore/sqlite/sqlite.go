@@ -26,7 +26,7 @@ import (
 )
 
 // BusyTimeout is how long a write waits for another connection or process that
-// holds the database's write lock; past it the write is ErrUnavailable.
+// holds the database's write lock; past it the write is msgstore.ErrUnavailable.
 const BusyTimeout = 5 * time.Second
 
 // SchemaVersion is the version of the table layout this build writes and reads,
@@ -63,8 +63,8 @@ var _ msgstore.Store = (*Store)(nil)
 
 // Open opens the SQLite store at path, creating its folder and file if missing, and
 // creates or checks its table (schema version in PRAGMA user_version). An empty path is
-// msgstore.msgstore.ErrInvalid; a file whose schema version is newer than SchemaVersion is
-// msgstore.msgstore.ErrSchema; a file locked past BusyTimeout is msgstore.ErrUnavailable.
+// msgstore.ErrInvalid; a file whose schema version is newer than SchemaVersion is
+// msgstore.ErrSchema; a file locked past BusyTimeout is msgstore.ErrUnavailable.
 func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("msgstore: open sqlite: %w: empty path", msgstore.ErrInvalid)
