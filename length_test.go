@@ -14,10 +14,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
-	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -88,7 +88,7 @@ func TestChatAtItsLengthLimitStillWorksEverywhere(t *testing.T) {
 	id := testenv.ChatID(t)
 	// A raw start: the restore by URI, and a budget that makes every run hand over.
 	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"},
-		Restore:       &wire.DocumentSource{URI: activities.FileURI(path)},
+		Restore:       &wire.DocumentSource{URI: transfer.FileURI(path)},
 		HistoryBudget: wire.HistoryBudget{MaxEvents: 40}}
 	_, err := a.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: a.TaskQueue}, wire.WorkflowType, in)
 	require.NoError(t, err)

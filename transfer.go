@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -35,14 +35,14 @@ type (
 // the chat's worker to export (the Export update) and reads the result, inline or from
 // a file:// URI on this machine.
 func (c *Client) Export(ctx context.Context, chatID string) ([]byte, string, error) {
-	var fill activities.Filler
+	var fill transfer.Filler
 	if len(c.stores) > 0 {
 		fill = func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
 			return fillFrom(ctx, c.stores, chatID, msgs)
 		}
 	}
-	doc, err := activities.BuildDocument(ctx, c.tc, chatID, "", activities.Source{Namespace: c.namespace, Cluster: c.cluster}, fill)
-	if errors.Is(err, activities.ErrStoredMessages) {
+	doc, err := transfer.BuildDocument(ctx, c.tc, chatID, "", transfer.Source{Namespace: c.namespace, Cluster: c.cluster}, fill)
+	if errors.Is(err, transfer.ErrStoredMessages) {
 		return c.exportThroughWorker(ctx, chatID)
 	}
 	if err != nil {
@@ -64,7 +64,7 @@ func (c *Client) exportThroughWorker(ctx context.Context, chatID string) ([]byte
 	if len(res.Document) > 0 {
 		return res.Document, res.Digest, nil
 	}
-	path, err := activities.PathOf(res.URI)
+	path, err := transfer.PathOf(res.URI)
 	if err == nil {
 		var b []byte
 		if b, err = os.ReadFile(path); err == nil {
@@ -78,7 +78,7 @@ func (c *Client) exportThroughWorker(ctx context.Context, chatID string) ([]byte
 // fillFrom fills stubs from the first of the client's stores that has them.
 func fillFrom(ctx context.Context, stores map[string]msgstore.Store, chatID string, msgs []chat.Message) ([]chat.Message, error) {
 	for _, st := range stores {
-		if out, err := activities.FillStubs(ctx, st, chatID, msgs); err == nil {
+		if out, err := transfer.FillStubs(ctx, st, chatID, msgs); err == nil {
 			return out, nil
 		}
 	}
@@ -176,7 +176,7 @@ func readDocument(doc []byte, path string) ([]byte, wire.DocumentSource, error) 
 	if err != nil {
 		return nil, wire.DocumentSource{}, err
 	}
-	return doc, wire.DocumentSource{URI: activities.FileURI(abs)}, nil
+	return doc, wire.DocumentSource{URI: transfer.FileURI(abs)}, nil
 }
 
 // MigrateOptions name a migration's target. Give ToNamespace, ToCluster (a cluster name

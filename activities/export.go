@@ -2,17 +2,14 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -31,7 +28,7 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
 		return a.fillStubs(ctx, in.ChatID, in.Store, msgs)
 	}
-	doc, err := BuildDocument(ctx, tc, in.ChatID, in.RunID, Source{Namespace: ns, Cluster: a.clusterName}, fill)
+	doc, err := transfer.BuildDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: a.clusterName}, fill)
 	if err != nil {
 		return wire.ExportResult{}, err
 	}
@@ -67,100 +64,9 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 		if err := writeFileAtomic(in.Export.Path, b); err != nil {
 			return wire.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), wire.ErrTypeInvalidInput, nil)
 		}
-		res.URI = FileURI(in.Export.Path)
+		res.URI = transfer.FileURI(in.Export.Path)
 	}
 	return res, nil
-}
-
-// Source says where a document is exported from: the Temporal namespace and the
-// cluster name the exporting side calls itself.
-type Source struct {
-	Namespace string
-	Cluster   string
-}
-
-// BuildDocument reads a chat run through its ExportSnapshot and History queries and
-// returns its chat-state document (without digest; chatstate.Encode adds it). The
-// snapshot fixes a turn boundary, and only the history up to it is taken, so the
-// document is consistent even while the chat takes turns. It works on finished chats
-// too. An empty runID means the latest run. Stub messages (bodies in a message store)
-// are filled by fill; with no fill, or what it cannot fill, the error is ErrStoredMessages.
-func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source, fill Filler) (chatstate.Document, error) {
-	var snap wire.Snapshot
-	if err := query(ctx, tc, chatID, runID, wire.SnapshotQuery, &snap); err != nil {
-		return chatstate.Document{}, err
-	}
-	if fill == nil && snap.Stubbed {
-		return chatstate.Document{}, fmt.Errorf("export %q: %w; export through the worker or give the client the store", chatID, ErrStoredMessages)
-	}
-	var stubsAt func([]chat.Message) int // with no fill, stop at the first stub (a chat that predates Stubbed)
-	if fill == nil {
-		stubsAt = func(page []chat.Message) int { return slices.IndexFunc(page, isStub) }
-	}
-	history, err := readHistoryUntil(ctx, tc, chatID, runID, 0, snap.HistoryLength, stubsAt)
-	if err != nil {
-		return chatstate.Document{}, err
-	}
-	if fill != nil {
-		if history, err = fill(ctx, history); err != nil {
-			return chatstate.Document{}, err
-		}
-	}
-	if i := slices.IndexFunc(history, isStub); i >= 0 {
-		return chatstate.Document{}, fmt.Errorf("export %q: %w (from message %d on); export through the worker or give the client the store",
-			chatID, ErrStoredMessages, i)
-	}
-	return chatstate.Document{
-		SchemaVersion: chatstate.SchemaVersion, ChatID: chatID, ExportedAt: time.Now().UTC(),
-		Source:  chatstate.Source{Namespace: src.Namespace, WorkflowID: chatID, RunID: runID, Cluster: src.Cluster},
-		History: history[:snap.HistoryLength], Participants: snap.Participants, Channels: snap.Channels,
-		Strategies: snap.Strategies, PendingTurns: snap.PendingTurns,
-	}, nil
-}
-
-// readHistory reads messages [from, to) of a chat run through its History query, in
-// pages of at most wire.HistoryPageBytes.
-func readHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
-	return readHistoryUntil(ctx, tc, chatID, runID, from, to, nil)
-}
-
-// readHistoryUntil is readHistory that stops after the page in which stop, if set,
-// finds a message (returns its index in the page, or -1): what was read so far is
-// returned, shorter than asked.
-func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID string, from, to int, stop func([]chat.Message) int) ([]chat.Message, error) {
-	msgs := make([]chat.Message, 0, to-from)
-	for from+len(msgs) < to {
-		var page wire.HistoryResult
-		// MaxBytes said, though it is the default: a chat run by a worker older than that
-		// default would send the rest whole.
-		in := wire.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: wire.HistoryPageBytes}
-		if err := query(ctx, tc, chatID, runID, wire.HistoryQuery, &page, in); err != nil {
-			return nil, err
-		}
-		if len(page.Messages) == 0 {
-			return nil, fmt.Errorf("chat %q: history ended at %d of %d messages", chatID, from+len(msgs), to)
-		}
-		msgs = append(msgs, page.Messages...)
-		if stop != nil && stop(page.Messages) >= 0 {
-			break
-		}
-	}
-	return msgs, nil
-}
-
-// ErrStoredMessages: the chat's older message bodies are in a message store the
-// exporter cannot read.
-var ErrStoredMessages = errors.New("the chat's older messages are in the worker's message store")
-
-// Filler fills stub messages (no contents) from a message store.
-type Filler func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error)
-
-func query(ctx context.Context, tc client.Client, chatID, runID, name string, out any, args ...any) error {
-	v, err := tc.QueryWorkflow(ctx, chatID, runID, name, args...)
-	if err != nil {
-		return fmt.Errorf("export %q: query %s: %w", chatID, name, err)
-	}
-	return v.Get(out)
 }
 
 func safeName(id string) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/sqlite"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -73,7 +74,7 @@ agents:
   - {id: bot, name: Bot, model: test-model, kind: %s}
 `, srv.URL(), kind))
 			require.NoError(t, err)
-			st, err := msgstore.OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
+			st, err := sqlite.Open(filepath.Join(t.TempDir(), "m.db"))
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = st.Close() })
 			body := chat.TextMessage("m1", chat.RoleUser, "Alice", "an old message, kept in the store")
@@ -112,7 +113,7 @@ func (s slowPutStore) Put(ctx context.Context, chatID string, msgs []chat.Messag
 // it answers; a store slow to write is not a dead worker either.
 func TestImportChatHeartbeatsWhileStoringBodies(t *testing.T) {
 	const hb = time.Second
-	st, err := msgstore.OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "m.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(agents.Config{}),

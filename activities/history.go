@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -68,7 +69,7 @@ func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.M
 	if err != nil {
 		return nil, err
 	}
-	more, err := readHistory(ctx, tc, chatID, runID, len(msgs), length)
+	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, len(msgs), length)
 	if err != nil {
 		return nil, err
 	}
@@ -79,45 +80,16 @@ func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.M
 
 // fillStubs replaces stub messages (no contents) by their bodies from the chat's store.
 func (a *Activities) fillStubs(ctx context.Context, chatID, store string, msgs []chat.Message) ([]chat.Message, error) {
-	if !slices.ContainsFunc(msgs, isStub) {
+	if !slices.ContainsFunc(msgs, transfer.IsStub) {
 		return msgs, nil
 	}
 	st, err := a.messageStore(store)
 	if err != nil {
 		return nil, err
 	}
-	out, err := FillStubs(ctx, st, chatID, msgs)
+	out, err := transfer.FillStubs(ctx, st, chatID, msgs)
 	if err != nil {
 		return nil, storeError(err)
-	}
-	return out, nil
-}
-
-func isStub(m chat.Message) bool { return m.Contents == nil }
-
-// FillStubs returns msgs with every stub (a message without contents, whose body a long
-// chat keeps in its message store) filled from st. msgs is not modified.
-func FillStubs(ctx context.Context, st msgstore.Store, chatID string, msgs []chat.Message) ([]chat.Message, error) {
-	var ids []string
-	for _, m := range msgs {
-		if isStub(m) {
-			ids = append(ids, m.MessageID)
-		}
-	}
-	if len(ids) == 0 {
-		return msgs, nil
-	}
-	bodies, err := st.Get(ctx, chatID, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := append([]chat.Message(nil), msgs...)
-	j := 0
-	for i := range out {
-		if isStub(out[i]) {
-			out[i].Contents = bodies[j].Contents
-			j++
-		}
 	}
 	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/sqlite"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -23,7 +24,7 @@ import (
 // which call ids those stubs hold, so that the chat never gives a new call one of them
 // (it would share that call's idempotency key).
 func TestImportPageNamesTheCallIDsOfItsStubs(t *testing.T) {
-	st, err := msgstore.OpenSQLite(filepath.Join(t.TempDir(), "m.db"))
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "m.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(agents.Config{}),

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentchat/agentchat/transfer"
 )
 
 // DocumentStore holds chat-state documents too large to travel inline (over
@@ -38,12 +39,12 @@ func (f FileStore) Put(_ context.Context, name string, doc []byte) (string, erro
 	if err := writeFileAtomic(path, doc); err != nil {
 		return "", fmt.Errorf("document store: %w", err)
 	}
-	return FileURI(path), nil
+	return transfer.FileURI(path), nil
 }
 
 // Get reads a file:// URI.
 func (f FileStore) Get(_ context.Context, uri string) ([]byte, error) {
-	path, err := PathOf(uri)
+	path, err := transfer.PathOf(uri)
 	if err != nil {
 		return nil, err
 	}
@@ -52,18 +53,6 @@ func (f FileStore) Get(_ context.Context, uri string) ([]byte, error) {
 		return nil, fmt.Errorf("document store: %w", err)
 	}
 	return b, nil
-}
-
-// FileURI returns the file:// URI of an absolute path.
-func FileURI(path string) string { return (&url.URL{Scheme: "file", Path: path}).String() }
-
-// PathOf returns the absolute path of a file:// URI.
-func PathOf(uri string) (string, error) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) || (u.Host != "" && u.Host != "localhost") {
-		return "", fmt.Errorf("document store: %q is not a file:// URI of an absolute path", uri)
-	}
-	return u.Path, nil
 }
 
 // writeFileAtomic writes b to path through a temporary file in the same folder, so a

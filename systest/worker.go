@@ -18,6 +18,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/sqlite"
 	"github.com/agentchat/agentchat/tools"
 )
 
@@ -86,7 +87,7 @@ func runWorker(spec WorkerSpec) error {
 		return fmt.Errorf("dial %s: %w", spec.Address, err)
 	}
 	defer tc.Close()
-	store, err := msgstore.OpenSQLite(filepath.Join(spec.Dir, "messages.db"))
+	store, err := sqlite.Open(filepath.Join(spec.Dir, "messages.db"))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/sqlite"
 )
 
 // fleetSize is how many workers each namespace runs: two in the first (so a killed one
@@ -58,7 +59,7 @@ func NewWorld(ctx context.Context, opts WorldOptions) (*World, error) {
 		return nil, err
 	}
 	w.Model = model
-	if w.store, err = msgstore.OpenSQLite(filepath.Join(w.Dir, "messages.db")); err != nil {
+	if w.store, err = sqlite.Open(filepath.Join(w.Dir, "messages.db")); err != nil {
 		w.Close()
 		return nil, err
 	}

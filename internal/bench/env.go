@@ -20,6 +20,7 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/sqlite"
 	"github.com/agentchat/agentchat/offline"
 )
 
@@ -157,7 +158,7 @@ func (e *Env) startWorkers(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("bench: agent config: %w", err)
 	}
-	if e.store, err = msgstore.OpenSQLite(filepath.Join(e.dir, "messages.db")); err != nil {
+	if e.store, err = sqlite.Open(filepath.Join(e.dir, "messages.db")); err != nil {
 		return fmt.Errorf("bench: message store: %w", err)
 	}
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), BaseURLOverride: e.Model.URL(),

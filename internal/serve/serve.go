@@ -22,6 +22,7 @@ import (
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/storeurl"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/tools"
 	"github.com/agentchat/agentchat/wire"
@@ -187,7 +188,7 @@ func openStores(urls []string) (map[string]msgstore.Store, string, error) {
 	stores := map[string]msgstore.Store{}
 	first := ""
 	for _, u := range urls {
-		st, err := msgstore.Open(context.Background(), u)
+		st, err := storeurl.Open(context.Background(), u)
 		if err != nil {
 			for _, s := range stores {
 				_ = s.Close()

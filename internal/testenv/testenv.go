@@ -30,6 +30,9 @@ import (
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/postgres"
+	"github.com/agentchat/agentchat/msgstore/sqlite"
+	"github.com/agentchat/agentchat/msgstore/storeurl"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/tools"
 )
@@ -242,7 +245,7 @@ func New(t testing.TB, opts Options) *Harness {
 	store := activities.FileStore{Dir: storeDir(t)}
 	msgs := messageStore(t, opts.MessageStore)
 	if opts.MessageStoreURL != "" {
-		msgs, err = msgstore.Open(context.Background(), opts.MessageStoreURL)
+		msgs, err = storeurl.Open(context.Background(), opts.MessageStoreURL)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = msgs.Close() })
 	}
@@ -354,9 +357,9 @@ func messageStore(t testing.TB, kind string) msgstore.Store {
 	)
 	switch kind {
 	case msgstore.NameSQLite:
-		st, err = msgstore.OpenSQLite(filepath.Join(storeDir(t), "messages.db"))
+		st, err = sqlite.Open(filepath.Join(storeDir(t), "messages.db"))
 	case msgstore.NamePostgres:
-		st, err = msgstore.OpenPostgres(context.Background(), PostgresDSN(t))
+		st, err = postgres.Open(context.Background(), PostgresDSN(t))
 	default:
 		t.Fatalf("unknown message store %q", kind)
 	}

@@ -1,4 +1,4 @@
-package msgstore
+package postgres
 
 import (
 	"bytes"
@@ -303,10 +303,16 @@ func sharedPostgresDSN(t *testing.T) string {
 	return shared.dsn
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopSharedPostgres()
+	os.Exit(code)
+}
+
 func stopSharedPostgres() {
 	if shared.srv != nil {
 		if err := shared.srv.destroy(); err != nil {
-			fmt.Fprintln(os.Stderr, "msgstore tests: stop shared PostgreSQL:", err)
+			fmt.Fprintln(os.Stderr, "msgstore/postgres tests: stop shared PostgreSQL:", err)
 		}
 	}
 }

@@ -1,4 +1,7 @@
-package msgstore
+// Package postgres is the msgstore.Store in a PostgreSQL database, through
+// github.com/jackc/pgx/v5 with a connection pool. Open it with Open, or by URL
+// (postgres://..., postgresql://...) through msgstore/storeurl.
+package postgres
 
 import (
 	"context"
@@ -18,11 +21,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/msgstore"
 )
 
-// PostgresConnectTimeout bounds each new connection (dial, TLS, startup) when the DSN
+// ConnectTimeout bounds each new connection (dial, TLS, startup) when the DSN
 // sets no connect_timeout.
-const PostgresConnectTimeout = 5 * time.Second
+const ConnectTimeout = 5 * time.Second
+
+// SchemaVersion is the version of the table layout this build writes and reads,
+// recorded in the row 'chat_messages' of table schema_version.
+const SchemaVersion = 1
 
 // postgresChunk is how many messages one INSERT carries.
 const postgresChunk = 1000
@@ -43,38 +51,39 @@ const postgresSchemaVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
 const postgresSchemaV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
 	chat_id    text        NOT NULL,
 	message_id text        NOT NULL,
-	body       bytea       NOT NULL, -- the JSON of chat.Message, as encode writes it
+	body       bytea       NOT NULL, -- the JSON of chat.Message, as msgstore.EncodeBody writes it
 	created_at timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (chat_id, message_id)
 )`
 
-// Postgres is a Store in a PostgreSQL database (table chat_messages, version recorded
-// in the row 'chat_messages' of table schema_version), through a pgxpool pool.
-type Postgres struct {
+// Store is a msgstore.Store in a PostgreSQL database (table chat_messages, version
+// recorded in the row 'chat_messages' of table schema_version), through a pgxpool pool.
+type Store struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
 }
 
-var _ Store = (*Postgres)(nil)
+var _ msgstore.Store = (*Store)(nil)
 
-// OpenPostgres connects to the database dsn names (a postgres:// URL or key=value
-// string, as pgx parses it), then creates or checks its tables. A server that cannot be
-// reached is ErrUnavailable; a database with a newer schema version is ErrSchema.
-func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
+// Open connects to the database dsn names (a postgres:// URL or key=value string, as
+// pgx parses it), then creates or checks its tables. A DSN pgx cannot parse is
+// msgstore.ErrInvalid; a server that cannot be reached is msgstore.ErrUnavailable; a
+// database with a newer schema version is msgstore.ErrSchema.
+func Open(ctx context.Context, dsn string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("msgstore: open postgres: %w: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("msgstore: open postgres: %w: %w", msgstore.ErrInvalid, err)
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = PostgresConnectTimeout
+		cfg.ConnConfig.ConnectTimeout = ConnectTimeout
 	}
-	cfg.PingTimeout = PostgresConnectTimeout
+	cfg.PingTimeout = ConnectTimeout
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("msgstore: open postgres: %w", err)
 	}
-	s := &Postgres{pool: pool}
-	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	s := &Store{pool: pool}
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
 	defer cancel()
 	if err := s.migrate(opCtx); err != nil {
 		pool.Close()
@@ -84,7 +93,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 }
 
 // migrate brings the database to SchemaVersion in one transaction.
-func (s *Postgres) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(postgresMigrationLock)); err != nil {
 			return err
@@ -99,7 +108,7 @@ func (s *Postgres) migrate(ctx context.Context) error {
 		case err != nil:
 			return err
 		case version > SchemaVersion:
-			return fmt.Errorf("%w: database has version %d, this build knows up to %d", ErrSchema, version, SchemaVersion)
+			return fmt.Errorf("%w: database has version %d, this build knows up to %d", msgstore.ErrSchema, version, SchemaVersion)
 		default:
 			return nil
 		}
@@ -112,31 +121,36 @@ func (s *Postgres) migrate(ctx context.Context) error {
 }
 
 // Name returns "postgres".
-func (s *Postgres) Name() string { return NamePostgres }
+func (s *Store) Name() string { return msgstore.NamePostgres }
 
-// Close closes the pool. Later calls return ErrClosed.
-func (s *Postgres) Close() error {
+// Close closes the pool. Later calls return msgstore.ErrClosed.
+func (s *Store) Close() error {
 	if !s.closed.Swap(true) {
 		s.pool.Close()
 	}
 	return nil
 }
 
-// Put writes msgs under chatID in one transaction; see Store.
-func (s *Postgres) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
+// Put writes msgs under chatID in one transaction; see msgstore.Store.
+func (s *Store) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
 	if s.closed.Load() {
-		return fmt.Errorf("msgstore: postgres put: %w", ErrClosed)
+		return fmt.Errorf("msgstore: postgres put: %w", msgstore.ErrClosed)
 	}
-	rows, err := encodeAll(NamePostgres, chatID, msgs)
+	rows, err := msgstore.CheckPut(msgstore.NamePostgres, chatID, msgs)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
 	// One lock order for all writers, so two Puts sharing ids cannot deadlock.
-	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.id, b.id) })
-	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	slices.SortFunc(rows, func(a, b msgstore.Row) int { return strings.Compare(a.ID, b.ID) })
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
 	defer cancel()
 	err = pgx.BeginFunc(opCtx, s.pool, func(tx pgx.Tx) error {
-		return chunks(rows, postgresChunk, func(part []row) error { return putChunk(opCtx, tx, chatID, part) })
+		for part := range slices.Chunk(rows, postgresChunk) {
+			if err := putChunk(opCtx, tx, chatID, part); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return s.wrap(ctx, opCtx, "postgres put chat "+strconv.Quote(chatID), err)
@@ -146,11 +160,11 @@ func (s *Postgres) Put(ctx context.Context, chatID string, msgs []chat.Message) 
 
 // putChunk inserts the rows that are new and checks that the others, already stored
 // (before, or by a concurrent transaction that committed meanwhile), have the same body.
-func putChunk(ctx context.Context, tx pgx.Tx, chatID string, part []row) error {
+func putChunk(ctx context.Context, tx pgx.Tx, chatID string, part []msgstore.Row) error {
 	ids := make([]string, len(part))
 	bodies := make([][]byte, len(part))
 	for i, r := range part {
-		ids[i], bodies[i] = r.id, r.body
+		ids[i], bodies[i] = r.ID, r.Body
 	}
 	rows, err := tx.Query(ctx, `INSERT INTO chat_messages (chat_id, message_id, body)
 		SELECT $1, m.id, m.body FROM unnest($2::text[], $3::bytea[]) WITH ORDINALITY AS m(id, body, n) ORDER BY m.n
@@ -181,32 +195,33 @@ func putChunk(ctx context.Context, tx pgx.Tx, chatID string, part []row) error {
 		return err
 	}
 	for _, r := range part {
-		if !done[r.id] && !sameBody(existing[r.id], r.body) {
-			return conflictError(NamePostgres, chatID, r.id)
+		if !done[r.ID] && !msgstore.SameBody(existing[r.ID], r.Body) {
+			return msgstore.ConflictError(msgstore.NamePostgres, chatID, r.ID)
 		}
 	}
 	return nil
 }
 
 // Get returns the messages of chatID with these ids, in order, with one query; see
-// Store.
-func (s *Postgres) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
+// msgstore.Store.
+func (s *Store) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
 	if s.closed.Load() {
-		return nil, fmt.Errorf("msgstore: postgres get: %w", ErrClosed)
+		return nil, fmt.Errorf("msgstore: postgres get: %w", msgstore.ErrClosed)
 	}
-	if err := checkIDs(NamePostgres, chatID, ids); err != nil {
+	distinct, err := msgstore.CheckGet(msgstore.NamePostgres, chatID, ids)
+	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
+	if len(distinct) == 0 {
 		return []chat.Message{}, nil
 	}
-	opCtx, cancel := context.WithTimeout(ctx, OpTimeout)
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
 	defer cancel()
-	found, err := postgresBodies(opCtx, s.pool, chatID, unique(ids))
+	found, err := postgresBodies(opCtx, s.pool, chatID, distinct)
 	if err != nil {
 		return nil, s.wrap(ctx, opCtx, "postgres get chat "+strconv.Quote(chatID), err)
 	}
-	return ordered(NamePostgres, chatID, ids, found)
+	return msgstore.Ordered(msgstore.NamePostgres, chatID, ids, found)
 }
 
 type pgQuerier interface {
@@ -231,13 +246,13 @@ func postgresBodies(ctx context.Context, q pgQuerier, chatID string, ids []strin
 }
 
 // wrap prefixes err and marks it ErrUnavailable when the server could not be reached
-// or the operation ran past OpTimeout while the caller's ctx was still live.
-// A store closed meanwhile makes it ErrClosed.
-func (s *Postgres) wrap(ctx, opCtx context.Context, what string, err error) error {
-	if s.closed.Load() && !errors.Is(err, ErrConflict) {
-		return fmt.Errorf("msgstore: %s: %w: %w", what, ErrClosed, err)
+// or the operation ran past msgstore.OpTimeout while the caller's ctx was still live.
+// A store closed meanwhile makes it msgstore.ErrClosed.
+func (s *Store) wrap(ctx, opCtx context.Context, what string, err error) error {
+	if s.closed.Load() && !errors.Is(err, msgstore.ErrConflict) {
+		return fmt.Errorf("msgstore: %s: %w: %w", what, msgstore.ErrClosed, err)
 	}
-	return wrapOp(ctx, opCtx, what, err, postgresUnavailable)
+	return msgstore.WrapOp(ctx, opCtx, what, err, postgresUnavailable)
 }
 
 // postgresUnavailable reports whether err means the server could not be reached or

@@ -1,0 +1,308 @@
+// Package sqlite is the msgstore.Store in one SQLite file, through the pure-Go driver
+// modernc.org/sqlite (no cgo). Open it with Open, or by URL (sqlite:///abs/path.db,
+// sqlite:relative/path.db) through msgstore/storeurl.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	driver "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/msgstore"
+)
+
+// BusyTimeout is how long a write waits for another connection or process that
+// holds the database's write lock; past it the write is msgstore.ErrUnavailable.
+const BusyTimeout = 5 * time.Second
+
+// SchemaVersion is the version of the table layout this build writes and reads,
+// recorded in PRAGMA user_version.
+const SchemaVersion = 1
+
+// sqliteChunk is how many ids one SELECT ... IN (...) binds, well under SQLite's
+// variable limit (32766 in modernc.org/sqlite, 999 in old builds).
+const sqliteChunk = 500
+
+// sqliteInsertRows is how many rows one INSERT of Put writes (4 parameters each, far
+// below SQLite's 32,766).
+const sqliteInsertRows = 200
+
+const sqliteSchemaV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
+	chat_id    TEXT    NOT NULL,
+	message_id TEXT    NOT NULL,
+	body       BLOB    NOT NULL, -- the JSON of chat.Message, as msgstore.EncodeBody writes it
+	created_at INTEGER NOT NULL, -- when first stored, Unix milliseconds
+	PRIMARY KEY (chat_id, message_id)
+)`
+
+// Store is a msgstore.Store in one SQLite file (WAL mode). Several Store values, in one
+// process or several, may share a file: writes are serialized by SQLite's lock, waiting
+// up to BusyTimeout.
+type Store struct {
+	db      *sql.DB
+	path    string
+	writeMu sync.Mutex // one writer per value, so its goroutines do not contend in SQLite's busy loop
+	closed  atomic.Bool
+}
+
+var _ msgstore.Store = (*Store)(nil)
+
+// Open opens the SQLite store at path, creating its folder and file if missing, and
+// creates or checks its table (schema version in PRAGMA user_version). An empty path is
+// msgstore.ErrInvalid; a file whose schema version is newer than SchemaVersion is
+// msgstore.ErrSchema; a file locked past BusyTimeout is msgstore.ErrUnavailable.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("msgstore: open sqlite: %w: empty path", msgstore.ErrInvalid)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+	}
+	q := url.Values{}
+	q.Set("_busy_timeout", strconv.FormatInt(BusyTimeout.Milliseconds(), 10))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "FULL") // a Put that returned survives a power cut
+	q.Set("_txlock", "immediate") // take the write lock at BEGIN, so the busy timeout applies
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+	}
+	s := &Store{db: db, path: abs}
+	ctx, cancel := context.WithTimeout(context.Background(), msgstore.OpTimeout)
+	defer cancel()
+	if err := s.migrate(ctx); err != nil {
+		_ = db.Close()
+		return nil, msgstore.WrapOp(context.Background(), ctx, "open sqlite "+strconv.Quote(abs), err, sqliteUnavailable)
+	}
+	return s, nil
+}
+
+// inTx runs f in a transaction, committed when f returns nil and rolled back otherwise.
+func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// migrate brings the file to SchemaVersion in one transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var version int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+			return err
+		}
+		switch {
+		case version > SchemaVersion:
+			return fmt.Errorf("%w: file has version %d, this build knows up to %d", msgstore.ErrSchema, version, SchemaVersion)
+		case version < 1:
+			if _, err := tx.ExecContext(ctx, sqliteSchemaV1); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Name returns "sqlite".
+func (s *Store) Name() string { return msgstore.NameSQLite }
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database. Later calls return msgstore.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("msgstore: close sqlite %q: %w", s.path, err)
+	}
+	return nil
+}
+
+// Put writes msgs under chatID in one transaction; see msgstore.Store.
+func (s *Store) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
+	if s.closed.Load() {
+		return fmt.Errorf("msgstore: sqlite put: %w", msgstore.ErrClosed)
+	}
+	rows, err := msgstore.CheckPut(msgstore.NameSQLite, chatID, msgs)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
+	defer cancel()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.inTx(opCtx, func(tx *sql.Tx) error { return putRows(opCtx, tx, chatID, rows) }); err != nil {
+		return msgstore.WrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID), err, sqliteUnavailable)
+	}
+	return nil
+}
+
+// putRows writes rows under chatID in tx.
+func putRows(ctx context.Context, tx *sql.Tx, chatID string, rows []msgstore.Row) error {
+	// Insert what is new, many rows a statement; a message already stored must have the
+	// same body, which is checked for those rows only (usually none) after the inserts.
+	now := time.Now().UnixMilli()
+	var stored []msgstore.Row
+	for part := range slices.Chunk(rows, sqliteInsertRows) {
+		old, err := insertRows(ctx, tx, chatID, part, now)
+		if err != nil {
+			return err
+		}
+		stored = append(stored, old...)
+	}
+	if len(stored) == 0 {
+		return nil
+	}
+	ids := make([]string, len(stored))
+	for i, r := range stored {
+		ids[i] = r.ID
+	}
+	existing, err := sqliteBodies(ctx, tx, chatID, ids)
+	if err != nil {
+		return err
+	}
+	for _, r := range stored {
+		if !msgstore.SameBody(existing[r.ID], r.Body) {
+			return msgstore.ConflictError(msgstore.NameSQLite, chatID, r.ID)
+		}
+	}
+	return nil
+}
+
+// insertRows inserts the rows of part that chatID does not hold yet, created at now
+// (Unix milliseconds), in one statement, and returns the others, already stored.
+func insertRows(ctx context.Context, tx *sql.Tx, chatID string, part []msgstore.Row, now int64) ([]msgstore.Row, error) {
+	args := make([]any, 0, 4*len(part))
+	for _, r := range part {
+		args = append(args, chatID, r.ID, r.Body, now)
+	}
+	q := "INSERT OR IGNORE INTO chat_messages (chat_id, message_id, body, created_at) VALUES (?, ?, ?, ?)" +
+		strings.Repeat(", (?, ?, ?, ?)", len(part)-1) + " RETURNING message_id"
+	res, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	inserted := make(map[string]bool, len(part))
+	for res.Next() {
+		var id string
+		if err := res.Scan(&id); err != nil {
+			return nil, err
+		}
+		inserted[id] = true
+	}
+	if err := res.Err(); err != nil {
+		return nil, err
+	}
+	var stored []msgstore.Row
+	for _, r := range part {
+		if !inserted[r.ID] {
+			stored = append(stored, r)
+		}
+	}
+	return stored, nil
+}
+
+// Get returns the messages of chatID with these ids, in order; see msgstore.Store.
+func (s *Store) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("msgstore: sqlite get: %w", msgstore.ErrClosed)
+	}
+	distinct, err := msgstore.CheckGet(msgstore.NameSQLite, chatID, ids)
+	if err != nil {
+		return nil, err
+	}
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
+	defer cancel()
+	found, err := sqliteBodies(opCtx, s.db, chatID, distinct)
+	if err != nil {
+		return nil, msgstore.WrapOp(ctx, opCtx, "sqlite get chat "+strconv.Quote(chatID), err, sqliteUnavailable)
+	}
+	return msgstore.Ordered(msgstore.NameSQLite, chatID, ids, found)
+}
+
+type sqlQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// sqliteBodies returns the stored bodies of those ids that chatID has, in chunks of
+// sqliteChunk ids per query.
+func sqliteBodies(ctx context.Context, q sqlQuerier, chatID string, ids []string) (map[string][]byte, error) {
+	found := make(map[string][]byte, len(ids))
+	for part := range slices.Chunk(ids, sqliteChunk) {
+		if err := readBodies(ctx, q, chatID, part, found); err != nil {
+			return found, err
+		}
+	}
+	return found, nil
+}
+
+// readBodies adds to found the stored bodies of those ids of part that chatID has, with
+// one query.
+func readBodies(ctx context.Context, q sqlQuerier, chatID string, part []string, found map[string][]byte) error {
+	args := make([]any, 0, len(part)+1)
+	args = append(args, chatID)
+	for _, id := range part {
+		args = append(args, id)
+	}
+	query := "SELECT message_id, body FROM chat_messages WHERE chat_id = ? AND message_id IN (?" +
+		strings.Repeat(", ?", len(part)-1) + ")"
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var body []byte
+		if err := rows.Scan(&id, &body); err != nil {
+			return err
+		}
+		found[id] = body
+	}
+	return rows.Err()
+}
+
+// sqliteUnavailable reports whether err is SQLite saying "not now": busy or locked
+// past the busy timeout, or a WAL lock race (SQLITE_PROTOCOL).
+func sqliteUnavailable(err error) bool {
+	var e *driver.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PROTOCOL:
+		return true
+	}
+	return false
+}

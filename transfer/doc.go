@@ -1,0 +1,9 @@
+// Package transfer reads a chat out of Temporal: its chat-state document (BuildDocument,
+// from the chat run's ExportSnapshot and History queries), its history in pages
+// (ReadHistory), the bodies of stub messages from a message store (FillStubs), and the
+// file:// URIs by which documents travel (FileURI, PathOf). The export activity and the
+// client's Export share it, so a document is built one way wherever it is built.
+//
+// It needs a Temporal client and the msgstore interface only: no model client, no
+// database driver, no file I/O (the callers read and write the files).
+package transfer

@@ -1,0 +1,109 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// ErrStoredMessages: the chat's older message bodies are in a message store the
+// exporter cannot read.
+var ErrStoredMessages = errors.New("the chat's older messages are in the worker's message store")
+
+// Source says where a document is exported from: the Temporal namespace and the
+// cluster name the exporting side calls itself.
+type Source struct {
+	Namespace string
+	Cluster   string
+}
+
+// Filler fills stub messages (no contents) from a message store, returning msgs with
+// their bodies (FillStubs does it from one store).
+type Filler func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error)
+
+// BuildDocument reads a chat run through its ExportSnapshot and History queries and
+// returns its chat-state document (without digest; chatstate.Encode adds it). The
+// snapshot fixes a turn boundary, and only the history up to it is taken, so the
+// document is consistent even while the chat takes turns. It works on finished chats
+// too. An empty runID means the latest run. Stub messages (bodies in a message store)
+// are filled by fill; with no fill, or what it cannot fill, the error is ErrStoredMessages.
+// A failed query is returned wrapped, "export <chat>: query <name>: ...".
+func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source, fill Filler) (chatstate.Document, error) {
+	var snap wire.Snapshot
+	if err := query(ctx, tc, chatID, runID, wire.SnapshotQuery, &snap); err != nil {
+		return chatstate.Document{}, err
+	}
+	if fill == nil && snap.Stubbed {
+		return chatstate.Document{}, fmt.Errorf("export %q: %w; export through the worker or give the client the store", chatID, ErrStoredMessages)
+	}
+	var stubsAt func([]chat.Message) int // with no fill, stop at the first stub (a chat that predates Stubbed)
+	if fill == nil {
+		stubsAt = func(page []chat.Message) int { return slices.IndexFunc(page, IsStub) }
+	}
+	history, err := readHistoryUntil(ctx, tc, chatID, runID, 0, snap.HistoryLength, stubsAt)
+	if err != nil {
+		return chatstate.Document{}, err
+	}
+	if fill != nil {
+		if history, err = fill(ctx, history); err != nil {
+			return chatstate.Document{}, err
+		}
+	}
+	if i := slices.IndexFunc(history, IsStub); i >= 0 {
+		return chatstate.Document{}, fmt.Errorf("export %q: %w (from message %d on); export through the worker or give the client the store",
+			chatID, ErrStoredMessages, i)
+	}
+	return chatstate.Document{
+		SchemaVersion: chatstate.SchemaVersion, ChatID: chatID, ExportedAt: time.Now().UTC(),
+		Source:  chatstate.Source{Namespace: src.Namespace, WorkflowID: chatID, RunID: runID, Cluster: src.Cluster},
+		History: history[:snap.HistoryLength], Participants: snap.Participants, Channels: snap.Channels,
+		Strategies: snap.Strategies, PendingTurns: snap.PendingTurns,
+	}, nil
+}
+
+// ReadHistory reads messages [from, to) of a chat run through its History query, in
+// pages of at most wire.HistoryPageBytes. Stubs are returned as they are. A
+// history that ends before to is an error.
+func ReadHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
+	return readHistoryUntil(ctx, tc, chatID, runID, from, to, nil)
+}
+
+// readHistoryUntil is ReadHistory that stops after the page in which stop, if set,
+// finds a message (returns its index in the page, or -1): what was read so far is
+// returned, shorter than asked.
+func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID string, from, to int, stop func([]chat.Message) int) ([]chat.Message, error) {
+	msgs := make([]chat.Message, 0, to-from)
+	for from+len(msgs) < to {
+		var page wire.HistoryResult
+		// MaxBytes said, though it is the default: a chat run by a worker older than that
+		// default would send the rest whole.
+		in := wire.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: wire.HistoryPageBytes}
+		if err := query(ctx, tc, chatID, runID, wire.HistoryQuery, &page, in); err != nil {
+			return nil, err
+		}
+		if len(page.Messages) == 0 {
+			return nil, fmt.Errorf("chat %q: history ended at %d of %d messages", chatID, from+len(msgs), to)
+		}
+		msgs = append(msgs, page.Messages...)
+		if stop != nil && stop(page.Messages) >= 0 {
+			break
+		}
+	}
+	return msgs, nil
+}
+
+func query(ctx context.Context, tc client.Client, chatID, runID, name string, out any, args ...any) error {
+	v, err := tc.QueryWorkflow(ctx, chatID, runID, name, args...)
+	if err != nil {
+		return fmt.Errorf("export %q: query %s: %w", chatID, name, err)
+	}
+	return v.Get(out)
+}
