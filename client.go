@@ -364,7 +364,7 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 // that waits for none; its message lists the calls awaited); TurnFailed (with the
 // provider's message) when the resumed turn fails; ContinuingAsNew or Migrating
 // (retry) while the chat hands over to a new run or migrates, Migrated once it moved.
-func (c *Client) Approve(ctx context.Context, chatID string, in wire.ApproveInput) (TurnResult, error) {
+func (c *Client) Approve(ctx context.Context, chatID string, in ApproveInput) (TurnResult, error) {
 	if in.CallID == "" {
 		return TurnResult{}, fmt.Errorf("agentchat: approve in chat %q: %w: no callId", chatID, ErrInvalidOptions)
 	}

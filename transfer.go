@@ -227,7 +227,7 @@ func (c *Client) AddParticipants(ctx context.Context, chatID string, agentIDs ..
 // ExportTo asks the chat's worker to write the document to a sink (the Export update):
 // "auto" (inline when small, else the worker's store), "inline", "store", or "file" with
 // a path on the worker's machine.
-func (c *Client) ExportTo(ctx context.Context, chatID string, in wire.ExportInput) (wire.ExportResult, error) {
+func (c *Client) ExportTo(ctx context.Context, chatID string, in ExportInput) (ExportResult, error) {
 	var res wire.ExportResult
 	err := c.update(ctx, chatID, "export", wire.ExportUpdate, in, &res)
 	return res, err

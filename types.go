@@ -6,7 +6,9 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// The wire types, re-exported so that services need import only this package.
+// The wire types (package wire), re-exported so that services need import only this
+// package: every type the Client takes or returns is one of these or the Client's own
+// options and errors.
 type (
 	Message             = chat.Message
 	Content             = chat.Content
@@ -17,6 +19,8 @@ type (
 	HistoryResult       = wire.HistoryResult
 	ApproveInput        = wire.ApproveInput
 	PendingApproval     = wire.PendingApproval
+	ExportInput         = wire.ExportInput
+	ExportResult        = wire.ExportResult
 	SelectionStrategy   = strategies.SelectionStrategy
 	TerminationStrategy = strategies.TerminationStrategy
 )
