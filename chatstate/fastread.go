@@ -38,7 +38,8 @@ func (ms *canonicalMessages) UnmarshalJSON(b []byte) error {
 //
 // It does not check that b is canonical in every respect (a number's form, say): its
 // callers encode what it returns and compare that with b, so a document it misreads is
-// read again by encoding/json.
+// read again by encoding/json. layout_test.go fails when it, or the encoder, misses a
+// field of chat.Message or chat.Content.
 func readMessages(b []byte) ([]chat.Message, error) {
 	r := reader{b: b}
 	ms, err := r.messages()

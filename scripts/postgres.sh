@@ -15,7 +15,7 @@
 # start on a running server only prints the DSN (failing if it listens on another
 # port), stop on a stopped one does nothing.
 #
-# Typical use (as .ci/run does):
+# Typical use (as scripts/test does, with a free port):
 #   export AGENTCHAT_TEST_POSTGRES=$(scripts/postgres.sh start /tmp/agentchat-pg 55432)
 #   trap 'scripts/postgres.sh stop /tmp/agentchat-pg' EXIT
 set -euo pipefail

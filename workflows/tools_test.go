@@ -213,6 +213,24 @@ func TestApprovalSuspendsTheTurnUntilAPersonDecides(t *testing.T) {
 	assert.Equal(t, 1, after.TurnCount)
 }
 
+// The refusal of a turn while a call waits is read by clients in any language: it says
+// what to do in wire terms (the Approve update and its fields) and names no
+// command-line tool; the starter adds its own hint.
+func TestAwaitingApprovalRefusalNamesTheUpdateAndNoCommandLineTool(t *testing.T) {
+	e, _ := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":120}`)}
+	e.send(time.Second, msg("m1", "refund order 7"))
+	blocked := e.send(2*time.Second, msg("m2", "hello?"))
+	e.run(clerk(), time.Minute)
+
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, blocked.rejected, &app)
+	assert.Equal(t, wire.ErrTypeAwaitingApproval, app.Type())
+	assert.Contains(t, app.Message(), "tool call(s) [c1]")
+	assert.Contains(t, app.Message(), "the "+wire.ApproveUpdate+" update (callId, approved)")
+	assert.NotRegexp(t, `go run|starter|\./|--chat|--call`, app.Message())
+}
+
 func TestRejectionGoesBackToTheModelWithTheReason(t *testing.T) {
 	e, ft := newToolEnv(t, 0)
 	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"amount":900}`)}

@@ -68,8 +68,8 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 	switch {
 	case s.suspension != nil:
 		return temporal.NewApplicationError(fmt.Sprintf(
-			"chat %q waits for the approval of tool call(s) %s; approve or reject them first (the Approve update, or: go run ./starter approve --chat %s --call ID)",
-			s.chatID, pendingIDs(s.awaitingApproval()), s.chatID), wire.ErrTypeAwaitingApproval)
+			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
+			s.chatID, pendingIDs(s.awaitingApproval()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
 	case ok && s.historyIndex(m.MessageID) < len(s.history):
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",

@@ -75,9 +75,11 @@ func TestApproveResumesTheTurn(t *testing.T) {
 	r := ok(t, h, "state", "--chat", id)
 	assert.Contains(t, r.out, "\npending approvals: call call_refund refund("+refundArgs+") by clerk (turn m1)\n")
 
-	// Another turn is refused while the call waits, and says how to go on.
+	// Another turn is refused while the call waits, and says how to go on: the chat's
+	// error in wire terms, the starter's hint with its command.
 	line := fails(t, h, "send", "--chat", id, "Hello?")
-	assert.Contains(t, line, "starter approve --chat "+id+" --call ID")
+	assert.Contains(t, line, "with the Approve update (callId, approved)")
+	assert.True(t, strings.HasSuffix(line, "(run: go run ./starter approve --chat "+id+" --call ID [--reject --reason TEXT])"), line)
 
 	line = fails(t, h, "approve", "--chat", id, "--call", "call_nope")
 	assert.Contains(t, line, `waits for no approval of call "call_nope"`)
@@ -189,7 +191,7 @@ func TestChatShowsTheCallThatWaits(t *testing.T) {
 	require.Equal(t, 0, r.code, "%v", r)
 	assert.Contains(t, r.lines(), waitingLine(id))
 	assert.Contains(t, r.err, "error: ", "the next turn is refused while the call waits")
-	assert.Contains(t, r.err, "starter approve --chat "+id)
+	assert.Contains(t, r.err, "(run: go run ./starter approve --chat "+id+" --call ID [--reject --reason TEXT])")
 }
 
 // A temporary thread that waits for approval stays open until the call is decided.

@@ -283,7 +283,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					if errors.Is(err, agentchat.ErrChatClosed) {
 						return err
 					}
-					fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err))
+					fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+approveHint(err))
 					continue
 				}
 				printTurn(s.Out, chatID, res, completeNoteShort)

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,8 @@ type globals struct {
 }
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
-// printing a one-line error to Err.
+// printing a one-line error to Err (with the starter command that goes on, for an
+// error that asks for one: approveHint).
 func Execute(ctx context.Context, args []string, s Streams) int {
 	root, g := newRoot(s)
 	root.SetArgs(args)
@@ -40,7 +42,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		g.cancel()
 	}
 	if err != nil {
-		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error()))
+		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+approveHint(err))
 		return 1
 	}
 	return 0
@@ -116,6 +118,18 @@ func (g *globals) connectChat(ctx context.Context, chatID string) (*agentchat.Cl
 		return nil, err
 	}
 	return c, nil
+}
+
+// approveHint is what the starter adds to a chat's AwaitingApproval error: the
+// command that decides a call, " (run: go run ./starter approve --chat ID --call ID
+// [--reject --reason TEXT])"; "" for any other error. The chat's own error says what to
+// do in wire terms (the Approve update), as clients in any language read it.
+func approveHint(err error) string {
+	var ce *agentchat.Error
+	if !errors.As(err, &ce) || ce.Type != wire.ErrTypeAwaitingApproval {
+		return ""
+	}
+	return fmt.Sprintf(" (run: go run ./starter approve --chat %s --call ID [--reject --reason TEXT])", shellQuote(ce.ChatID))
 }
 
 // oneLine folds an error message onto one line.

@@ -1,7 +1,7 @@
 // Package testenv gives integration tests a real Temporal dev server, the offline
 // model over HTTP and an in-process agentchat worker on a task queue of their own.
 //
-// The server is the one answering at TEMPORAL_ADDRESS when there is one (.ci/run starts
+// The server is the one answering at TEMPORAL_ADDRESS when there is one (scripts/test starts
 // it), else one this test binary starts on a free port (building the Temporal CLI first
 // if needed) and stops when its tests end. Nothing is mocked except the model.
 package testenv

@@ -22,7 +22,7 @@ import (
 )
 
 // envTestPostgres names a PostgreSQL DSN the conformance tests use instead of starting
-// a server of their own (.ci/run exports what scripts/postgres.sh start prints).
+// a server of their own (scripts/test exports what scripts/postgres.sh start prints).
 const envTestPostgres = "AGENTCHAT_TEST_POSTGRES"
 
 // installHint ends every failure to find or start PostgreSQL: these tests never skip.
