@@ -1,11 +1,11 @@
-package agentchat_test
+package integration_test
 
 // Export and import of a 10,000-message chat through a real worker and dev server.
 //
 // Run the benchmark (slow by nature: each iteration exports a 10k-message chat through
 // its queries and restores it into a new chat through the ImportChat activity):
 //
-//	go test -run=^$ -bench=ExportImport10k -benchtime=3x .
+//	go test -run=^$ -bench=ExportImport10k -benchtime=3x ./integration
 //
 // It reports, per iteration: export-ms (Client.Export: the ExportSnapshot query and the
 // History query in pages, then Encode), import-ms (Client.Import of the exported bytes
@@ -15,7 +15,7 @@ package agentchat_test
 // unmarshal-ms) with the ratios export/marshal and import/unmarshal. ns/op is export
 // plus import; the baseline runs with the timer stopped.
 //
-// TestExportImport10kRoundTrip is one such round as a test (go test -run 10k .).
+// TestExportImport10kRoundTrip is one such round as a test (go test -run 10k ./integration).
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package agentchat_test
+package integration_test
 
 import (
 	"flag"
@@ -26,15 +26,16 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// Replay safety (workflows/testdata/replay/README.md): histories captured from real
+// Replay safety (testdata/replay/README.md): histories captured from real
 // runs of the AgentChat workflow must replay on the current code. Refresh them with
 //
-//	go test -count=1 -run TestReplay -capture .
+//	go test -count=1 -run TestReplay -capture ./integration
 var capture = flag.Bool("capture", false,
 	"run the replay scenarios on a dev server and rewrite "+replayDir+"/*.json before replaying them")
 
-// replayDir holds the committed histories, one JSON file per captured run.
-const replayDir = "workflows/testdata/replay"
+// replayDir holds the committed histories, one JSON file per captured run; the path is
+// relative to this folder, where go test runs the package's tests.
+const replayDir = "testdata/replay"
 
 // replayScenarios capture one or more runs each, saved as <file>.json; the files must
 // all be present for TestReplayCommittedHistories.

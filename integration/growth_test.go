@@ -1,4 +1,4 @@
-package agentchat_test
+package integration_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 )
 
 // growthTurns is the length of the history-growth measurement (the issue's 2,000 turns
-// of 1 KB messages). `go test -run HistoryGrowth -v .` prints the table in README.md.
+// of 1 KB messages). `go test -run HistoryGrowth -v ./integration` prints the table in README.md.
 const growthTurns = 2000
 
 // A chat's event history grows with each turn's own messages, never with the whole

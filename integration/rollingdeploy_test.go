@@ -1,4 +1,4 @@
-package agentchat_test
+package integration_test
 
 import (
 	"fmt"

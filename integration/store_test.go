@@ -1,4 +1,4 @@
-package agentchat_test
+package integration_test
 
 import (
 	"errors"
@@ -86,7 +86,7 @@ func startPostgres(t *testing.T) *pgServer {
 	require.NoError(t, err)
 	dir, err := os.MkdirTemp("", "agentchat-pg-")
 	require.NoError(t, err)
-	s := &pgServer{dir: dir, port: addr[strings.LastIndex(addr, ":")+1:], script: "scripts/postgres.sh"}
+	s := &pgServer{dir: dir, port: addr[strings.LastIndex(addr, ":")+1:], script: "../scripts/postgres.sh"}
 	s.start(t)
 	t.Cleanup(func() { _ = exec.Command(s.script, "stop", s.dir).Run(); _ = os.RemoveAll(dir) })
 	return s

@@ -1,4 +1,4 @@
-package agentchat_test
+package integration_test
 
 import (
 	"os"
@@ -18,7 +18,7 @@ import (
 // the approval the clerk answers, instead of starting its script again and asking for
 // the refund a second time.
 func TestOfflineClerkGoesOnAfterAWorkerRestart(t *testing.T) {
-	example, err := os.ReadFile("agents/agents.example.yaml")
+	example, err := os.ReadFile("../agents/agents.example.yaml")
 	require.NoError(t, err)
 	tq := testenv.TaskQueue(t)
 	opts := testenv.ProcessOptions{TaskQueue: tq, Config: string(example), Args: []string{"--offline"}}
