@@ -22,15 +22,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/bench"
@@ -47,21 +44,6 @@ func bigChatDocument(n int) chatstate.Document {
 	d := bench.Document(bench.History(n))
 	d.ChatID, d.Source.WorkflowID = "big-chat", "big-chat"
 	return d
-}
-
-// importBytes writes doc to a file (a large document is over the inline limit, so it
-// goes to the worker by path) and imports it as chat id; the chat is terminated when
-// the test ends.
-func importBytes(tb testing.TB, ctx context.Context, h *testenv.Harness, id string, doc []byte) agentchat.StateResult {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), id+".json")
-	require.NoError(tb, os.WriteFile(path, doc, 0o644))
-	st, err := h.Client.Import(ctx, agentchat.ImportOptions{ChatID: id, Path: path})
-	require.NoError(tb, err)
-	tb.Cleanup(func() { // a 10k chat is heavy: do not leave it running on a shared server
-		_ = h.Temporal.TerminateWorkflow(context.Background(), id, "", "test over")
-	})
-	return st
 }
 
 // sameHeader returns d with the members that differ between exports of different

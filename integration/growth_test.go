@@ -1,14 +1,12 @@
 package integration_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/testenv"
@@ -79,44 +77,4 @@ agents:
 	assert.Less(t, float64(perTurn[growthTurns]), 1.5*float64(perTurn[100]),
 		"turn %d adds about what turn 100 adds: each turn adds its own messages only", growthTurns)
 	assert.Less(t, perTurn[growthTurns], int64(24<<10), "a turn of 2 KB of messages adds a few KB, not the chat")
-}
-
-type runInfo struct {
-	runID         string
-	bytes, events int64
-}
-
-func currentRun(t *testing.T, h *testenv.Harness, id string) runInfo {
-	d, err := h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
-	require.NoError(t, err)
-	i := d.GetWorkflowExecutionInfo()
-	return runInfo{runID: i.GetExecution().GetRunId(), bytes: i.GetHistorySizeBytes(), events: i.GetHistoryLength()}
-}
-
-func allRuns(t *testing.T, h *testenv.Harness, id string) []runInfo {
-	var out []runInfo
-	var token []byte
-	for {
-		resp, err := h.Temporal.ListWorkflow(ctxFor(t), &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: h.Namespace, Query: fmt.Sprintf("WorkflowId = %q", id), NextPageToken: token})
-		require.NoError(t, err)
-		for _, e := range resp.GetExecutions() {
-			out = append(out, runInfo{runID: e.GetExecution().GetRunId(), bytes: e.GetHistorySizeBytes(), events: e.GetHistoryLength()})
-		}
-		if token = resp.GetNextPageToken(); len(token) == 0 {
-			return out
-		}
-	}
-}
-
-// largestPayload returns the size of the largest payload in a run's events.
-func largestPayload(t *testing.T, h *testenv.Harness, id, runID string) int64 {
-	it := h.Temporal.GetWorkflowHistory(context.Background(), id, runID, false, 0)
-	var largest int64
-	for it.HasNext() {
-		ev, err := it.Next()
-		require.NoError(t, err)
-		largest = max(largest, payloadsIn(ev))
-	}
-	return largest
 }

@@ -19,16 +19,6 @@ import (
 // not fail while a worker of its queue has the agent, and fails clearly (naming every
 // worker and what it knows) only when none has.
 
-// deployConfig is a registry with the given agents, answered by each process's own
-// offline model (--offline).
-func deployConfig(ids ...string) string {
-	out := "agents:\n"
-	for _, id := range ids {
-		out += fmt.Sprintf("  - {id: %s, name: %s, model: offline, call: {initialInterval: 50ms, maxAttempts: 3}}\n", id, id)
-	}
-	return out
-}
-
 // Two workers on one queue, one of them without agent helper: chats with helper start
 // and all their turns are answered, though some of their calls first reach the worker
 // that does not know it (their workflow tasks, and eagerly their activities, are held

@@ -17,9 +17,6 @@ import (
 	"github.com/agentchat/agentchat/workflows"
 )
 
-// recordWorker is the worker command with the record tool (internal/recordtool).
-const recordWorker = "github.com/agentchat/agentchat/internal/recordtool/worker"
-
 // A tool's side effect happens at most once per idempotency key, with real processes:
 // the worker is killed with SIGKILL a few ms after the tool ran, before its completion
 // reached Temporal. Temporal runs the call again on a new worker process, with the same

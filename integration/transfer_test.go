@@ -11,9 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
@@ -24,15 +21,6 @@ import (
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/workflows"
 )
-
-// seedThread starts a helper thread and plays the seed's first turns.
-func seedThread(t *testing.T, h *testenv.Harness, id string) {
-	t.Helper()
-	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
-	require.NoError(t, err)
-	send(t, h, id, "m1", "Hello, how are you?")
-	send(t, h, id, "m2", "My name is Alice")
-}
 
 // assertRemembers sends "What did we talk about?" to chatID and checks that the model
 // received the whole earlier conversation.
@@ -320,23 +308,3 @@ func TestMigrationToAnUnservedTargetFailsAtOnce(t *testing.T) {
 	res := send(t, a, id, "m3", "still here?")
 	assert.Contains(t, res.Messages[0].Text(), "received 6 messages")
 }
-
-// assertOneLiveChat checks that exactly one running workflow has the chat's id across
-// the harnesses' namespaces.
-func assertOneLiveChat(t *testing.T, id string, hs ...*testenv.Harness) {
-	t.Helper()
-	running := 0
-	for _, h := range hs {
-		resp, err := h.Temporal.ListWorkflow(ctxFor(t), &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: h.Namespace, Query: fmt.Sprintf("WorkflowId = %q", id)})
-		require.NoError(t, err)
-		for _, e := range resp.GetExecutions() {
-			if e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-				running++
-			}
-		}
-	}
-	assert.Equal(t, 1, running, "exactly one live chat %q", id)
-}
-
-var _ client.Client // keep the import for helpers above

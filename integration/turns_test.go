@@ -1,7 +1,6 @@
 package integration_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,46 +16,8 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/internal/testenv"
-	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
-
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// storeClient is a client of h's task queue that reads h's message store, so that
-// History returns stored bodies whole.
-func storeClient(h *testenv.Harness) *agentchat.Client {
-	return agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue,
-		MessageStores: map[string]msgstore.Store{h.MessageStore.Name(): h.MessageStore}})
-}
-
-// appType is err's application error type, or "" when it has none.
-func appType(err error) string {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Type()
-	}
-	return ""
-}
-
-func send(t *testing.T, h *testenv.Harness, chatID, id, text string) agentchat.TurnResult {
-	t.Helper()
-	res, err := h.Client.Send(ctxFor(t), chatID, agentchat.SendMessageInput{MessageID: id, Text: text, AuthorName: "Alice"})
-	require.NoError(t, err)
-	return res
-}
-
-func workflowStatus(t *testing.T, h *testenv.Harness, chatID string) enumspb.WorkflowExecutionStatus {
-	d, err := h.Temporal.DescribeWorkflowExecution(ctxFor(t), chatID, "")
-	require.NoError(t, err)
-	return d.GetWorkflowExecutionInfo().GetStatus()
-}
 
 // The seed's thread: three turns in one chat, and the third reply used the earlier ones.
 func TestSeedThreadRemembersEarlierTurns(t *testing.T) {
@@ -89,14 +50,6 @@ func TestSeedThreadRemembersEarlierTurns(t *testing.T) {
 	assert.Equal(t, 3, st.TurnCount)
 	assert.Equal(t, "m3/1", st.LastMessage.MessageID)
 	assert.Equal(t, 3, h.Model.Requests("helper"))
-}
-
-func messageIDs(msgs []chat.Message) []string {
-	out := make([]string, len(msgs))
-	for i, m := range msgs {
-		out[i] = m.MessageID
-	}
-	return out
 }
 
 func TestTemporaryThreadCompletesItsWorkflow(t *testing.T) {
