@@ -20,7 +20,7 @@
 //
 // Run them from the module root:
 //
-//	go test -count=1 ./integration                        # all, about 10 minutes on 2 cores
+//	go test -count=1 ./integration                        # all, about 7 minutes on 2 cores
 //	go test -count=1 -run TestReplay ./integration        # the replay test alone, no server
 //	go test -run='^$' -bench=ExportImport10k -benchtime=3x ./integration
 //
