@@ -88,7 +88,7 @@ func TestInvokeAgentSendsHistoryAndInstructions(t *testing.T) {
 			assert.Equal(t, "Alice", req.Messages[1].Name)
 			assert.Equal(t, "Helper", req.Messages[2].Name)
 			if stream {
-				assert.Zero(t, beats, "a quick answer costs no heartbeat (recovery_test.go covers long ones)")
+				assert.Zero(t, beats, "a quick answer costs no heartbeat (integration/recovery_test.go covers long ones)")
 			}
 		})
 	}
