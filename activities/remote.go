@@ -192,6 +192,18 @@ const TargetWorkerWait = 20 * time.Second
 // TargetWorkerWait: a target started then would wait for ever, and the chat with it.
 // A missing namespace is a non-retryable error; any other failure to ask, an error
 // the activity retries.
+// What the errors of a migration's target check say, for a tool that adds its own hint
+// (the CLI's migrate): the errors name no command-line tool, since clients in any
+// language read them.
+const (
+	// TargetNamespaceMissing is in the error of a migration to a namespace the target
+	// cluster does not have.
+	TargetNamespaceMissing = "does not exist on the target cluster"
+	// TargetUnserved is in the error of a migration to a namespace and task queue no
+	// worker polls.
+	TargetUnserved = "no worker serves task queue"
+)
+
 func targetReady(ctx context.Context, tc client.Client, in wire.StartTargetInput) error {
 	if _, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, ""); err == nil {
 		return nil // a previous attempt started it: let it finish
@@ -201,14 +213,14 @@ func targetReady(ctx context.Context, tc client.Client, in wire.StartTargetInput
 	switch {
 	case errors.As(err, &nf):
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"namespace %q does not exist on the target cluster; create it (temporal operator namespace create --namespace %s) and run a worker there",
-			in.Target.Namespace, in.Target.Namespace), wire.ErrTypeInvalidInput, nil)
+			"namespace %q "+TargetNamespaceMissing+"; register it there (Temporal's RegisterNamespace) and run a worker for it",
+			in.Target.Namespace), wire.ErrTypeInvalidInput, nil)
 	case err != nil:
 		return fmt.Errorf("namespace %q: %w", in.Target.Namespace, err)
 	case !served:
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"no worker serves task queue %q in namespace %q (none polled it within %s); start one there (go run ./worker --namespace %s --task-queue %s) and migrate again",
-			in.TaskQueue, in.Target.Namespace, TargetWorkerWait, in.Target.Namespace, in.TaskQueue), wire.ErrTypeInvalidInput, nil)
+			TargetUnserved+" %q in namespace %q (none polled it within %s); start a worker for that namespace and task queue, then migrate again",
+			in.TaskQueue, in.Target.Namespace, TargetWorkerWait), wire.ErrTypeInvalidInput, nil)
 	}
 	return nil
 }

@@ -302,6 +302,7 @@ func TestMigrationToAnUnservedTargetFailsAtOnce(t *testing.T) {
 		_, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: ns})
 		require.Error(t, err, ns)
 		assert.Contains(t, err.Error(), want)
+		assert.NotRegexp(t, `go run|temporal operator`, err.Error(), "clients in any language read it: no command-line tool named (the CLI adds its hint)")
 		assert.Less(t, time.Since(start), activities.TargetWorkerWait+10*time.Second, "no long wait for nothing")
 	}
 	res := send(t, a, id, "m3", "still here?")

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/chatstate"
 )
 
@@ -193,7 +196,7 @@ serve the target namespace on the same task queue.`,
 				if errors.As(err, &moved) {
 					return fmt.Errorf("%w (it was migrated to another target before)", err)
 				}
-				return err
+				return fmt.Errorf("%w%s", err, migrateHint(err, opts, g.dial.TaskQueue))
 			}
 			if asJSON {
 				return printJSON(s.Out, res)
@@ -217,4 +220,17 @@ serve the target namespace on the same task queue.`,
 	f.StringVar(&opts.ToChatID, "to-chat", "", "chat id in the target (default: the same)")
 	jsonFlag(cmd, &asJSON, "print the result as JSON")
 	return cmd
+}
+
+// migrateHint is the command-line tool that does what a migration's error asks for:
+// the errors themselves name none, since clients in any language read them.
+func migrateHint(err error, opts agentchat.MigrateOptions, taskQueue string) string {
+	ns := cmp.Or(opts.ToNamespace, "NS")
+	switch msg := err.Error(); {
+	case strings.Contains(msg, activities.TargetNamespaceMissing):
+		return fmt.Sprintf(" (run: temporal operator namespace create --namespace %s)", shellQuote(ns))
+	case strings.Contains(msg, activities.TargetUnserved):
+		return fmt.Sprintf(" (run: go run ./worker --namespace %s --task-queue %s)", shellQuote(ns), shellQuote(taskQueue))
+	}
+	return ""
 }
