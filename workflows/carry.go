@@ -37,23 +37,38 @@ const (
 	storeTimeout = time.Minute
 )
 
-// Carried is everything one run hands the next at continue-as-new.
+// Carried is everything one run hands the next at continue-as-new. The workflow holds
+// it as part of its state (chatState embeds it), so the next run gets it by assignment.
 type Carried struct {
-	Participants []agents.Participant    `json:"participants"`
-	History      []chat.Message          `json:"history"`
-	Channels     []chatstate.Channel     `json:"channels"`
-	Selection    agents.SelectionState   `json:"selection"`
-	Termination  agents.TerminationState `json:"termination"`
-	IsComplete   bool                    `json:"isComplete,omitempty"`
-	TurnCount    int                     `json:"turnCount"`
-	Attempted    int                     `json:"attempted"`
-	Pending      []chat.Message          `json:"pending,omitempty"`
-	LastError    *TurnError              `json:"lastError,omitempty"`
-	Restored     *CarriedRestore         `json:"restored,omitempty"`
-	Store        string                  `json:"store,omitempty"`
-	Runs         int                     `json:"runs"`
-	Decisions    map[string]Decision     `json:"decisions,omitempty"`
-	ToolRuns     []ToolRun               `json:"toolRuns,omitempty"`
+	// Participants are the resolved participants, in speaking order.
+	Participants []agents.Participant `json:"participants"`
+	// History is the primary history; a message whose body moved to the message store
+	// is a stub (Contents nil).
+	History []chat.Message `json:"history"`
+	// Channels are the channels' states at the hand-over (set by carry only).
+	Channels    []chatstate.Channel     `json:"channels"`
+	Selection   agents.SelectionState   `json:"selection"`
+	Termination agents.TerminationState `json:"termination"`
+	// IsComplete: the termination strategy completed the chat.
+	IsComplete bool `json:"isComplete,omitempty"`
+	// TurnCount counts the answered turns.
+	TurnCount int `json:"turnCount"`
+	// Attempted counts the turns run, answered or failed: a temporary thread closes
+	// after one.
+	Attempted int `json:"attempted"`
+	// Pending are the queued turns' messages, in order (set by carry only).
+	Pending []chat.Message `json:"pending,omitempty"`
+	// LastError is the most recent failed turn, refused signal or abandoned migration.
+	LastError *TurnError      `json:"lastError,omitempty"`
+	Restored  *CarriedRestore `json:"restored,omitempty"`
+	// Store names where stubbed message bodies are ("" = none yet).
+	Store string `json:"store,omitempty"`
+	// Runs is how many times the chat has continued as new.
+	Runs int `json:"runs"`
+	// Decisions are the approval decisions given so far, by callId.
+	Decisions map[string]Decision `json:"decisions,omitempty"`
+	// ToolRuns are the tool calls that ran in turns taken back since (toolruns.go).
+	ToolRuns []ToolRun `json:"toolRuns,omitempty"`
 	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
 	CallIDs CallIDFilter `json:"callIds,omitempty"`
 }
@@ -66,21 +81,20 @@ type CarriedRestore struct {
 	Repairs []string         `json:"repairs,omitempty"`
 }
 
-// resume takes over a previous run's state.
+// resume takes over a previous run's state: the carry by assignment, then what is
+// rebuilt from it (channels, the idempotency record, a suspension, the queued turns).
 func (s *chatState) resume(ctx workflow.Context, c *Carried) {
-	s.participants, s.history, s.stubs = c.Participants, c.History, stubTotal{}
+	s.Carried = *c
+	s.Channels, s.Pending, s.stubs = nil, nil, stubTotal{}
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
 	}
-	s.selState, s.termState, s.isComplete = c.Selection, c.Termination, c.IsComplete
-	s.lastError, s.store, s.runs = c.LastError, c.Store, c.Runs
 	if c.Restored != nil {
 		r := *c.Restored
-		s.restored = &r
+		s.Restored = &r
 	}
 	s.rebuildTurns(ctx)
-	s.turnCount, s.attempted = c.TurnCount, c.Attempted
-	s.decisions, s.toolRuns, s.callIDs = c.Decisions, c.ToolRuns, c.CallIDs
+	s.TurnCount = c.TurnCount // rebuildTurns counts the history's turns; the carried count stands
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
@@ -109,7 +123,7 @@ func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 // turns, moves older message bodies to the store when the carry would be too large,
 // and continues as new with the same input and the carried state.
 func (s *chatState) continueAsNew(ctx workflow.Context) error {
-	s.draining = true
+	s.must(s.to(phaseDraining))
 	// An Approve taken before the run began draining waits for its decision to be
 	// applied: the drain applies it (versioned), or the run would wait for it forever.
 	resumes := changed(ctx, versionResumeWhileDraining)
@@ -221,20 +235,20 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 	}
 }
 
-// carry captures the state for the next run.
+// carry captures the state for the next run: the carried part of the state by
+// assignment, with the channels, the queued turns and the next run's number.
 func (s *chatState) carry() *Carried {
-	c := &Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
-		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
-		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1,
-		Decisions: s.decisions, ToolRuns: s.toolRuns, CallIDs: s.callIDs}
+	c := s.Carried
+	c.Channels, c.Pending = s.documentChannels(), nil
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
-	if s.restored != nil {
-		r := *s.restored
+	if s.Restored != nil {
+		r := *s.Restored
 		c.Restored = &r
 	}
-	return c
+	c.Runs++
+	return &c
 }
 
 // spill moves the bodies of all but the latest messages to the message store when the
@@ -242,7 +256,7 @@ func (s *chatState) carry() *Carried {
 // What stays in the history are stubs: id, role, author, agent and time.
 // A store that does not answer leaves the bodies in the workflow.
 func (s *chatState) spill(ctx workflow.Context) {
-	inline := size(s.history)
+	inline := size(s.History)
 	if s.in.Store == "" && inline <= carryInlineBytes {
 		return
 	}
@@ -252,7 +266,7 @@ func (s *chatState) spill(ctx workflow.Context) {
 	if inline <= carryHardBytes {
 		policy.MaximumAttempts = 3
 	}
-	end := len(s.history) - keepInline
+	end := len(s.History) - keepInline
 	var batch []chat.Message
 	var idx []int
 	flush := func() {
@@ -263,21 +277,21 @@ func (s *chatState) spill(ctx workflow.Context) {
 			RetryPolicy: policy})
 		var res agents.StoreMessagesResult
 		err := workflow.ExecuteActivity(actx, StoreMessagesActivity,
-			agents.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
+			agents.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
 			return
 		}
-		s.store = res.Store
+		s.Store = res.Store
 		for _, i := range idx {
-			s.callIDs = s.callIDs.AddCalls(s.history[i])
-			s.history[i].Contents = nil
+			s.CallIDs = s.CallIDs.AddCalls(s.History[i])
+			s.History[i].Contents = nil
 		}
 		batch, idx = nil, nil
 	}
 	batchBytes := 0
 	for i := 0; i < end; i++ {
-		m := s.history[i]
+		m := s.History[i]
 		if m.Contents == nil {
 			continue
 		}

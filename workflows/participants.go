@@ -19,8 +19,8 @@ func (s *chatState) validateAddParticipants(in AddParticipantsInput) error {
 			return temporal.NewApplicationError(fmt.Sprintf("agent %q is already a participant", id), agents.ErrTypeInvalidInput)
 		}
 	}
-	if s.status != StatusRunning {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, s.status), agents.ErrTypeNotAcceptingTurns)
+	if st := s.phase.status(); st != StatusRunning { // running, importing or draining
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, st), agents.ErrTypeNotAcceptingTurns)
 	}
 	return nil
 }
@@ -38,7 +38,7 @@ func (s *chatState) handleAddParticipants(ctx workflow.Context, in AddParticipan
 	}
 	for _, p := range ps {
 		if !slices.Contains(s.ids(), p.ID) {
-			s.participants = append(s.participants, p)
+			s.Participants = append(s.Participants, p)
 			s.openChannel(p)
 		}
 	}

@@ -27,8 +27,8 @@ func (s *chatState) resumeEarly(ctx workflow.Context) {
 // begun: the signals that came before the update are taken once it has), or an Import
 // loads a document.
 func (s *chatState) rebuilding() bool {
-	starting := s.status == StatusStarting && (s.in.Restore != nil || s.in.Carry != nil)
-	return starting || s.importing
+	starting := s.phase == phaseStarting && (s.in.Restore != nil || s.in.Carry != nil)
+	return starting || s.importing()
 }
 
 // awaitRecord waits, in a SendMessage handler, until the idempotency record is whole

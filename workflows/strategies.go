@@ -25,13 +25,13 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participan
 	sel := s.in.Selection
 	ids := s.ids()
 	if sel.Type != agents.SelectionLLM && sel.Type != agents.SelectionFunction {
-		return s.participant(sel.Next(ids, &s.selState)), nil
+		return s.participant(sel.Next(ids, &s.Selection)), nil
 	}
-	if sel.InitialAgent != "" && s.turnCount == 0 && s.termState.Iterations == 0 {
+	if sel.InitialAgent != "" && s.TurnCount == 0 && s.Termination.Iterations == 0 {
 		return s.participant(sel.InitialAgent), nil
 	}
 	in := agents.SelectInput{History: s.strategyView(ctx, t), Agent: sel.Agent, Function: sel.Function}
-	for _, p := range s.participants {
+	for _, p := range s.Participants {
 		in.Candidates = append(in.Candidates, agents.Candidate{ID: p.ID, Name: p.Name})
 	}
 	var res agents.SelectResult
@@ -46,7 +46,7 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (agents.Participan
 		return agents.Participant{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the selection strategy named no participant (it said %q; participants: %v)", res.Said, ids), agents.ErrTypeInvalidInput, nil)
 	}
-	return s.participant(sel.Next(ids, &s.selState)), nil
+	return s.participant(sel.Next(ids, &s.Selection)), nil
 }
 
 // terminates reports whether msg completes the chat under strategy st: regex here,

@@ -69,27 +69,27 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject them first (the Approve update, or: go run ./starter approve --chat %s --call ID)",
 			s.chatID, pendingIDs(s.awaitingApproval()), s.chatID), agents.ErrTypeAwaitingApproval)
-	case ok && s.historyIndex(m.MessageID) < len(s.history):
+	case ok && s.historyIndex(m.MessageID) < len(s.History):
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",
 			m.MessageID, errorMessage(t.err)), agents.ErrTypeTurnFailed)
-	case s.draining:
+	case s.draining():
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
 			agents.ErrTypeContinuingAsNew)
-	case s.migration != nil && s.migration.result != nil:
+	case s.phase == phaseMigrated:
 		return s.movedError(m.MessageID, false)
-	case s.migration != nil:
+	case s.phase == phaseMigrating:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
 			agents.ErrTypeMigrating)
-	case s.failure != nil:
+	case s.phase == phaseFailed:
 		return temporal.NewApplicationError("chat could not start: "+s.failure.Error(), agents.ErrTypeNotAcceptingTurns)
-	case s.isComplete && !s.in.Termination.AutoReset:
+	case s.IsComplete && !s.in.Termination.AutoReset:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
-	case s.in.Temporary && (len(s.turns) > 0 || s.attempted > 0):
+	case s.in.Temporary && (len(s.turns) > 0 || s.Attempted > 0):
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
 			agents.ErrTypeNotAcceptingTurns)
@@ -111,7 +111,7 @@ func (s *chatState) fullRefusal() error {
 	if n := s.length(); n >= ChatLengthLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
-				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.history)+len(s.queue), n, ChatLengthLimit),
+				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.History)+len(s.queue), n, ChatLengthLimit),
 			agents.ErrTypeNotAcceptingTurns)
 	}
 	return nil
@@ -152,7 +152,7 @@ func sentBytes(m chat.Message) int {
 // length is the chat's length as ChatLengthLimit counts it: the references to its
 // messages (a running total, stubTotal) and queued turns.
 func (s *chatState) length() int {
-	n := s.stubs.of(s.history)
+	n := s.stubs.of(s.History)
 	for _, t := range s.queue {
 		n += StubBytes(t.msg)
 	}
@@ -204,8 +204,8 @@ func (s *chatState) handleSend(ctx workflow.Context, in SendMessageInput) (TurnR
 	}
 	if t.suspended {
 		res := TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
-		if i := s.historyIndex(t.msg.MessageID); i < len(s.history) {
-			res.Messages = boundMessages(s.history[i+1:])
+		if i := s.historyIndex(t.msg.MessageID); i < len(s.History) {
+			res.Messages = boundMessages(s.History[i+1:])
 		}
 		return res, nil
 	}
@@ -225,7 +225,7 @@ const versionSignalsWhenFull = "signals-refused-when-full"
 func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
 	m, known, err := s.checkMessage(in)
 	if err == nil && !known {
-		spared := s.migration != nil || s.draining || s.suspension != nil
+		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.suspension != nil
 		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
 			if full := s.fullRefusal(); err == nil && full != nil && changed(ctx, versionSignalsWhenFull) {
@@ -236,7 +236,7 @@ func (s *chatState) takeSignal(ctx workflow.Context, in SendMessageInput) {
 		}
 	}
 	if err != nil {
-		s.lastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
+		s.LastError = &TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
 		workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
 		return
 	}
@@ -257,14 +257,17 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 	return t
 }
 
-// canTakeTurn reports whether a queued turn may start now.
+// canTakeTurn reports whether a queued turn may start now: the chat is running (no
+// import, drain or migration) and no turn waits for approvals.
 func (s *chatState) canTakeTurn() bool {
-	return len(s.queue) > 0 && !s.importing && s.migration == nil && s.suspension == nil
+	return len(s.queue) > 0 && s.phase == phaseRunning && s.suspension == nil
 }
 
-// readyToResume reports whether a suspended turn has decisions to apply now (resumeDue).
+// readyToResume reports whether a suspended turn has decisions to apply now
+// (resumeDue): the chat is running or draining (no import, no migration) and no export
+// reads it.
 func (s *chatState) readyToResume() bool {
-	return s.resumeDue() && s.migration == nil && !s.importing && s.exporting == 0
+	return s.resumeDue() && (s.phase == phaseRunning || s.phase == phaseDraining) && s.exporting == 0
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
@@ -275,7 +278,7 @@ func (s *chatState) refuseQueued() {
 			fmt.Sprintf("chat %q completed before turn %q was taken; start a new chat", s.chatID, t.msg.MessageID),
 			agents.ErrTypeNotAcceptingTurns)
 		if t.signal { // nobody waits for it: say so where State shows it
-			s.lastError = &TurnError{MessageID: t.msg.MessageID, Type: agents.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
+			s.LastError = &TurnError{MessageID: t.msg.MessageID, Type: agents.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
 		}
 	}
 	s.queue = nil
@@ -289,12 +292,12 @@ func (s *chatState) refuseQueued() {
 func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.active = t
 	defer func() { s.active, t.done = nil, true }()
-	t.mark = len(s.history)
+	t.mark = len(s.History)
 	s.boundary = s.strategiesNow()
-	s.history = append(s.history, t.msg)
-	s.termState = agents.TerminationState{}
-	if s.isComplete && s.in.Termination.AutoReset {
-		s.isComplete = false // the strategy resets for the next user turn
+	s.History = append(s.History, t.msg)
+	s.Termination = agents.TerminationState{}
+	if s.IsComplete && s.in.Termination.AutoReset {
+		s.IsComplete = false // the strategy resets for the next user turn
 	}
 	s.continueTurn(ctx, t, nil)
 }
@@ -303,13 +306,13 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 // the agent first (a suspended agent resuming), then as the selection strategy picks.
 // On failure it takes back everything since t.mark.
 func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Participant) {
-	limit := s.in.Termination.Limit(len(s.participants))
+	limit := s.in.Termination.Limit(len(s.Participants))
 	for {
 		var p agents.Participant
 		if first != nil {
 			p, first = *first, nil
 		} else {
-			if s.termState.Iterations >= limit {
+			if s.Termination.Iterations >= limit {
 				break
 			}
 			next, err := s.selectNext(ctx, t)
@@ -328,34 +331,34 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *agents.Pa
 			s.failTurn(t, p, err)
 			return
 		}
-		s.termState.Iterations++
+		s.Termination.Iterations++
 		done, err := s.terminates(ctx, s.in.Termination, t, final)
 		if err != nil {
 			s.failTurn(t, agents.Participant{ID: "(termination)"}, err)
 			return
 		}
 		if done {
-			s.isComplete = true
+			s.IsComplete = true
 			break
 		}
 	}
-	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.history)
-	s.forgetAnswered(s.history[t.start:t.end])
-	s.turnCount++
-	s.attempted++
-	if s.lastError != nil && s.lastError.MessageID == t.msg.MessageID {
-		s.lastError = nil // the turn that failed has now been answered
+	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.History)
+	s.forgetAnswered(s.History[t.start:t.end])
+	s.TurnCount++
+	s.Attempted++
+	if s.LastError != nil && s.LastError.MessageID == t.msg.MessageID {
+		s.LastError = nil // the turn that failed has now been answered
 	}
 }
 
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p agents.Participant, err error) {
-	s.stubs.cut(s.history, t.mark)
-	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
+	s.stubs.cut(s.History, t.mark)
+	s.History, s.Selection, s.Termination = s.History[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
-	s.lastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
-	t.err = turnError(t, p, err, *s.lastError)
-	s.attempted++
+	s.LastError = &TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
+	t.err = turnError(t, p, err, *s.LastError)
+	s.Attempted++
 }
 
 // turnError is the error the caller of failed turn t gets: TurnFailed, or, when the
@@ -410,8 +413,8 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 			return chat.Message{}, err
 		}
 	}
-	if res.Stored != "" && s.store == "" {
-		s.store = res.Stored
+	if res.Stored != "" && s.Store == "" {
+		s.Store = res.Stored
 	}
 	if ch := s.channelOf(p); ch != nil && len(res.ChannelState) > 0 {
 		ch.state = res.ChannelState // a service thread's new id and watermark
@@ -428,7 +431,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p agents.Participant, t *tu
 }
 
 func (s *chatState) participant(id string) agents.Participant {
-	for _, p := range s.participants {
+	for _, p := range s.Participants {
 		if p.ID == id {
 			return p
 		}
@@ -448,14 +451,14 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 		return // no calls: the history need not be scanned
 	}
 	used := map[string]bool{}
-	for _, m := range s.history {
+	for _, m := range s.History {
 		for _, c := range m.FunctionCalls() {
 			used[c.CallID] = true
 		}
 	}
 	taken := func(c chat.Content) bool {
 		return c.CallID == "" || used[c.CallID] || s.ranOther(c) ||
-			(s.callIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs))
+			(s.CallIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs))
 	}
 	for i := range contents {
 		c := &contents[i]
@@ -478,14 +481,14 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 // nextID returns the id of the next message of turn t: "<turn messageId>/<n>", n
 // counting the messages after the user's.
 func (s *chatState) nextID(t *turn) string {
-	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.history)-s.historyIndex(t.msg.MessageID))
+	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.History)-s.historyIndex(t.msg.MessageID))
 }
 
 // turnResult returns the answer of a finished turn, read back from the history; past
 // HistoryPageBytes its messages are references (boundMessages).
 func (s *chatState) turnResult(t *turn) TurnResult {
-	msgs := boundMessages(s.history[t.start:t.end])
-	complete := s.isComplete && t.end == len(s.history)
+	msgs := boundMessages(s.History[t.start:t.end])
+	complete := s.IsComplete && t.end == len(s.History)
 	return TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
 }
 
@@ -562,34 +565,34 @@ const maxDeltaBytes = 256 << 10
 // short; or not at all, the activity reading it from the run by its History query.
 func (s *chatState) invokeInput(ctx workflow.Context, p agents.Participant, t *turn) agents.InvokeInput {
 	in := agents.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
-		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}
+		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.Store}
 	if ch := s.channelOf(p); ch != nil {
 		in.ChannelState = ch.state
 	}
 	if p.Kind.ServiceThread() {
 		if wm, _ := agents.SyncedThrough(in.ChannelState); wm != "" {
-			if i := s.historyIndex(wm); i < len(s.history) {
+			if i := s.historyIndex(wm); i < len(s.History) {
 				in.HistoryFrom = i + 1
 			}
 		}
 	}
 	committed := s.historyIndex(t.msg.MessageID)
 	switch {
-	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.history[s.sentCommitted:]) <= maxDeltaBytes:
-		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.history[s.sentCommitted:])
-	case inlineable(s.history):
-		in.Delta = slices.Clone(s.history)
+	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.History[s.sentCommitted:]) <= maxDeltaBytes:
+		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.History[s.sentCommitted:])
+	case inlineable(s.History):
+		in.Delta = slices.Clone(s.History)
 	default:
-		view := s.history[in.HistoryFrom:]
+		view := s.History[in.HistoryFrom:]
 		if !p.Kind.ServiceThread() {
-			view = p.Reducer.ReduceWith(s.history, in.ChannelState)
+			view = p.Reducer.ReduceWith(s.History, in.ChannelState)
 		}
 		if inlineable(view) {
 			in.History = view
 			return in
 		}
 	}
-	in.HistoryLength, in.Committed, in.Reducer = len(s.history), committed, p.Reducer
+	in.HistoryLength, in.Committed, in.Reducer = len(s.History), committed, p.Reducer
 	s.sentCommitted = committed
 	return in
 }
