@@ -76,8 +76,8 @@ func (s *chatState) snapshot() Snapshot {
 	return Snapshot{
 		ChatID: s.chatID, Participants: parts, Channels: channels,
 		Strategies: chatstate.Strategies{
-			Selection:   chatstate.Strategy{Type: orDefault(s.in.Selection.Type, agents.SelectionSequential), State: mustJSON(st.sel)},
-			Termination: chatstate.Strategy{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations), State: mustJSON(st.term)},
+			Selection:   chatstate.Strategy{Type: s.selectionType(), State: mustJSON(st.sel)},
+			Termination: chatstate.Strategy{Type: s.terminationType(), State: mustJSON(st.term)},
 			IsComplete:  s.IsComplete,
 		},
 		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.History[:length]),

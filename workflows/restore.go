@@ -92,14 +92,14 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	}
 	s.History, s.stubs = history, stubTotal{}
 	s.adoptChannels(doc.Channels)
-	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, agents.SelectionSequential) {
+	if doc.Strategies.Selection.Type == s.selectionType() {
 		var st agents.SelectionState
 		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.selection.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
 		}
 		s.Selection = agents.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
 	}
-	if doc.Strategies.Termination.Type == orDefault(s.in.Termination.Type, agents.TerminationMaxIterations) {
+	if doc.Strategies.Termination.Type == s.terminationType() {
 		if err := json.Unmarshal(doc.Strategies.Termination.State, &s.Termination); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.termination.state: "+err.Error(), agents.ErrTypeInvalidDocument, nil)
 		}

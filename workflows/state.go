@@ -142,10 +142,9 @@ func (s *chatState) state() StateResult {
 		ChatID: s.chatID, Status: s.phase.status(), Temporary: s.in.Temporary,
 		Participants: s.participantInfo(), MessageCount: len(s.History),
 		TurnCount: s.TurnCount, IsComplete: s.IsComplete, PendingTurns: []string{},
-		LastError: s.LastError,
-		Selection: StrategyState{Type: orDefault(s.in.Selection.Type, agents.SelectionSequential), State: s.Selection},
-		Termination: StrategyState{Type: orDefault(s.in.Termination.Type, agents.TerminationMaxIterations),
-			State: s.Termination},
+		LastError:   s.LastError,
+		Selection:   StrategyState{Type: s.selectionType(), State: s.Selection},
+		Termination: StrategyState{Type: s.terminationType(), State: s.Termination},
 	}
 	if n := len(s.History); n > 0 {
 		last := s.History[n-1]
@@ -234,4 +233,15 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// selectionType is the chat's selection strategy type, as State, the snapshot and the
+// document name it ("" in the input means sequential).
+func (s *chatState) selectionType() string {
+	return orDefault(s.in.Selection.Type, agents.SelectionSequential)
+}
+
+// terminationType is the chat's termination strategy type ("" means maxIterations).
+func (s *chatState) terminationType() string {
+	return orDefault(s.in.Termination.Type, agents.TerminationMaxIterations)
 }
