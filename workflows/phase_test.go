@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/agents"
 )
 
 // allPhases is every phase, in order.
@@ -116,4 +118,23 @@ func TestARefusedMoveTheCodeMakesIsLoggedAsAnError(t *testing.T) {
 
 	s.must(nil)
 	assert.Len(t, l.errors, 1, "a move taken logs nothing")
+}
+
+func TestImportIsAdmittedOnlyIntoARunningChat(t *testing.T) {
+	in := ImportInput{Source: DocumentSource{URI: "file:///doc.json"}}
+	want := map[phase]string{
+		phaseStarting: agents.ErrTypeNotAcceptingTurns, phaseRunning: "", phaseImporting: agents.ErrTypeNotEmpty,
+		phaseDraining: agents.ErrTypeContinuingAsNew, phaseMigrating: agents.ErrTypeNotAcceptingTurns,
+		phaseMigrated: agents.ErrTypeNotAcceptingTurns, phaseCompleted: agents.ErrTypeNotAcceptingTurns,
+		phaseFailed: agents.ErrTypeNotAcceptingTurns,
+	}
+	for _, p := range allPhases {
+		s := &chatState{chatID: "c1", phase: p, turns: map[string]*turn{}}
+		err := s.validateImport(in)
+		if want[p] == "" {
+			assert.NoError(t, err, "%s", p)
+			continue
+		}
+		assert.Equal(t, want[p], errorType(err), "%s: %v", p, err)
+	}
 }
