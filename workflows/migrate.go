@@ -13,7 +13,7 @@ import (
 
 // Migration steps, in State's migration.phase.
 const (
-	stepDraining   = "draining"        // waiting for the start, an import or the turn in flight
+	stepDraining   = "draining"        // waiting for an import or the turn in flight
 	stepExporting  = "exporting"       // writing the document
 	stepStarting   = "starting target" // starting the restored chat and checking its digest
 	stepForwarding = "forwarding"      // signalling turns that arrived meanwhile
@@ -104,9 +104,9 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	}
 	m.under = s.phase
 	s.must(s.to(phaseMigrating))
-	_ = workflow.Await(ctx, func() bool {
-		return s.phase == phaseFailed || (m.under != phaseStarting && m.under != phaseImporting && s.active == nil)
-	})
+	// It waits for an import and the turn in flight, not for a start (as before the
+	// phase: waiting for it would move the export in histories that have one).
+	_ = workflow.Await(ctx, func() bool { return s.active == nil && !s.importing() })
 	if s.phase == phaseFailed {
 		s.abortMigration(m, s.failure)
 		return

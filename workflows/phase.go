@@ -14,12 +14,12 @@ import (
 //	from       to         when
 //	starting   running    the start validated the input, resolved the participants, restored a document or took the carry over
 //	starting   failed     the start failed (bad input, unknown agent, bad document)
-//	starting   migrating  a Migrate is admitted while the chat starts: the migration waits for the start
+//	starting   migrating  a Migrate is admitted while the chat starts: the start goes on under the migration
 //	running    importing  an Import loads a document into the empty chat
 //	importing  running    the import ended, loaded or refused
 //	importing  migrating  a Migrate is admitted while an import runs: the migration waits for it
 //	running    draining   the run hands over to a new one (continue-as-new)
-//	draining   migrating  a Migrate is admitted while the run drains
+//	draining   migrating  a Migrate is admitted while the run drains: the drain goes on under it
 //	running    migrating  a Migrate is admitted: the migration waits for the turn in flight
 //	running    completed  closed: the termination strategy completed the chat (no autoReset), or a temporary thread had its turn
 //	migrating  migrated   the target started from the exported document
@@ -27,6 +27,7 @@ import (
 //	migrating  running    the migration failed: back to the phase under it
 //	migrating  draining   (the same)
 //	migrating  completed  (the same)
+//	migrating  starting   (the same: it failed before the start under it ended)
 //
 // Failed, completed and migrated are final; draining ends the run (continue-as-new).
 // While a migration is under way, the phase it interrupted goes on under it
@@ -51,7 +52,7 @@ var phaseMoves = map[phase][]phase{
 	phaseRunning:   {phaseImporting, phaseDraining, phaseMigrating, phaseCompleted},
 	phaseImporting: {phaseRunning, phaseMigrating},
 	phaseDraining:  {phaseMigrating},
-	phaseMigrating: {phaseMigrated, phaseFailed, phaseRunning, phaseDraining, phaseCompleted},
+	phaseMigrating: {phaseMigrated, phaseFailed, phaseRunning, phaseDraining, phaseCompleted, phaseStarting},
 }
 
 var phaseNames = [...]string{"starting", "running", "importing", "draining", "migrating", "migrated", "completed", "failed"}
@@ -102,7 +103,7 @@ func (s *chatState) to(p phase) error {
 // way, the phase under it (which the migration returns to if it fails). A move
 // phaseMoves does not list is refused as by to.
 func (s *chatState) settle(p phase) error {
-	if s.phase != phaseMigrating {
+	if s.phase != phaseMigrating || s.migration == nil {
 		return s.to(p)
 	}
 	if err := checkMove(s.migration.under, p); err != nil {

@@ -32,6 +32,7 @@ var documentedMoves = map[[2]phase]bool{
 	{phaseMigrating, phaseRunning}:   true,
 	{phaseMigrating, phaseDraining}:  true,
 	{phaseMigrating, phaseCompleted}: true,
+	{phaseMigrating, phaseStarting}:  true,
 }
 
 func TestEveryDocumentedMoveIsTakenAndEveryOtherRefused(t *testing.T) {
@@ -137,4 +138,23 @@ func TestImportIsAdmittedOnlyIntoARunningChat(t *testing.T) {
 		}
 		assert.Equal(t, want[p], errorType(err), "%s: %v", p, err)
 	}
+}
+
+func TestAStartGoesOnUnderAMigrationAndOneThatFailsFirstReturnsToIt(t *testing.T) {
+	l := &recordingLogger{}
+	s := &chatState{chatID: "c1", phase: phaseStarting, log: l}
+	s.migration = &migration{under: s.phase}
+	require.NoError(t, s.to(phaseMigrating))
+	s.abortMigration(s.migration, fmt.Errorf("export failed"))
+	assert.Equal(t, phaseStarting, s.phase, "the start has not ended")
+	s.must(s.settle(phaseRunning))
+	assert.Equal(t, phaseRunning, s.phase, "then it ends as any start")
+
+	s = &chatState{chatID: "c2", phase: phaseStarting, log: l}
+	s.migration = &migration{under: s.phase}
+	require.NoError(t, s.to(phaseMigrating))
+	s.must(s.settle(phaseRunning))
+	assert.Equal(t, phaseMigrating, s.phase, "a start that ends under a migration leaves it migrating")
+	assert.Equal(t, phaseRunning, s.migration.under)
+	assert.Empty(t, l.errors)
 }
