@@ -23,7 +23,7 @@ import (
 //	running    migrating  a Migrate is admitted: the migration waits for the turn in flight
 //	running    completed  closed: the termination strategy completed the chat (no autoReset), or a temporary thread had its turn
 //	migrating  migrated   the target started from the exported document
-//	migrating  failed     the start under the migration failed; the migration is abandoned
+//	migrating  failed     the start under the migration failed; the chat stays failed, whatever the migration does
 //	migrating  running    the migration failed: back to the phase under it
 //	migrating  draining   (the same)
 //	migrating  completed  (the same)
