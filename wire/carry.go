@@ -8,23 +8,38 @@ import (
 	"github.com/agentchat/agentchat/strategies"
 )
 
-// Carried is everything one run hands the next at continue-as-new.
+// Carried is everything one run hands the next at continue-as-new. The workflow holds
+// it as part of its state (chatState embeds it), so the next run gets it by assignment.
 type Carried struct {
-	Participants []Participant               `json:"participants"`
-	History      []chat.Message              `json:"history"`
-	Channels     []chatstate.Channel         `json:"channels"`
-	Selection    strategies.SelectionState   `json:"selection"`
-	Termination  strategies.TerminationState `json:"termination"`
-	IsComplete   bool                        `json:"isComplete,omitempty"`
-	TurnCount    int                         `json:"turnCount"`
-	Attempted    int                         `json:"attempted"`
-	Pending      []chat.Message              `json:"pending,omitempty"`
-	LastError    *TurnError                  `json:"lastError,omitempty"`
-	Restored     *CarriedRestore             `json:"restored,omitempty"`
-	Store        string                      `json:"store,omitempty"`
-	Runs         int                         `json:"runs"`
-	Decisions    map[string]Decision         `json:"decisions,omitempty"`
-	ToolRuns     []ToolRun                   `json:"toolRuns,omitempty"`
+	// Participants are the resolved participants, in speaking order.
+	Participants []Participant `json:"participants"`
+	// History is the primary history; a message whose body moved to the message store
+	// is a stub (Contents nil).
+	History []chat.Message `json:"history"`
+	// Channels are the channels' states at the hand-over (set by carry only).
+	Channels    []chatstate.Channel         `json:"channels"`
+	Selection   strategies.SelectionState   `json:"selection"`
+	Termination strategies.TerminationState `json:"termination"`
+	// IsComplete: the termination strategy completed the chat.
+	IsComplete bool `json:"isComplete,omitempty"`
+	// TurnCount counts the answered turns.
+	TurnCount int `json:"turnCount"`
+	// Attempted counts the turns run, answered or failed: a temporary thread closes
+	// after one.
+	Attempted int `json:"attempted"`
+	// Pending are the queued turns' messages, in order (set by carry only).
+	Pending []chat.Message `json:"pending,omitempty"`
+	// LastError is the most recent failed turn, refused signal or abandoned migration.
+	LastError *TurnError      `json:"lastError,omitempty"`
+	Restored  *CarriedRestore `json:"restored,omitempty"`
+	// Store names where stubbed message bodies are ("" = none yet).
+	Store string `json:"store,omitempty"`
+	// Runs is how many times the chat has continued as new.
+	Runs int `json:"runs"`
+	// Decisions are the approval decisions given so far, by callId.
+	Decisions map[string]Decision `json:"decisions,omitempty"`
+	// ToolRuns are the tool calls that ran in turns taken back since (toolruns.go).
+	ToolRuns []ToolRun `json:"toolRuns,omitempty"`
 	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
 	CallIDs CallIDFilter `json:"callIds,omitempty"`
 }

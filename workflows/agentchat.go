@@ -52,31 +52,32 @@ func (s *chatState) start(ctx workflow.Context) error {
 		if !s.resumed {
 			s.resume(ctx, s.in.Carry)
 		}
-		s.status = wire.StatusRunning
+		s.must(s.settle(phaseRunning))
 		return nil
 	}
 	ps, err := s.resolve(ctx, append(append([]string{}, s.in.Participants...), s.in.StrategyAgents()...))
 	if err != nil {
 		return err
 	}
-	s.participants = ps[:len(s.in.Participants)]
-	for _, p := range s.participants {
+	s.Participants = ps[:len(s.in.Participants)]
+	for _, p := range s.Participants {
 		s.openChannel(p)
 	}
-	s.selState = s.in.Selection.Initial(s.in.Participants)
+	s.Selection = s.in.Selection.Initial(s.in.Participants)
 	if s.in.Restore != nil {
 		if err := s.restore(ctx, *s.in.Restore); err != nil {
 			return err
 		}
 	}
-	s.status = wire.StatusRunning
+	s.must(s.settle(phaseRunning))
 	return nil
 }
 
 // handOverDue reports whether the run should continue as new now: due by Temporal's
-// suggestion or the budget, and nothing under way that must finish in this run.
+// suggestion or the budget, the chat running (no import, no migration) and not closed,
+// and no decision waiting to be applied in this run.
 func (s *chatState) handOverDue(ctx workflow.Context) bool {
-	return s.migration == nil && !s.importing && !s.closed() && !s.readyToResume() && s.continueAsNewDue(ctx)
+	return s.phase == phaseRunning && !s.closed() && !s.readyToResume() && s.continueAsNewDue(ctx)
 }
 
 // serve answers turns in arrival order until the chat closes. It returns an error when
@@ -105,7 +106,7 @@ func (s *chatState) serve(ctx workflow.Context) error {
 		}
 		if s.closed() {
 			s.refuseQueued()
-			s.status = wire.StatusCompleted
+			s.must(s.settle(phaseCompleted)) // under a migration, if one is under way
 			return nil
 		}
 		if !s.canTakeTurn() {
@@ -118,8 +119,8 @@ func (s *chatState) serve(ctx workflow.Context) error {
 }
 
 func (s *chatState) result() wire.AgentChatResult {
-	r := wire.AgentChatResult{Status: s.status, IsComplete: s.isComplete,
-		MessageCount: len(s.history), TurnCount: s.turnCount}
+	r := wire.AgentChatResult{Status: s.phase.status(), IsComplete: s.IsComplete,
+		MessageCount: len(s.History), TurnCount: s.TurnCount}
 	if s.migrated() {
 		res := *s.migration.result
 		r.Migration = &res

@@ -36,21 +36,20 @@ const (
 	storeTimeout = time.Minute
 )
 
-// resume takes over a previous run's state.
+// resume takes over a previous run's state: the carry by assignment, then what is
+// rebuilt from it (channels, the idempotency record, a suspension, the queued turns).
 func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
-	s.participants, s.history, s.stubs = c.Participants, c.History, stubTotal{}
+	s.Carried = *c
+	s.Channels, s.Pending, s.stubs = nil, nil, stubTotal{}
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
 	}
-	s.selState, s.termState, s.isComplete = c.Selection, c.Termination, c.IsComplete
-	s.lastError, s.store, s.runs = c.LastError, c.Store, c.Runs
 	if c.Restored != nil {
 		r := *c.Restored
-		s.restored = &r
+		s.Restored = &r
 	}
 	s.rebuildTurns(ctx)
-	s.turnCount, s.attempted = c.TurnCount, c.Attempted
-	s.decisions, s.toolRuns, s.callIDs = c.Decisions, c.ToolRuns, c.CallIDs
+	s.TurnCount = c.TurnCount // rebuildTurns counts the history's turns; the carried count stands
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
@@ -79,7 +78,7 @@ func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 // turns, moves older message bodies to the store when the carry would be too large,
 // and continues as new with the same input and the carried state.
 func (s *chatState) continueAsNew(ctx workflow.Context) error {
-	s.draining = true
+	s.must(s.to(phaseDraining))
 	// An Approve taken before the run began draining waits for its decision to be
 	// applied: the drain applies it (versioned), or the run would wait for it forever.
 	resumes := changed(ctx, versionResumeWhileDraining)
@@ -191,20 +190,20 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 	}
 }
 
-// carry captures the state for the next run.
+// carry captures the state for the next run: the carried part of the state by
+// assignment, with the channels, the queued turns and the next run's number.
 func (s *chatState) carry() *wire.Carried {
-	c := &wire.Carried{Participants: s.participants, History: s.history, Channels: s.documentChannels(),
-		Selection: s.selState, Termination: s.termState, IsComplete: s.isComplete,
-		TurnCount: s.turnCount, Attempted: s.attempted, LastError: s.lastError, Store: s.store, Runs: s.runs + 1,
-		Decisions: s.decisions, ToolRuns: s.toolRuns, CallIDs: s.callIDs}
+	c := s.Carried
+	c.Channels, c.Pending = s.documentChannels(), nil
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
-	if s.restored != nil {
-		r := *s.restored
+	if s.Restored != nil {
+		r := *s.Restored
 		c.Restored = &r
 	}
-	return c
+	c.Runs++
+	return &c
 }
 
 // spill moves the bodies of all but the latest messages to the message store when the
@@ -212,7 +211,7 @@ func (s *chatState) carry() *wire.Carried {
 // What stays in the history are stubs: id, role, author, agent and time.
 // A store that does not answer leaves the bodies in the workflow.
 func (s *chatState) spill(ctx workflow.Context) {
-	inline := size(s.history)
+	inline := size(s.History)
 	if s.in.Store == "" && inline <= carryInlineBytes {
 		return
 	}
@@ -222,7 +221,7 @@ func (s *chatState) spill(ctx workflow.Context) {
 	if inline <= carryHardBytes {
 		policy.MaximumAttempts = 3
 	}
-	end := len(s.history) - keepInline
+	end := len(s.History) - keepInline
 	var batch []chat.Message
 	var idx []int
 	flush := func() {
@@ -233,21 +232,21 @@ func (s *chatState) spill(ctx workflow.Context) {
 			RetryPolicy: policy})
 		var res wire.StoreMessagesResult
 		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
-			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
+			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
 			return
 		}
-		s.store = res.Store
+		s.Store = res.Store
 		for _, i := range idx {
-			s.callIDs = s.callIDs.AddCalls(s.history[i])
-			s.history[i].Contents = nil
+			s.CallIDs = s.CallIDs.AddCalls(s.History[i])
+			s.History[i].Contents = nil
 		}
 		batch, idx = nil, nil
 	}
 	batchBytes := 0
 	for i := 0; i < end; i++ {
-		m := s.history[i]
+		m := s.History[i]
 		if m.Contents == nil {
 			continue
 		}

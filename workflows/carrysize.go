@@ -93,19 +93,19 @@ func (s *chatState) spillCandidates() (older, tail []*chat.Message) {
 	end := s.openCallsFrom()
 	keep, kept := end, 0
 	for keep > 0 && end-keep < keepInline {
-		if kept += wire.MessageBytes(s.history[keep-1]); kept > carryTailBytes {
+		if kept += wire.MessageBytes(s.History[keep-1]); kept > carryTailBytes {
 			break
 		}
 		keep--
 	}
 	for i := 0; i < end; i++ {
-		if s.history[i].Contents == nil {
+		if s.History[i].Contents == nil {
 			continue
 		}
 		if i < keep {
-			older = append(older, &s.history[i])
+			older = append(older, &s.History[i])
 		} else {
-			tail = append(tail, &s.history[i])
+			tail = append(tail, &s.History[i])
 		}
 	}
 	return older, tail
@@ -115,10 +115,10 @@ func (s *chatState) spillCandidates() (older, tail []*chat.Message) {
 // the end of the history (what detectSuspension reads), or the history's length.
 func (s *chatState) openCallsFrom() int {
 	if len(s.openCalls()) == 0 {
-		return len(s.history)
+		return len(s.History)
 	}
-	i := len(s.history) - 1
-	for i > 0 && s.history[i].Role == chat.RoleTool {
+	i := len(s.History) - 1
+	for i > 0 && s.History[i].Role == chat.RoleTool {
 		i--
 	}
 	return i
@@ -143,14 +143,14 @@ func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, requ
 		}
 		var res wire.StoreMessagesResult
 		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
-			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.store, s.in.Store), Messages: batch}).Get(ctx, &res)
+			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
 			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
 			return
 		}
-		s.store = res.Store
+		s.Store = res.Store
 		for _, m := range msgs[from:to] {
-			s.callIDs = s.callIDs.AddCalls(*m)
+			s.CallIDs = s.CallIDs.AddCalls(*m)
 			m.Contents = nil
 		}
 		from = to

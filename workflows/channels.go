@@ -29,7 +29,7 @@ type strategyState struct {
 
 // strategiesNow captures the strategies' and channels' state.
 func (s *chatState) strategiesNow() strategyState {
-	st := strategyState{sel: s.selState, term: s.termState, channels: map[string]json.RawMessage{}}
+	st := strategyState{sel: s.Selection, term: s.Termination, channels: map[string]json.RawMessage{}}
 	for _, c := range s.channels {
 		st.channels[c.key] = c.state
 	}
@@ -63,7 +63,7 @@ func (s *chatState) openChannel(p wire.Participant) {
 
 // channelActive reports whether a participant uses c.
 func (s *chatState) channelActive(c *channel) bool {
-	for _, p := range s.participants {
+	for _, p := range s.Participants {
 		if p.ChannelKey == c.key {
 			return true
 		}
@@ -110,14 +110,14 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p wire.Participant, t *
 	if ch == nil {
 		return nil
 	}
-	from, to, due := p.Reducer.ToSummarize(s.history, ch.state)
+	from, to, due := p.Reducer.ToSummarize(s.History, ch.state)
 	if !due {
 		return nil
 	}
 	prev := strategies.ParseSummaryState(ch.state)
 	in := wire.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: wire.InvokeInput{
-		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}}
-	if part := s.history[from:to]; inlineable(part) {
+		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.Store}}
+	if part := s.History[from:to]; inlineable(part) {
 		in.History.History = part
 	} else {
 		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.historyIndex(t.msg.MessageID))
@@ -126,7 +126,7 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p wire.Participant, t *
 	if err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), wire.SummarizeActivity, in, &res); err != nil {
 		return unwrapActivityError(err)
 	}
-	ch.state = mustJSON(strategies.SummaryState{Summary: res.Summary, SummarizedThrough: s.history[to-1].MessageID})
+	ch.state = mustJSON(strategies.SummaryState{Summary: res.Summary, SummarizedThrough: s.History[to-1].MessageID})
 	return nil
 }
 

@@ -35,7 +35,7 @@ const (
 // decidedOpen reports whether a call the suspended turn waits for has a decision that
 // has not been applied yet.
 func (s *chatState) decidedOpen() bool {
-	if s.suspension == nil || len(s.decisions) == 0 {
+	if s.suspension == nil || len(s.Decisions) == 0 {
 		return false
 	}
 	for _, c := range s.openCalls() {
@@ -56,13 +56,13 @@ func (s *chatState) midResume() bool {
 // approveRefusal is the error for a decision the chat cannot apply now, or nil.
 func (s *chatState) approveRefusal() error {
 	switch {
-	case s.migration != nil && s.migration.result != nil:
+	case s.phase == phaseMigrated:
 		return s.movedError("", false)
-	case s.migration != nil:
+	case s.phase == phaseMigrating:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is migrating to %s; retry shortly: the decision is then given where the chat went, or here if the migration fails",
 			s.chatID, describe(s.migration.target)), wire.ErrTypeMigrating)
-	case s.draining:
+	case s.draining():
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the decision goes to the new run", s.chatID),
 			wire.ErrTypeContinuingAsNew)

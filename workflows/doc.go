@@ -7,4 +7,8 @@
 // One AgentChat workflow is one chat. Its event history is the primary chat: user turns
 // arrive through the SendMessage update or the UserMessage signal, are queued and
 // answered one at a time, and each agent reply is an activity result.
+//
+// The chat's state is chatState (state.go): its lifecycle is one phase with a fixed
+// table of moves (phase.go), and what continue-as-new hands to the next run is the
+// Carried struct it embeds (carry.go), copied whole.
 package workflows

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
-	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -52,8 +51,8 @@ func (s *chatState) registerTransfer(ctx workflow.Context) error {
 // channels' states of that moment (a service thread's watermark must name a message of
 // the exported history, or the restored chat would send the service everything again).
 func (s *chatState) snapshot() wire.Snapshot {
-	st := strategyState{sel: s.selState, term: s.termState}
-	length := len(s.history)
+	st := strategyState{sel: s.Selection, term: s.Termination}
+	length := len(s.History)
 	channels := s.documentChannels()
 	pending := make([]chat.Message, 0, len(s.queue)+1)
 	if a := s.active; a != nil {
@@ -70,29 +69,29 @@ func (s *chatState) snapshot() wire.Snapshot {
 	for _, t := range s.queue {
 		pending = append(pending, t.msg)
 	}
-	parts := make([]chatstate.Participant, 0, len(s.participants))
-	for _, p := range s.participants {
+	parts := make([]chatstate.Participant, 0, len(s.Participants))
+	for _, p := range s.Participants {
 		parts = append(parts, chatstate.Participant{ID: p.ID, Name: p.Name, Type: string(p.Kind)})
 	}
 	return wire.Snapshot{
 		ChatID: s.chatID, Participants: parts, Channels: channels,
 		Strategies: chatstate.Strategies{
-			Selection:   chatstate.Strategy{Type: orDefault(s.in.Selection.Type, strategies.SelectionSequential), State: mustJSON(st.sel)},
-			Termination: chatstate.Strategy{Type: orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations), State: mustJSON(st.term)},
-			IsComplete:  s.isComplete,
+			Selection:   chatstate.Strategy{Type: s.selectionType(), State: mustJSON(st.sel)},
+			Termination: chatstate.Strategy{Type: s.terminationType(), State: mustJSON(st.term)},
+			IsComplete:  s.IsComplete,
 		},
-		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.history[:length]),
+		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.History[:length]),
 	}
 }
 
 // historyIndex returns the index in the history of the message with id, or its length.
 func (s *chatState) historyIndex(id string) int {
-	for i := len(s.history) - 1; i >= 0; i-- {
-		if s.history[i].MessageID == id {
+	for i := len(s.History) - 1; i >= 0; i-- {
+		if s.History[i].MessageID == id {
 			return i
 		}
 	}
-	return len(s.history)
+	return len(s.History)
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -113,7 +112,7 @@ func (s *chatState) validateExport(in wire.ExportInput) error {
 	default:
 		return temporal.NewApplicationError(fmt.Sprintf("unknown sink %q (auto, inline, store, file)", in.Sink), wire.ErrTypeInvalidInput)
 	}
-	if s.status == wire.StatusStarting || s.status == wire.StatusFailed {
+	if s.phase == phaseStarting || s.phase == phaseFailed {
 		return temporal.NewApplicationError("chat "+s.chatID+" has not started; nothing to export", wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
@@ -134,7 +133,7 @@ func (s *chatState) export(ctx workflow.Context, in wire.ExportInput) (wire.Expo
 	actx := workflow.WithActivityOptions(ctx, transferOptions(exportTimeout))
 	var res wire.ExportResult
 	err := workflow.ExecuteActivity(actx, wire.ExportChatActivity, wire.ExportChatInput{
-		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Export: in, Store: s.store}).Get(ctx, &res)
+		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, Export: in, Store: s.Store}).Get(ctx, &res)
 	if err != nil {
 		return wire.ExportResult{}, unwrapActivityError(err)
 	}

@@ -11,18 +11,21 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// Migration phases, in State's migration.phase.
+// Migration steps, in State's migration.phase.
 const (
-	phaseDraining   = "draining"        // waiting for the turn in flight
-	phaseExporting  = "exporting"       // writing the document
-	phaseStarting   = "starting target" // starting the restored chat and checking its digest
-	phaseForwarding = "forwarding"      // signalling turns that arrived meanwhile
+	stepDraining   = "draining"        // waiting for an import or the turn in flight
+	stepExporting  = "exporting"       // writing the document
+	stepStarting   = "starting target" // starting the restored chat and checking its digest
+	stepForwarding = "forwarding"      // signalling turns that arrived meanwhile
 )
 
 // migration is a move of this chat to another namespace or cluster.
 type migration struct {
-	target  wire.ChatLocation
-	phase   string
+	target wire.ChatLocation
+	step   string
+	// under is the phase the migration interrupted: it goes on under the migration
+	// (chatState.settle) and is where the chat returns if the migration fails.
+	under   phase
 	carried []string // messageIds the exported document carries as pendingTurns
 	result  *wire.MigrationResult
 	err     error
@@ -30,7 +33,7 @@ type migration struct {
 }
 
 // migrated reports whether the chat has moved.
-func (s *chatState) migrated() bool { return s.migration != nil && s.migration.result != nil }
+func (s *chatState) migrated() bool { return s.phase == phaseMigrated }
 
 // target normalizes a MigrateInput into a location.
 func (s *chatState) target(ctx workflow.Context, in wire.MigrateInput) wire.ChatLocation {
@@ -63,8 +66,8 @@ func (s *chatState) validateMigrate(in wire.MigrateInput) error {
 		}
 		return nil
 	}
-	if s.status != wire.StatusRunning && s.status != wire.StatusStarting {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot migrate", s.chatID, s.status), wire.ErrTypeNotAcceptingTurns)
+	if st := s.phase.status(); st != wire.StatusRunning && st != wire.StatusStarting { // starting, running, importing or draining
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot migrate", s.chatID, st), wire.ErrTypeNotAcceptingTurns)
 	}
 	return s.migrateRefusal()
 }
@@ -81,9 +84,8 @@ func (s *chatState) handleMigrate(ctx workflow.Context, in wire.MigrateInput) (w
 		if err := s.migrateRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
 			return wire.MigrationResult{}, err
 		}
-		m = &migration{target: s.target(ctx, in), phase: phaseDraining}
+		m = &migration{target: s.target(ctx, in), step: stepDraining}
 		s.migration = m
-		s.status = wire.StatusMigrating
 		s.runMigration(ctx, m)
 	}
 	if err := workflow.Await(ctx, func() bool { return m.done }); err != nil {
@@ -100,19 +102,23 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 		s.abortMigration(m, temporal.NewApplicationError("the target is this chat itself", wire.ErrTypeInvalidInput))
 		return
 	}
-	_ = workflow.Await(ctx, func() bool { return s.status != wire.StatusStarting && s.active == nil && !s.importing })
-	if s.status == wire.StatusFailed {
+	m.under = s.phase
+	s.must(s.to(phaseMigrating))
+	// It waits for an import and the turn in flight, not for a start (as before the
+	// phase: waiting for it would move the export in histories that have one).
+	_ = workflow.Await(ctx, func() bool { return s.active == nil && !s.importing() })
+	if s.phase == phaseFailed {
 		s.abortMigration(m, s.failure)
 		return
 	}
-	m.phase = phaseExporting
+	m.step = stepExporting
 	exp, err := s.export(ctx, wire.ExportInput{Sink: wire.SinkAuto})
 	if err != nil {
 		s.abortMigration(m, err)
 		return
 	}
 	m.carried = exp.PendingTurns
-	m.phase = phaseStarting
+	m.step = stepStarting
 	in := s.in
 	in.Participants = s.ids()
 	in.Restore = &wire.DocumentSource{Document: exp.Document, URI: exp.URI}
@@ -135,8 +141,8 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	loc := m.target
 	loc.RunID = started.RunID
 	m.result = &wire.MigrationResult{Target: loc, Digest: exp.Digest, MessageCount: exp.MessageCount}
-	m.phase, m.done = phaseForwarding, true
-	s.status = wire.StatusMigrated
+	m.step, m.done = stepForwarding, true
+	s.must(s.to(phaseMigrated))
 	for _, t := range s.queue {
 		if t.signal {
 			continue // forwarded by forwardLateTurns, or carried in the document
@@ -152,10 +158,10 @@ func (s *chatState) abortMigration(m *migration, err error) {
 		s.chatID, describe(m.target), errorMessage(err)), wire.ErrTypeMigrationFailed)
 	m.done = true
 	s.migration = nil
-	if s.status == wire.StatusMigrating {
-		s.status = wire.StatusRunning
+	if s.phase == phaseMigrating {
+		s.must(s.to(m.under))
 	}
-	s.lastError = &wire.TurnError{Type: wire.ErrTypeMigrationFailed, Message: errorMessage(m.err)}
+	s.LastError = &wire.TurnError{Type: wire.ErrTypeMigrationFailed, Message: errorMessage(m.err)}
 }
 
 // movedError is the answer to a turn the source will not answer any more.

@@ -21,7 +21,7 @@ const versionSignalsBeforeUpdate = "signals-before-update"
 // signals from their channel. While the chat starts, the signals wait: a restored
 // document's pending turns, queued at the end of the start, come before them.
 func (s *chatState) takeEarlierSignals(ctx workflow.Context) {
-	if s.signals.Len() > 0 && s.status != wire.StatusStarting && changed(ctx, versionSignalsBeforeUpdate) {
+	if s.signals.Len() > 0 && s.phase != phaseStarting && changed(ctx, versionSignalsBeforeUpdate) {
 		s.drainSignals(ctx)
 	}
 }
@@ -39,8 +39,8 @@ const versionSendAfterStart = "send-after-start"
 // UserMessage signals that came before the update (takeEarlierSignals), so that the
 // update's turn, admitted next, queues behind them and finds the idempotency record whole.
 func (s *chatState) awaitTurnOrder(ctx workflow.Context) error {
-	if (s.status == wire.StatusStarting || s.importing) && changed(ctx, versionSendAfterStart) {
-		if err := workflow.Await(ctx, func() bool { return s.status != wire.StatusStarting && !s.importing }); err != nil {
+	if (s.phase == phaseStarting || s.importing()) && changed(ctx, versionSendAfterStart) {
+		if err := workflow.Await(ctx, func() bool { return s.phase != phaseStarting && !s.importing() }); err != nil {
 			return err
 		}
 	} else if err := s.awaitRecord(ctx); err != nil {

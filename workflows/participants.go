@@ -19,8 +19,8 @@ func (s *chatState) validateAddParticipants(in wire.AddParticipantsInput) error 
 			return temporal.NewApplicationError(fmt.Sprintf("agent %q is already a participant", id), wire.ErrTypeInvalidInput)
 		}
 	}
-	if s.status != wire.StatusRunning {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, s.status), wire.ErrTypeNotAcceptingTurns)
+	if st := s.phase.status(); st != wire.StatusRunning { // running, importing or draining
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, st), wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
 }
@@ -38,7 +38,7 @@ func (s *chatState) handleAddParticipants(ctx workflow.Context, in wire.AddParti
 	}
 	for _, p := range ps {
 		if !slices.Contains(s.ids(), p.ID) {
-			s.participants = append(s.participants, p)
+			s.Participants = append(s.Participants, p)
 			s.openChannel(p)
 		}
 	}

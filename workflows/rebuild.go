@@ -1,10 +1,6 @@
 package workflows
 
-import (
-	"go.temporal.io/sdk/workflow"
-
-	"github.com/agentchat/agentchat/wire"
-)
+import "go.temporal.io/sdk/workflow"
 
 // versionTurnsAfterRebuild: a SendMessage update that reaches the chat while its
 // idempotency record is being rebuilt from a history (a document restored at the start
@@ -31,8 +27,8 @@ func (s *chatState) resumeEarly(ctx workflow.Context) {
 // begun: the signals that came before the update are taken once it has), or an Import
 // loads a document.
 func (s *chatState) rebuilding() bool {
-	starting := s.status == wire.StatusStarting && (s.in.Restore != nil || s.in.Carry != nil)
-	return starting || s.importing
+	starting := s.phase == phaseStarting && (s.in.Restore != nil || s.in.Carry != nil)
+	return starting || s.importing()
 }
 
 // awaitRecord waits, in a SendMessage handler, until the idempotency record is whole

@@ -21,12 +21,18 @@ func (s *chatState) validateImport(in wire.ImportInput) error {
 	if (len(in.Source.Document) == 0) == (in.Source.URI == "") {
 		return temporal.NewApplicationError("import needs exactly one of source.document and source.uri", wire.ErrTypeInvalidInput)
 	}
-	if s.status != wire.StatusRunning || s.migration != nil {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot import", s.chatID, s.status), wire.ErrTypeNotAcceptingTurns)
+	switch s.phase {
+	case phaseRunning, phaseImporting:
+	case phaseDraining:
+		return temporal.NewApplicationError(
+			fmt.Sprintf("chat %q is continuing as new; retry and the import goes to the new run", s.chatID),
+			wire.ErrTypeContinuingAsNew)
+	default:
+		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot import", s.chatID, s.phase.status()), wire.ErrTypeNotAcceptingTurns)
 	}
-	if len(s.history) > 0 || len(s.turns) > 0 || s.restored != nil || s.importing {
+	if len(s.History) > 0 || len(s.turns) > 0 || s.Restored != nil || s.phase == phaseImporting {
 		return temporal.NewApplicationError(fmt.Sprintf(
-			"chat %q already has %d messages and %d turns; import only into a new or empty chat", s.chatID, len(s.history), len(s.turns)),
+			"chat %q already has %d messages and %d turns; import only into a new or empty chat", s.chatID, len(s.History), len(s.turns)),
 			wire.ErrTypeNotEmpty)
 	}
 	return nil
@@ -34,8 +40,10 @@ func (s *chatState) validateImport(in wire.ImportInput) error {
 
 // handleImport restores a document into this empty chat and returns its new state.
 func (s *chatState) handleImport(ctx workflow.Context, in wire.ImportInput) (wire.StateResult, error) {
-	s.importing = true
-	defer func() { s.importing = false }()
+	if err := s.to(phaseImporting); err != nil {
+		return wire.StateResult{}, temporal.NewApplicationError(err.Error(), wire.ErrTypeNotAcceptingTurns)
+	}
+	defer func() { s.must(s.settle(phaseRunning)) }()
 	if err := s.restore(ctx, in.Source); err != nil {
 		return wire.StateResult{}, err
 	}
@@ -54,7 +62,7 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 	for {
 		var page wire.ImportPage
 		err := workflow.ExecuteActivity(actx, wire.ImportChatActivity,
-			wire.ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.store, s.in.Store)}).Get(ctx, &page)
+			wire.ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.Store, s.in.Store)}).Get(ctx, &page)
 		if err != nil {
 			return unwrapActivityError(err)
 		}
@@ -65,9 +73,9 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 			header, repairs = page.Header, page.Repairs
 		}
 		history = append(history, page.Messages...)
-		s.callIDs = s.callIDs.Union(page.CallIDs)
+		s.CallIDs = s.CallIDs.Union(page.CallIDs)
 		if page.Store != "" {
-			s.store = page.Store
+			s.Store = page.Store
 		}
 		if len(history) >= page.Total || len(page.Messages) == 0 {
 			break
@@ -83,24 +91,24 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	if err := s.checkOpenCalls(ctx, history); err != nil {
 		return err
 	}
-	s.history, s.stubs = history, stubTotal{}
+	s.History, s.stubs = history, stubTotal{}
 	s.adoptChannels(doc.Channels)
-	if doc.Strategies.Selection.Type == orDefault(s.in.Selection.Type, strategies.SelectionSequential) {
+	if doc.Strategies.Selection.Type == s.selectionType() {
 		var st strategies.SelectionState
 		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.selection.state: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 		}
-		s.selState = strategies.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
+		s.Selection = strategies.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
 	}
-	if doc.Strategies.Termination.Type == orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations) {
-		if err := json.Unmarshal(doc.Strategies.Termination.State, &s.termState); err != nil {
+	if doc.Strategies.Termination.Type == s.terminationType() {
+		if err := json.Unmarshal(doc.Strategies.Termination.State, &s.Termination); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.termination.state: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 		}
 	}
-	s.isComplete = doc.Strategies.IsComplete
+	s.IsComplete = doc.Strategies.IsComplete
 	s.rebuildTurns(ctx)
 	s.detectSuspension(ctx)
-	s.restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
+	s.Restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}
@@ -123,20 +131,20 @@ func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int
 // failed after its tools ran: it is recorded as failed, so that a retry of its
 // messageId is refused as it was before the continue-as-new, export or migration.
 func (s *chatState) rebuildTurns(ctx workflow.Context) {
-	s.turns, s.turnCount = map[string]*turn{}, 0
+	s.turns, s.TurnCount = map[string]*turn{}, 0
 	var failed []*turn
-	for i, m := range s.history {
+	for i, m := range s.History {
 		if m.Role != chat.RoleUser {
 			continue
 		}
 		end := i + 1
-		for end < len(s.history) && s.history[end].Role != chat.RoleUser {
+		for end < len(s.History) && s.History[end].Role != chat.RoleUser {
 			end++
 		}
 		t := &turn{msg: m, done: true, start: i + 1, end: end}
 		s.turns[m.MessageID] = t
-		s.turnCount++
-		if end > i+1 && failedAfterTools(s.history[end-1]) {
+		s.TurnCount++
+		if end > i+1 && failedAfterTools(s.History[end-1]) {
 			failed = append(failed, t)
 		}
 	}

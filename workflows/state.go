@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/chat"
@@ -27,19 +28,21 @@ type turn struct {
 }
 
 // chatState is the whole state of one chat, with a method per handler.
+//
+// The embedded Carried is the state that continue-as-new hands to the next run, kept
+// here in the form it is carried in: carry copies it by assignment and resume takes it
+// over the same way. Its Channels and Pending stay nil here: the live channels are
+// channels and the live turns queue, which carry writes into the copy.
 type chatState struct {
-	chatID       string
-	in           wire.AgentChatInput
-	status       string
-	failure      error
-	participants []wire.Participant
-	history      []chat.Message
-	stubs        stubTotal // HistoryStubBytes(history), as a running total (length)
-	selState     strategies.SelectionState
-	termState    strategies.TerminationState
-	isComplete   bool
-	turnCount    int
-	attempted    int // turns run, answered or failed: a temporary thread closes after one
+	wire.Carried
+	chatID string
+	in     wire.AgentChatInput
+	// phase is where the chat is in its lifecycle (phase.go); failure is why it could
+	// not start, in phaseFailed.
+	phase   phase
+	failure error
+	log     log.Logger
+	stubs   stubTotal // HistoryStubBytes(History), as a running total (length)
 	// channels are the chat's channels in order of creation; a channel whose key no
 	// participant has is dormant (kept from an import, resumed when its agent joins).
 	channels []*channel
@@ -47,31 +50,19 @@ type chatState struct {
 	// a failed turn goes back to. runTurn and resumeSuspended set it; it is read only
 	// while a turn is active.
 	boundary strategyState
-	// importing is set while a document is being loaded; no turn runs meanwhile.
-	importing bool
 	// resumed: the carry was taken over before the handlers were registered
 	// (resumeEarly).
-	resumed   bool
-	restored  *wire.CarriedRestore
+	resumed bool
+	// migration is the migration under way or done, if any (phaseMigrating,
+	// phaseMigrated); nil again when one fails.
 	migration *migration
-	// draining is set while the run hands over to a new one: new updates are refused
-	// (retryably) and the turns already accepted are answered.
-	draining bool
-	// store names where stubbed message bodies are ("" = none yet).
-	store string
-	runs  int
-	// suspension is the turn waiting for approvals, if any; decisions are the answers
+	// suspension is the turn waiting for approvals, if any; Decisions are the answers
 	// given so far, by callId.
 	suspension *suspension
-	decisions  map[string]wire.Decision
-	// callIDs are the call ids of the messages whose bodies left the workflow.
-	callIDs wire.CallIDFilter
 	// applyEach: decisions are applied as they are given (versionApplyEachDecision).
 	applyEach bool
 	// exporting counts the exports reading the chat; no turn resumes meanwhile.
 	exporting int
-	// toolRuns are the tool calls that ran in turns taken back since (toolruns.go).
-	toolRuns []wire.ToolRun
 	// sentCommitted is the committed length of the history at the previous model call
 	// of this run (what that call's worker has cached); not carried to the next run.
 	sentCommitted int
@@ -80,15 +71,15 @@ type chatState struct {
 	queue  []*turn
 	active *turn
 	// turns records every accepted turn by messageId: the idempotency record.
-	turns     map[string]*turn
-	lastError *wire.TurnError
+	turns map[string]*turn
 }
 
 func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {
 	return &chatState{
 		chatID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		in:     in,
-		status: wire.StatusStarting,
+		phase:  phaseStarting,
+		log:    workflow.GetLogger(ctx),
 		turns:  map[string]*turn{},
 	}
 }
@@ -119,7 +110,7 @@ func (s *chatState) register(ctx workflow.Context) error {
 
 // fail records why the chat could not start; waiting handlers return err.
 func (s *chatState) fail(err error) {
-	s.status = wire.StatusFailed
+	s.must(s.to(phaseFailed))
 	s.failure = err
 	for _, t := range s.queue {
 		t.done, t.err = true, err
@@ -127,17 +118,20 @@ func (s *chatState) fail(err error) {
 	s.queue = nil
 }
 
-// closed reports whether the chat takes no more turns.
+// closed reports whether the chat takes no more turns: its termination strategy
+// completed it (and does not reset), or it is a temporary thread that had its turn.
+// It is the guard of the move to phaseCompleted (serve); it reads the carried data,
+// not the phase, since a chat that closes under a migration still closes.
 func (s *chatState) closed() bool {
-	return (s.isComplete && !s.in.Termination.AutoReset) || (s.in.Temporary && s.attempted > 0)
+	return (s.IsComplete && !s.in.Termination.AutoReset) || (s.in.Temporary && s.Attempted > 0)
 }
 
 // handleDescribe waits until the chat has started (or failed to) and returns its state.
 func (s *chatState) handleDescribe(ctx workflow.Context) (wire.StateResult, error) {
-	if err := workflow.Await(ctx, func() bool { return s.status != wire.StatusStarting }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return s.phase != phaseStarting }); err != nil {
 		return wire.StateResult{}, err
 	}
-	if s.failure != nil {
+	if s.phase == phaseFailed {
 		return wire.StateResult{}, s.failure
 	}
 	return s.state(), nil
@@ -146,16 +140,15 @@ func (s *chatState) handleDescribe(ctx workflow.Context) (wire.StateResult, erro
 // state answers the State query.
 func (s *chatState) state() wire.StateResult {
 	r := wire.StateResult{
-		ChatID: s.chatID, Status: s.status, Temporary: s.in.Temporary,
-		Participants: s.participantInfo(), MessageCount: len(s.history),
-		TurnCount: s.turnCount, IsComplete: s.isComplete, PendingTurns: []string{},
-		LastError: s.lastError,
-		Selection: wire.StrategyState{Type: orDefault(s.in.Selection.Type, strategies.SelectionSequential), State: s.selState},
-		Termination: wire.StrategyState{Type: orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations),
-			State: s.termState},
+		ChatID: s.chatID, Status: s.phase.status(), Temporary: s.in.Temporary,
+		Participants: s.participantInfo(), MessageCount: len(s.History),
+		TurnCount: s.TurnCount, IsComplete: s.IsComplete, PendingTurns: []string{},
+		LastError:   s.LastError,
+		Selection:   wire.StrategyState{Type: s.selectionType(), State: s.Selection},
+		Termination: wire.StrategyState{Type: s.terminationType(), State: s.Termination},
 	}
-	if n := len(s.history); n > 0 {
-		last := s.history[n-1]
+	if n := len(s.History); n > 0 {
+		last := s.History[n-1]
 		r.LastMessage = &last
 	}
 	for _, t := range s.queue {
@@ -170,25 +163,25 @@ func (s *chatState) state() wire.StateResult {
 	for _, c := range s.channels {
 		r.Channels = append(r.Channels, wire.ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})
 	}
-	if s.restored != nil {
-		r.RestoredDigest, r.Repairs = s.restored.Digest, s.restored.Repairs
+	if s.Restored != nil {
+		r.RestoredDigest, r.Repairs = s.Restored.Digest, s.Restored.Repairs
 	}
-	r.Store, r.Runs = s.store, s.runs
+	r.Store, r.Runs = s.Store, s.Runs
 	r.PendingApprovals = s.awaitingApproval()
 	if m := s.migration; m != nil {
 		if m.result != nil {
 			loc := m.result.Target
 			r.MigratedTo = &loc
 		} else {
-			r.Migration = &wire.MigrationState{Target: m.target, Phase: m.phase}
+			r.Migration = &wire.MigrationState{Target: m.target, Phase: m.step}
 		}
 	}
 	return r
 }
 
 func (s *chatState) participantInfo() []wire.ParticipantInfo {
-	out := make([]wire.ParticipantInfo, 0, len(s.participants))
-	for _, p := range s.participants {
+	out := make([]wire.ParticipantInfo, 0, len(s.Participants))
+	for _, p := range s.Participants {
 		out = append(out, wire.ParticipantInfo{ID: p.ID, Name: p.Name, Type: p.Kind})
 	}
 	if len(out) == 0 { // not resolved: report the ids asked for
@@ -202,7 +195,7 @@ func (s *chatState) participantInfo() []wire.ParticipantInfo {
 // page answers the History query: at most HistoryPageBytes of encoded messages (or
 // in.MaxBytes, when smaller), and always at least one.
 func (s *chatState) page(in wire.HistoryInput) (wire.HistoryResult, error) {
-	total := len(s.history)
+	total := len(s.History)
 	from := min(max(in.Offset, 0), total)
 	to := total
 	if in.Limit > 0 {
@@ -214,23 +207,23 @@ func (s *chatState) page(in wire.HistoryInput) (wire.HistoryResult, error) {
 	}
 	size := 0
 	for i := from; i < to; i++ {
-		if size += wire.MessageBytes(s.history[i]) + 1; size > maxBytes && i > from {
+		if size += wire.MessageBytes(s.History[i]) + 1; size > maxBytes && i > from {
 			to = i
 			break
 		}
 	}
-	msgs := append([]chat.Message{}, s.history[from:to]...)
+	msgs := append([]chat.Message{}, s.History[from:to]...)
 	r := wire.HistoryResult{Messages: msgs, Offset: from, Total: total}
 	if historyHasStubs(msgs) {
-		r.Store = s.store
+		r.Store = s.Store
 	}
 	return r, nil
 }
 
 // ids returns the participants' agent ids in speaking order.
 func (s *chatState) ids() []string {
-	ids := make([]string, len(s.participants))
-	for i, p := range s.participants {
+	ids := make([]string, len(s.Participants))
+	for i, p := range s.Participants {
 		ids[i] = p.ID
 	}
 	return ids
@@ -241,4 +234,15 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// selectionType is the chat's selection strategy type, as State, the snapshot and the
+// document name it ("" in the input means sequential).
+func (s *chatState) selectionType() string {
+	return orDefault(s.in.Selection.Type, strategies.SelectionSequential)
+}
+
+// terminationType is the chat's termination strategy type ("" means maxIterations).
+func (s *chatState) terminationType() string {
+	return orDefault(s.in.Termination.Type, strategies.TerminationMaxIterations)
 }

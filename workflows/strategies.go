@@ -26,13 +26,13 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (wire.Participant,
 	sel := s.in.Selection
 	ids := s.ids()
 	if sel.Type != strategies.SelectionLLM && sel.Type != strategies.SelectionFunction {
-		return s.participant(sel.Next(ids, &s.selState)), nil
+		return s.participant(sel.Next(ids, &s.Selection)), nil
 	}
-	if sel.InitialAgent != "" && s.turnCount == 0 && s.termState.Iterations == 0 {
+	if sel.InitialAgent != "" && s.TurnCount == 0 && s.Termination.Iterations == 0 {
 		return s.participant(sel.InitialAgent), nil
 	}
 	in := wire.SelectInput{History: s.strategyView(ctx, t), Agent: sel.Agent, Function: sel.Function}
-	for _, p := range s.participants {
+	for _, p := range s.Participants {
 		in.Candidates = append(in.Candidates, wire.Candidate{ID: p.ID, Name: p.Name})
 	}
 	var res wire.SelectResult
@@ -47,7 +47,7 @@ func (s *chatState) selectNext(ctx workflow.Context, t *turn) (wire.Participant,
 		return wire.Participant{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the selection strategy named no participant (it said %q; participants: %v)", res.Said, ids), wire.ErrTypeInvalidInput, nil)
 	}
-	return s.participant(sel.Next(ids, &s.selState)), nil
+	return s.participant(sel.Next(ids, &s.Selection)), nil
 }
 
 // terminates reports whether msg completes the chat under strategy st: regex here,

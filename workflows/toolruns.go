@@ -21,21 +21,21 @@ const versionToolRunsByBytes = "tool-runs-by-bytes"
 // recordRun keeps the result of call c, which has just run, within maxToolRuns and
 // ToolRunsLimit.
 func (s *chatState) recordRun(ctx workflow.Context, c chat.Content, result chat.Content) {
-	s.toolRuns = slices.DeleteFunc(s.toolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID })
-	if len(s.toolRuns) >= maxToolRuns {
-		s.toolRuns = s.toolRuns[len(s.toolRuns)-maxToolRuns+1:]
+	s.ToolRuns = slices.DeleteFunc(s.ToolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID })
+	if len(s.ToolRuns) >= maxToolRuns {
+		s.ToolRuns = s.ToolRuns[len(s.ToolRuns)-maxToolRuns+1:]
 	}
-	s.toolRuns = append(s.toolRuns, wire.ToolRun{CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Result: result})
-	total := toolRunsBytes(s.toolRuns)
+	s.ToolRuns = append(s.ToolRuns, wire.ToolRun{CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Result: result})
+	total := toolRunsBytes(s.ToolRuns)
 	if total <= wire.ToolRunsLimit || !changed(ctx, versionToolRunsByBytes) {
 		return
 	}
 	drop := 0
-	for drop < len(s.toolRuns) && total > wire.ToolRunsLimit {
-		total -= toolRunBytes(s.toolRuns[drop]) + 1 // and its comma
+	for drop < len(s.ToolRuns) && total > wire.ToolRunsLimit {
+		total -= toolRunBytes(s.ToolRuns[drop]) + 1 // and its comma
 		drop++
 	}
-	s.toolRuns = slices.Clone(s.toolRuns[drop:])
+	s.ToolRuns = slices.Clone(s.ToolRuns[drop:])
 }
 
 // toolRunsBytes is the length of runs as a JSON list (measured, not encoded).
@@ -55,12 +55,12 @@ func toolRunBytes(r wire.ToolRun) int {
 
 // ranBefore reports whether call c (its id, name and arguments) has run already.
 func (s *chatState) ranBefore(c chat.Content) bool {
-	return slices.ContainsFunc(s.toolRuns, func(r wire.ToolRun) bool { return r.Same(c) })
+	return slices.ContainsFunc(s.ToolRuns, func(r wire.ToolRun) bool { return r.Same(c) })
 }
 
 // ranResult is the result call c got when it ran.
 func (s *chatState) ranResult(c chat.Content) chat.Content {
-	for _, r := range s.toolRuns {
+	for _, r := range s.ToolRuns {
 		if r.Same(c) {
 			return r.Result
 		}
@@ -71,13 +71,14 @@ func (s *chatState) ranResult(c chat.Content) chat.Content {
 // ranOther reports whether another call (other name or arguments) ran under c's id: c
 // must then get an id of its own, or it would share the other's idempotency key.
 func (s *chatState) ranOther(c chat.Content) bool {
-	return slices.ContainsFunc(s.toolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID && !r.Same(c) })
+	return slices.ContainsFunc(s.ToolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID && !r.Same(c) })
 }
+
 
 // forgetAnswered drops the runs whose results msgs (a finished turn's messages) hold:
 // the history keeps them now.
 func (s *chatState) forgetAnswered(msgs []chat.Message) {
-	if len(s.toolRuns) == 0 {
+	if len(s.ToolRuns) == 0 {
 		return
 	}
 	answered := map[string]bool{}
@@ -88,5 +89,5 @@ func (s *chatState) forgetAnswered(msgs []chat.Message) {
 			}
 		}
 	}
-	s.toolRuns = slices.DeleteFunc(s.toolRuns, func(r wire.ToolRun) bool { return answered[r.CallID] })
+	s.ToolRuns = slices.DeleteFunc(s.ToolRuns, func(r wire.ToolRun) bool { return answered[r.CallID] })
 }

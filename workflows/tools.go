@@ -67,7 +67,7 @@ func (s *chatState) runAgent(ctx workflow.Context, p wire.Participant, t *turn) 
 		if err != nil {
 			return chat.Message{}, err
 		}
-		s.history = append(s.history, reply)
+		s.History = append(s.History, reply)
 		calls := reply.FunctionCalls()
 		if len(calls) == 0 {
 			return reply, nil
@@ -95,7 +95,7 @@ func (s *chatState) finalAnswer(ctx workflow.Context, p wire.Participant, t *tur
 	if err != nil {
 		return chat.Message{}, err
 	}
-	s.history = append(s.history, reply)
+	s.History = append(s.History, reply)
 	if calls := reply.FunctionCalls(); len(calls) > 0 {
 		s.appendResults(t, p, errorResults(calls, roundLimitText(p)))
 	}
@@ -132,8 +132,8 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 			results[c.CallID] = errorResult(c, "the arguments are not a JSON object: "+c.Arguments)
 		case spec.Approval && !s.decided(c.CallID):
 			pending = append(pending, pendingApproval(c, p, t))
-		case spec.Approval && !s.decisions[c.CallID].Approved:
-			d := s.decisions[c.CallID]
+		case spec.Approval && !s.Decisions[c.CallID].Approved:
+			d := s.Decisions[c.CallID]
 			results[c.CallID] = errorResult(c, "rejected by a person"+reasonSuffix(d.Reason))
 		case s.ranBefore(c) && changed(ctx, versionReuseToolResult):
 			results[c.CallID] = s.ranResult(c) // obtained before a rollback: never run twice
@@ -182,10 +182,10 @@ func pendingApproval(c chat.Content, p wire.Participant, t *turn) wire.PendingAp
 
 // stampResults gives the tool messages added without a time the time their round began.
 func (s *chatState) stampResults(at time.Time) {
-	for i := len(s.history) - 1; i >= 0 && s.history[i].Role == chat.RoleTool; i-- {
-		if s.history[i].CreatedAt.IsZero() {
-			s.stubs.cut(s.history, i) // its reference gains the time
-			s.history[i].CreatedAt = at
+	for i := len(s.History) - 1; i >= 0 && s.History[i].Role == chat.RoleTool; i-- {
+		if s.History[i].CreatedAt.IsZero() {
+			s.stubs.cut(s.History, i) // its reference gains the time
+			s.History[i].CreatedAt = at
 		}
 	}
 }
@@ -248,7 +248,7 @@ func (s *chatState) appendResults(t *turn, p wire.Participant, results []chat.Co
 	if len(results) == 0 {
 		return
 	}
-	s.history = append(s.history, chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID,
+	s.History = append(s.History, chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID,
 		AuthorName: "tools", Contents: results})
 }
 
@@ -288,7 +288,7 @@ func reasonSuffix(r string) string {
 }
 
 func (s *chatState) decided(callID string) bool {
-	_, ok := s.decisions[callID]
+	_, ok := s.Decisions[callID]
 	return ok
 }
 
@@ -356,10 +356,10 @@ func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (w
 	if err := s.approveRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
 		return wire.TurnResult{}, err
 	}
-	if s.decisions == nil {
-		s.decisions = map[string]wire.Decision{}
+	if s.Decisions == nil {
+		s.Decisions = map[string]wire.Decision{}
 	}
-	s.decisions[in.CallID] = wire.Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
+	s.Decisions[in.CallID] = wire.Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
 	sus := s.suspension
 	if len(s.awaitingApproval()) > 0 && !s.applyEach {
 		if s.applyEach = changed(ctx, versionApplyEachDecision); !s.applyEach {
@@ -370,7 +370,7 @@ func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (w
 		return s.awaitResumed(ctx, sus)
 	}
 	gen := sus.resumed
-	mark := len(s.history)
+	mark := len(s.History)
 	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen && s.active == nil }); err != nil {
 		return wire.TurnResult{}, err
 	}
@@ -378,19 +378,19 @@ func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (w
 	if t.err != nil {
 		return wire.TurnResult{}, t.err
 	}
-	res := wire.TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.history[min(mark, len(s.history)):]),
-		IsComplete: s.isComplete}
+	res := wire.TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.History[min(mark, len(s.History)):]),
+		IsComplete: s.IsComplete}
 	res.AwaitingApproval = s.awaitingApproval()
 	return res, nil
 }
 
 // answeredCall returns the index of the tool message that answers callID, or -1.
 func (s *chatState) answeredCall(callID string) int {
-	for i := len(s.history) - 1; i >= 0; i-- {
-		if s.history[i].Role != chat.RoleTool {
+	for i := len(s.History) - 1; i >= 0; i-- {
+		if s.History[i].Role != chat.RoleTool {
 			continue
 		}
-		for _, c := range s.history[i].Contents {
+		for _, c := range s.History[i].Contents {
 			if c.CallID == callID {
 				return i
 			}
@@ -402,18 +402,18 @@ func (s *chatState) answeredCall(callID string) int {
 // sinceResult returns the messages of a turn from index i to the turn's end.
 func (s *chatState) sinceResult(i int) wire.TurnResult {
 	end := i
-	for end < len(s.history) && s.history[end].Role != chat.RoleUser {
+	for end < len(s.History) && s.History[end].Role != chat.RoleUser {
 		end++
 	}
 	var turnID string
 	for j := i; j >= 0; j-- {
-		if s.history[j].Role == chat.RoleUser {
-			turnID = s.history[j].MessageID
+		if s.History[j].Role == chat.RoleUser {
+			turnID = s.History[j].MessageID
 			break
 		}
 	}
-	return wire.TurnResult{MessageID: turnID, Messages: boundMessages(s.history[i:end]),
-		IsComplete: s.isComplete && end == len(s.history), AwaitingApproval: s.awaitingApproval()}
+	return wire.TurnResult{MessageID: turnID, Messages: boundMessages(s.History[i:end]),
+		IsComplete: s.IsComplete && end == len(s.History), AwaitingApproval: s.awaitingApproval()}
 }
 
 // resumeSuspended continues a suspended turn once every awaited call is decided: the
@@ -422,11 +422,11 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	sus := s.suspension
 	t := sus.turn
 	s.active = t
-	from := len(s.history)
+	from := len(s.History)
 	defer func() { s.active = nil; sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
 	s.suspension = nil
 	t.suspended, t.err = false, nil
-	t.mark = len(s.history)
+	t.mark = len(s.History)
 	s.boundary = s.strategiesNow()
 	calls := s.openCalls()
 	if err := s.runTools(ctx, t, sus.agent, calls); err != nil { // errSuspended: a call waits again
@@ -435,28 +435,28 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 		return
 	}
 	for _, c := range calls {
-		delete(s.decisions, c.CallID)
+		delete(s.Decisions, c.CallID)
 	}
 	// The tools ran: a failure from here on keeps their results (a person approved a
 	// side effect that happened), fails the turn, and the chat takes the next one.
 	beforeTools := t.mark
-	t.mark = len(s.history)
+	t.mark = len(s.History)
 	agent := sus.agent
 	s.continueTurn(ctx, t, &agent)
 	if t.err == nil {
 		return
 	}
 	if !changed(ctx, versionResumedTurnFails) {
-		s.stubs.cut(s.history, beforeTools)
-		s.history, t.mark = s.history[:beforeTools], beforeTools
+		s.stubs.cut(s.History, beforeTools)
+		s.History, t.mark = s.History[:beforeTools], beforeTools
 		s.suspension = sus // the old way: back to waiting, and resumed again
 		return
 	}
-	s.forgetAnswered(s.history[beforeTools:]) // the history keeps the results
+	s.forgetAnswered(s.History[beforeTools:]) // the history keeps the results
 }
 
 // openCalls returns the functionCalls at the end of the history that have no result yet.
-func (s *chatState) openCalls() []chat.Content { return openCallsAtEnd(s.history) }
+func (s *chatState) openCalls() []chat.Content { return openCallsAtEnd(s.History) }
 
 // openCallsAtEnd returns the functionCalls of the last assistant message of history that
 // no later tool message answers, when only tool messages follow it.
@@ -528,10 +528,10 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 	if len(calls) == 0 {
 		return
 	}
-	caller := lastAssistant(s.history)
+	caller := lastAssistant(s.History)
 	userIdx := -1
-	for i := len(s.history) - 1; i >= 0; i-- {
-		if s.history[i].Role == chat.RoleUser {
+	for i := len(s.History) - 1; i >= 0; i-- {
+		if s.History[i].Role == chat.RoleUser {
 			userIdx = i
 			break
 		}
@@ -539,9 +539,9 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 	if userIdx < 0 {
 		return
 	}
-	t := s.turns[s.history[userIdx].MessageID]
+	t := s.turns[s.History[userIdx].MessageID]
 	if t == nil {
-		t = &turn{msg: s.history[userIdx], done: true}
+		t = &turn{msg: s.History[userIdx], done: true}
 		s.turns[t.msg.MessageID] = t
 	}
 	// Suspended, not failed: a reply that mixed an approval with a plain call ends, while

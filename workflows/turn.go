@@ -70,27 +70,27 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
 			s.chatID, pendingIDs(s.awaitingApproval()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
-	case ok && s.historyIndex(m.MessageID) < len(s.history):
+	case ok && s.historyIndex(m.MessageID) < len(s.History):
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",
 			m.MessageID, errorMessage(t.err)), wire.ErrTypeTurnFailed)
-	case s.draining:
+	case s.draining():
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
 			wire.ErrTypeContinuingAsNew)
-	case s.migration != nil && s.migration.result != nil:
+	case s.phase == phaseMigrated:
 		return s.movedError(m.MessageID, false)
-	case s.migration != nil:
+	case s.phase == phaseMigrating:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
 			wire.ErrTypeMigrating)
-	case s.failure != nil:
+	case s.phase == phaseFailed:
 		return temporal.NewApplicationError("chat could not start: "+s.failure.Error(), wire.ErrTypeNotAcceptingTurns)
-	case s.isComplete && !s.in.Termination.AutoReset:
+	case s.IsComplete && !s.in.Termination.AutoReset:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
 			wire.ErrTypeNotAcceptingTurns)
-	case s.in.Temporary && (len(s.turns) > 0 || s.attempted > 0):
+	case s.in.Temporary && (len(s.turns) > 0 || s.Attempted > 0):
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
 			wire.ErrTypeNotAcceptingTurns)
@@ -112,7 +112,7 @@ func (s *chatState) fullRefusal() error {
 	if n := s.length(); n >= wire.ChatLengthLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
-				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.history)+len(s.queue), n, wire.ChatLengthLimit),
+				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.History)+len(s.queue), n, wire.ChatLengthLimit),
 			wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
@@ -153,7 +153,7 @@ func sentBytes(m chat.Message) int {
 // length is the chat's length as ChatLengthLimit counts it: the references to its
 // messages (a running total, stubTotal) and queued turns.
 func (s *chatState) length() int {
-	n := s.stubs.of(s.history)
+	n := s.stubs.of(s.History)
 	for _, t := range s.queue {
 		n += wire.StubBytes(t.msg)
 	}
@@ -205,8 +205,8 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	}
 	if t.suspended {
 		res := wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
-		if i := s.historyIndex(t.msg.MessageID); i < len(s.history) {
-			res.Messages = boundMessages(s.history[i+1:])
+		if i := s.historyIndex(t.msg.MessageID); i < len(s.History) {
+			res.Messages = boundMessages(s.History[i+1:])
 		}
 		return res, nil
 	}
@@ -226,7 +226,7 @@ const versionSignalsWhenFull = "signals-refused-when-full"
 func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	m, known, err := s.checkMessage(in)
 	if err == nil && !known {
-		spared := s.migration != nil || s.draining || s.suspension != nil
+		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.suspension != nil
 		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
 			if full := s.fullRefusal(); err == nil && full != nil && changed(ctx, versionSignalsWhenFull) {
@@ -237,7 +237,7 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 		}
 	}
 	if err != nil {
-		s.lastError = &wire.TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
+		s.LastError = &wire.TurnError{MessageID: in.MessageID, Type: errorType(err), Message: errorMessage(err)}
 		workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
 		return
 	}
@@ -258,14 +258,17 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 	return t
 }
 
-// canTakeTurn reports whether a queued turn may start now.
+// canTakeTurn reports whether a queued turn may start now: the chat is running (no
+// import, drain or migration) and no turn waits for approvals.
 func (s *chatState) canTakeTurn() bool {
-	return len(s.queue) > 0 && !s.importing && s.migration == nil && s.suspension == nil
+	return len(s.queue) > 0 && s.phase == phaseRunning && s.suspension == nil
 }
 
-// readyToResume reports whether a suspended turn has decisions to apply now (resumeDue).
+// readyToResume reports whether a suspended turn has decisions to apply now
+// (resumeDue): the chat is running or draining (no import, no migration) and no export
+// reads it.
 func (s *chatState) readyToResume() bool {
-	return s.resumeDue() && s.migration == nil && !s.importing && s.exporting == 0
+	return s.resumeDue() && (s.phase == phaseRunning || s.phase == phaseDraining) && s.exporting == 0
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
@@ -276,7 +279,7 @@ func (s *chatState) refuseQueued() {
 			fmt.Sprintf("chat %q completed before turn %q was taken; start a new chat", s.chatID, t.msg.MessageID),
 			wire.ErrTypeNotAcceptingTurns)
 		if t.signal { // nobody waits for it: say so where State shows it
-			s.lastError = &wire.TurnError{MessageID: t.msg.MessageID, Type: wire.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
+			s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, Type: wire.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
 		}
 	}
 	s.queue = nil
@@ -290,12 +293,12 @@ func (s *chatState) refuseQueued() {
 func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.active = t
 	defer func() { s.active, t.done = nil, true }()
-	t.mark = len(s.history)
+	t.mark = len(s.History)
 	s.boundary = s.strategiesNow()
-	s.history = append(s.history, t.msg)
-	s.termState = strategies.TerminationState{}
-	if s.isComplete && s.in.Termination.AutoReset {
-		s.isComplete = false // the strategy resets for the next user turn
+	s.History = append(s.History, t.msg)
+	s.Termination = strategies.TerminationState{}
+	if s.IsComplete && s.in.Termination.AutoReset {
+		s.IsComplete = false // the strategy resets for the next user turn
 	}
 	s.continueTurn(ctx, t, nil)
 }
@@ -304,13 +307,13 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 // the agent first (a suspended agent resuming), then as the selection strategy picks.
 // On failure it takes back everything since t.mark.
 func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Participant) {
-	limit := s.in.Termination.Limit(len(s.participants))
+	limit := s.in.Termination.Limit(len(s.Participants))
 	for {
 		var p wire.Participant
 		if first != nil {
 			p, first = *first, nil
 		} else {
-			if s.termState.Iterations >= limit {
+			if s.Termination.Iterations >= limit {
 				break
 			}
 			next, err := s.selectNext(ctx, t)
@@ -329,34 +332,34 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 			s.failTurn(t, p, err)
 			return
 		}
-		s.termState.Iterations++
+		s.Termination.Iterations++
 		done, err := s.terminates(ctx, s.in.Termination, t, final)
 		if err != nil {
 			s.failTurn(t, wire.Participant{ID: "(termination)"}, err)
 			return
 		}
 		if done {
-			s.isComplete = true
+			s.IsComplete = true
 			break
 		}
 	}
-	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.history)
-	s.forgetAnswered(s.history[t.start:t.end])
-	s.turnCount++
-	s.attempted++
-	if s.lastError != nil && s.lastError.MessageID == t.msg.MessageID {
-		s.lastError = nil // the turn that failed has now been answered
+	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.History)
+	s.forgetAnswered(s.History[t.start:t.end])
+	s.TurnCount++
+	s.Attempted++
+	if s.LastError != nil && s.LastError.MessageID == t.msg.MessageID {
+		s.LastError = nil // the turn that failed has now been answered
 	}
 }
 
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
-	s.stubs.cut(s.history, t.mark)
-	s.history, s.selState, s.termState = s.history[:t.mark], s.boundary.sel, s.boundary.term
+	s.stubs.cut(s.History, t.mark)
+	s.History, s.Selection, s.Termination = s.History[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
-	s.lastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
-	t.err = turnError(t, p, err, *s.lastError)
-	s.attempted++
+	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
+	t.err = turnError(t, p, err, *s.LastError)
+	s.Attempted++
 }
 
 // turnError is the error the caller of failed turn t gets: TurnFailed, or, when the
@@ -411,8 +414,8 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 			return chat.Message{}, err
 		}
 	}
-	if res.Stored != "" && s.store == "" {
-		s.store = res.Stored
+	if res.Stored != "" && s.Store == "" {
+		s.Store = res.Stored
 	}
 	if ch := s.channelOf(p); ch != nil && len(res.ChannelState) > 0 {
 		ch.state = res.ChannelState // a service thread's new id and watermark
@@ -429,7 +432,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 }
 
 func (s *chatState) participant(id string) wire.Participant {
-	for _, p := range s.participants {
+	for _, p := range s.Participants {
 		if p.ID == id {
 			return p
 		}
@@ -449,14 +452,14 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 		return // no calls: the history need not be scanned
 	}
 	used := map[string]bool{}
-	for _, m := range s.history {
+	for _, m := range s.History {
 		for _, c := range m.FunctionCalls() {
 			used[c.CallID] = true
 		}
 	}
 	taken := func(c chat.Content) bool {
 		return c.CallID == "" || used[c.CallID] || s.ranOther(c) ||
-			(s.callIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs))
+			(s.CallIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs))
 	}
 	for i := range contents {
 		c := &contents[i]
@@ -479,14 +482,14 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 // nextID returns the id of the next message of turn t: "<turn messageId>/<n>", n
 // counting the messages after the user's.
 func (s *chatState) nextID(t *turn) string {
-	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.history)-s.historyIndex(t.msg.MessageID))
+	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.History)-s.historyIndex(t.msg.MessageID))
 }
 
 // turnResult returns the answer of a finished turn, read back from the history; past
 // HistoryPageBytes its messages are references (boundMessages).
 func (s *chatState) turnResult(t *turn) wire.TurnResult {
-	msgs := boundMessages(s.history[t.start:t.end])
-	complete := s.isComplete && t.end == len(s.history)
+	msgs := boundMessages(s.History[t.start:t.end])
+	complete := s.IsComplete && t.end == len(s.History)
 	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
 }
 
@@ -563,34 +566,34 @@ const maxDeltaBytes = 256 << 10
 // short; or not at all, the activity reading it from the run by its History query.
 func (s *chatState) invokeInput(ctx workflow.Context, p wire.Participant, t *turn) wire.InvokeInput {
 	in := wire.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
-		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.store}
+		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.Store}
 	if ch := s.channelOf(p); ch != nil {
 		in.ChannelState = ch.state
 	}
 	if p.Kind.ServiceThread() {
 		if wm, _ := wire.SyncedThrough(in.ChannelState); wm != "" {
-			if i := s.historyIndex(wm); i < len(s.history) {
+			if i := s.historyIndex(wm); i < len(s.History) {
 				in.HistoryFrom = i + 1
 			}
 		}
 	}
 	committed := s.historyIndex(t.msg.MessageID)
 	switch {
-	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.history[s.sentCommitted:]) <= maxDeltaBytes:
-		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.history[s.sentCommitted:])
-	case inlineable(s.history):
-		in.Delta = slices.Clone(s.history)
+	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.History[s.sentCommitted:]) <= maxDeltaBytes:
+		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.History[s.sentCommitted:])
+	case inlineable(s.History):
+		in.Delta = slices.Clone(s.History)
 	default:
-		view := s.history[in.HistoryFrom:]
+		view := s.History[in.HistoryFrom:]
 		if !p.Kind.ServiceThread() {
-			view = p.Reducer.ReduceWith(s.history, in.ChannelState)
+			view = p.Reducer.ReduceWith(s.History, in.ChannelState)
 		}
 		if inlineable(view) {
 			in.History = view
 			return in
 		}
 	}
-	in.HistoryLength, in.Committed, in.Reducer = len(s.history), committed, p.Reducer
+	in.HistoryLength, in.Committed, in.Reducer = len(s.History), committed, p.Reducer
 	s.sentCommitted = committed
 	return in
 }
