@@ -74,7 +74,6 @@ func (s *chatState) ranOther(c chat.Content) bool {
 	return slices.ContainsFunc(s.ToolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID && !r.Same(c) })
 }
 
-
 // forgetAnswered drops the runs whose results msgs (a finished turn's messages) hold:
 // the history keeps them now.
 func (s *chatState) forgetAnswered(msgs []chat.Message) {
