@@ -66,7 +66,14 @@ func (s *chatState) validateMigrate(in wire.MigrateInput) error {
 		}
 		return nil
 	}
-	if st := s.phase.status(); st != wire.StatusRunning && st != wire.StatusStarting { // starting, running, importing or draining
+	if s.phase == phaseDraining {
+		// Admitted, the migration would run while the run also continues as new: the
+		// chat would be live at the target and in its own next run.
+		return temporal.NewApplicationError(
+			fmt.Sprintf("chat %q is continuing as new; retry and the migration goes to the new run", s.chatID),
+			wire.ErrTypeContinuingAsNew)
+	}
+	if st := s.phase.status(); st != wire.StatusRunning && st != wire.StatusStarting { // starting, running or importing
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot migrate", s.chatID, st), wire.ErrTypeNotAcceptingTurns)
 	}
 	return s.migrateRefusal()

@@ -21,7 +21,8 @@ import (
 //	importing  running    the import ended, loaded or refused
 //	importing  migrating  a Migrate is admitted while an import runs: the migration waits for it
 //	running    draining   the run hands over to a new one (continue-as-new)
-//	draining   migrating  a Migrate is admitted while the run drains: the drain goes on under it
+//	draining   migrating  only in runs that admitted a Migrate while draining (before
+//	                      validateMigrate refused it with ContinuingAsNew): the drain goes on under it
 //	running    migrating  a Migrate is admitted: the migration waits for the turn in flight
 //	running    completed  closed: the termination strategy completed the chat (no autoReset), or a temporary thread had its turn
 //	migrating  migrated   the target started from the exported document

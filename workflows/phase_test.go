@@ -158,3 +158,25 @@ func TestAStartGoesOnUnderAMigrationAndOneThatFailsFirstReturnsToIt(t *testing.T
 	assert.Equal(t, phaseRunning, s.migration.under)
 	assert.Empty(t, l.errors)
 }
+
+// A Migrate is admitted only where the chat can hand itself over: a run that continues
+// as new refuses it retryably (ContinuingAsNew), so that the retry reaches the new run;
+// admitted, it would migrate while the run also continued, leaving the chat live twice.
+func TestMigrateIsRefusedRetryablyWhileTheRunContinuesAsNew(t *testing.T) {
+	in := wire.MigrateInput{ToNamespace: "archive"}
+	want := map[phase]string{
+		phaseStarting: "", phaseRunning: "", phaseImporting: "",
+		phaseDraining: wire.ErrTypeContinuingAsNew, phaseMigrating: wire.ErrTypeNotAcceptingTurns,
+		phaseMigrated: wire.ErrTypeNotAcceptingTurns, phaseCompleted: wire.ErrTypeNotAcceptingTurns,
+		phaseFailed: wire.ErrTypeNotAcceptingTurns,
+	}
+	for _, p := range allPhases {
+		s := &chatState{chatID: "c1", phase: p, turns: map[string]*turn{}}
+		err := s.validateMigrate(in)
+		if want[p] == "" {
+			assert.NoError(t, err, "%s", p)
+			continue
+		}
+		assert.Equal(t, want[p], errorType(err), "%s: %v", p, err)
+	}
+}
