@@ -104,6 +104,10 @@ func (s *chatState) handleMigrate(ctx workflow.Context, in wire.MigrateInput) (w
 	return *m.result, nil
 }
 
+// versionMigrateAfterStart: a migration admitted during the chat's start waits for the
+// start (resolving the participants, restoring a document) before it exports.
+const versionMigrateAfterStart = "migrate-after-start"
+
 func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	if m.target.Cluster == "" && m.target.Address == "" && m.target.Namespace == workflow.GetInfo(ctx).Namespace && m.target.ChatID == s.chatID {
 		s.abortMigration(m, temporal.NewApplicationError("the target is this chat itself", wire.ErrTypeInvalidInput))
@@ -111,9 +115,14 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	}
 	m.under = s.phase
 	s.must(s.to(phaseMigrating))
-	// It waits for an import and the turn in flight, not for a start (as before the
-	// phase: waiting for it would move the export in histories that have one).
-	_ = workflow.Await(ctx, func() bool { return s.active == nil && !s.importing() })
+	// It waits for an import and the turn in flight, and (versionMigrateAfterStart) for
+	// the start: a chat still resolving or restoring exported what it had so far, so a
+	// target restored from a document got none of it. Runs without the change wait as
+	// before (a start that ends meanwhile moves the export in their histories).
+	afterStart := changed(ctx, versionMigrateAfterStart)
+	_ = workflow.Await(ctx, func() bool {
+		return s.active == nil && !s.importing() && (!afterStart || s.base() != phaseStarting)
+	})
 	if s.phase == phaseFailed {
 		s.abortMigration(m, s.failure)
 		return
