@@ -99,7 +99,9 @@ start() {
       [ -z "$RUN_USER" ] || chown "$RUN_USER:" "$DIR"
       make_reachable "$DIR"
       log "initializing $DIR"
-      as_server env LC_ALL=C "$BIN/initdb" -D "$DIR" -U postgres --auth=trust -E UTF8 --no-locale >&2
+      # initdb's own report goes to a log beside the cluster; shown only when it fails.
+      as_server env LC_ALL=C "$BIN/initdb" -D "$DIR" -U postgres --auth=trust -E UTF8 --no-locale >"$DIR.initdb.log" 2>&1 ||
+        { cat "$DIR.initdb.log" >&2; die "initdb failed (log: $DIR.initdb.log)"; }
     else
       make_reachable "$DIR"
     fi

@@ -139,9 +139,13 @@ func Run(ctx context.Context, opts Options) error {
 		p.line("Stop it with:  go run ./starter server stop")
 	}
 	if !opts.StopServer {
+		env := "" // the commands below reach the default address unless told otherwise
+		if srv.Address != devserver.DefaultAddress && srv.Address != "localhost:7233" {
+			env = "TEMPORAL_ADDRESS=" + srv.Address + " "
+		}
 		p.line("To keep talking to these chats, run a worker on the demo's task queue:")
-		p.line("  go run ./worker --offline --task-queue %s", TaskQueue)
-		p.line("  go run ./starter send --chat %s \"What did we talk about?\"", d.restoredID)
+		p.line("  %sgo run ./worker --offline --task-queue %s", env, TaskQueue)
+		p.line("  %sgo run ./starter send --chat %s \"What did we talk about?\"", env, d.restoredID)
 	}
 	return nil
 }
