@@ -132,7 +132,12 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	d.links(ctx, srv.UIURL)
+	if opts.StopServer && srv.Started {
+		d.p.title("7. The chats in the Temporal UI")
+		d.p.note("no links: the demo stops the dev server it started (--stop-server), and its UI with it")
+	} else {
+		d.links(ctx, srv.UIURL)
+	}
 	p.title("done")
 	if srv.Started && !opts.StopServer {
 		p.line("The Temporal dev server keeps running (pid %d) so the links above work.", srv.PID)
