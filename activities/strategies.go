@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
@@ -145,5 +147,25 @@ func (a *Activities) Summarize(ctx context.Context, in wire.SummarizeInput) (wir
 	if err != nil {
 		return wire.SummarizeResult{}, err
 	}
-	return wire.SummarizeResult{Summary: strings.TrimSpace(said)}, nil
+	summary := strings.TrimSpace(said)
+	if wire.TextBytes(summary) > wire.SummaryLimit {
+		activity.GetLogger(ctx).Warn("summary cut to SummaryLimit", "agent", in.Agent, "bytes", wire.TextBytes(summary), "limit", wire.SummaryLimit)
+		summary = cutToBytes(summary, wire.SummaryLimit-wire.TextBytes(wire.SummaryCutMark)) + wire.SummaryCutMark
+	}
+	return wire.SummarizeResult{Summary: summary}, nil
+}
+
+// cutToBytes returns the longest prefix of s, cut at a character boundary, whose JSON
+// string encoding (TextBytes) takes at most n bytes.
+func cutToBytes(s string, n int) string {
+	total := 0
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		w := wire.TextBytes(s[i : i+size])
+		if total+w > n {
+			return s[:i]
+		}
+		total, i = total+w, i+size
+	}
+	return s
 }

@@ -61,6 +61,12 @@ const (
 	// chat's references. Past it (or past 64 runs) the oldest runs are dropped, and a run
 	// larger than it is not kept: such a call runs again if its turn is sent again.
 	ToolRunsLimit = 256 << 10
+	// SummaryLimit bounds a summarizing reducer's summary (SummarizeResult.Summary): 16
+	// KiB encoded (TextBytes), about 4,000 tokens. The summary is channel state, which
+	// every continue-as-new input and every document carries whole, beside a full chat's
+	// references; a longer one is cut to the limit at a character boundary, ending in
+	// SummaryCutMark.
+	SummaryLimit = 16 << 10
 	// CarryLimit is the most a continue-as-new input may encode to: 1.875 MiB, 128 KiB
 	// under TemporalPayloadLimit. Message bodies move to the message store until the
 	// carried state fits: what stays is at most DocumentLengthLimit of references, the
@@ -217,3 +223,7 @@ func (in SendMessageInput) Bytes() int {
 	}
 	return MessageBytes(m)
 }
+
+// SummaryCutMark ends a summary cut to SummaryLimit, so that the model (and a person
+// reading the document) sees that it was.
+const SummaryCutMark = " [summary cut at SummaryLimit]"
