@@ -46,7 +46,7 @@ agents:
 // over SummaryLimit is cut to it, at a character boundary, and says so; one at the limit
 // is kept whole.
 func TestSummaryIsBoundedBySummaryLimit(t *testing.T) {
-	prefix := "[offline] summarizer: " // what the offline model puts before a scripted text
+	prefix := "[offline] summarizer: "                            // what the offline model puts before a scripted text
 	at := strings.Repeat("é<", (wire.SummaryLimit-len(prefix))/8) // é: 2 bytes; <: six encoded
 	for wire.TextBytes(prefix+at+"x") <= wire.SummaryLimit {
 		at += "x"
