@@ -13,7 +13,9 @@ import (
 	"github.com/agentchat/agentchat/keyring"
 )
 
-func key(b byte) string { return base64.StdEncoding.EncodeToString([]byte(strings.Repeat(string(rune('a'+b%26)), 32))) }
+func key(b byte) string {
+	return base64.StdEncoding.EncodeToString([]byte(strings.Repeat(string(rune('a'+b%26)), 32)))
+}
 
 func ring(t *testing.T, current string, ids ...string) *keyring.Ring {
 	t.Helper()
