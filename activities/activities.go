@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -73,6 +74,11 @@ type Config struct {
 	// and UnknownFunction answers, so that a chat knows when every poller has
 	// answered. "" means Temporal's default, "<pid>@<host>@".
 	WorkerIdentity string
+	// Keys, when set, encrypt chat content at rest: Temporal payloads of the clients
+	// these activities make for other namespaces and clusters (package codec), and
+	// message store bodies and documents (envelopes, docs/chat-state-v1.md). Config.Temporal
+	// and Clusters must then be clients made with codec.Apply of the same ring.
+	Keys *keyring.Ring
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -96,6 +102,8 @@ type Activities struct {
 	pollerAnswers pollerAnswers
 	// kinds implement the agent kinds, by kind (newKinds).
 	kinds map[wire.Kind]agentKind
+	// keys is Config.Keys; nil: encryption off.
+	keys *keyring.Ring
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -145,7 +153,8 @@ func New(cfg Config) (*Activities, error) {
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
-		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
+		keys:    cfg.Keys,
+		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}, keys: cfg.Keys}}
 	a.kinds = newKinds(a)
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c

@@ -28,7 +28,9 @@ type turn struct {
 
 // chatState is the whole state of one chat, with a method per handler.
 type chatState struct {
-	chatID       string
+	chatID string
+	// reencrypt: a Reencrypt signal asked for a hand-over (reencrypt.go).
+	reencrypt    bool
 	in           wire.AgentChatInput
 	status       string
 	failure      error
@@ -111,6 +113,7 @@ func (s *chatState) register(ctx workflow.Context) error {
 	if err := s.registerTransfer(ctx); err != nil {
 		return err
 	}
+	s.registerReencrypt(ctx)
 	if err := workflow.SetQueryHandler(ctx, wire.StateQuery, func() (wire.StateResult, error) { return s.state(), nil }); err != nil {
 		return err
 	}
