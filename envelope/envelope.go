@@ -1,0 +1,187 @@
+package envelope
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Version is the envelope's format version, its "envelope" field.
+const Version = 1
+
+// AlgorithmEd25519 is the only signature algorithm of version 1.
+const AlgorithmEd25519 = "Ed25519"
+
+// additionalData is authenticated with every sealed document.
+var additionalData = []byte("agentchat-envelope-v1")
+
+// signedPrefix starts the bytes a signature covers: the prefix, then the digest.
+const signedPrefix = "agentchat-chat-state-digest:"
+
+// Envelope is the JSON shape (docs/chat-state-v1.md, "Envelope").
+type Envelope struct {
+	Envelope int `json:"envelope"`
+	// KeyID and Ciphertext (base64, standard) when encrypted.
+	KeyID      string `json:"keyId,omitempty"`
+	Ciphertext string `json:"ciphertext,omitempty"`
+	// Document is the plain v1 document when not encrypted.
+	Document  json.RawMessage `json:"document,omitempty"`
+	Signature *Signature      `json:"signature,omitempty"`
+}
+
+// Signature signs a document's digest: Value is the base64 Ed25519 signature of
+// "agentchat-chat-state-digest:" + Digest.
+type Signature struct {
+	Algorithm string `json:"algorithm"`
+	KeyID     string `json:"keyId"`
+	Digest    string `json:"digest"`
+	Value     string `json:"value"`
+}
+
+// Errors of Open, wrapped with the details.
+var (
+	ErrUnsigned  = errors.New("envelope: the document is not signed, and a signature is required")
+	ErrForged    = errors.New("envelope: the signature does not verify: the document was altered or signed by another key")
+	ErrNoRing    = errors.New("envelope: the document is encrypted, and no key ring is configured (AGENTCHAT_KEYS)")
+	ErrMalformed = errors.New("envelope: malformed")
+)
+
+// IsEnvelope reports whether b is a JSON object with an "envelope" field.
+func IsEnvelope(b []byte) bool {
+	var probe struct {
+		Envelope *json.RawMessage `json:"envelope"`
+	}
+	return json.Unmarshal(b, &probe) == nil && probe.Envelope != nil
+}
+
+// Seal wraps doc (a canonical v1 document whose digest field is digest): encrypted
+// when o.Ring is set, signed when o.Signer is. With neither, doc is returned as it is.
+func Seal(doc []byte, digest string, o Options) ([]byte, error) {
+	if o.Ring == nil && o.Signer == nil {
+		return doc, nil
+	}
+	e := Envelope{Envelope: Version}
+	if o.Ring != nil {
+		id, sealed, err := o.Ring.Seal(doc, additionalData)
+		if err != nil {
+			return nil, err
+		}
+		e.KeyID, e.Ciphertext = id, base64.StdEncoding.EncodeToString(sealed)
+	} else {
+		e.Document = doc
+	}
+	if o.Signer != nil {
+		e.Signature = o.Signer.sign(digest)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the document's bytes stay as they are
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// Open returns the v1 document in b, an envelope or a plain document, and whether it
+// was encrypted and signed. The signature is checked against the digest the inner
+// document states, so a caller must still decode it with chatstate.Decode, which
+// checks that digest against the content. Errors: ErrMalformed, ErrNoRing,
+// *keyring.UnknownKeyError, keyring.ErrNotAuthentic (tampered ciphertext), ErrUnsigned
+// (o.RequireSignature), ErrForged, and an unknown signing key id.
+func Open(b []byte, o Options) ([]byte, Info, error) {
+	if !IsEnvelope(b) {
+		if o.RequireSignature {
+			return nil, Info{}, ErrUnsigned
+		}
+		return b, Info{}, nil
+	}
+	var e Envelope
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return nil, Info{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if e.Envelope != Version {
+		return nil, Info{}, fmt.Errorf("%w: envelope: version %d, this reader knows %d", ErrMalformed, e.Envelope, Version)
+	}
+	info := Info{KeyID: e.KeyID}
+	doc := []byte(e.Document)
+	switch {
+	case e.Ciphertext != "" && len(e.Document) > 0:
+		return nil, info, fmt.Errorf("%w: both ciphertext and document", ErrMalformed)
+	case e.Ciphertext != "":
+		if o.Ring == nil {
+			return nil, info, fmt.Errorf("%w (key %q)", ErrNoRing, e.KeyID)
+		}
+		sealed, err := base64.StdEncoding.DecodeString(e.Ciphertext)
+		if err != nil {
+			return nil, info, fmt.Errorf("%w: ciphertext: not standard base64", ErrMalformed)
+		}
+		if doc, err = o.Ring.Open(e.KeyID, sealed, additionalData); err != nil {
+			return nil, info, fmt.Errorf("envelope: %w", err)
+		}
+	case len(doc) == 0:
+		return nil, info, fmt.Errorf("%w: neither ciphertext nor document", ErrMalformed)
+	}
+	if e.Signature == nil {
+		if o.RequireSignature {
+			return nil, info, ErrUnsigned
+		}
+		return doc, info, nil
+	}
+	if err := o.verify(*e.Signature, doc); err != nil {
+		return nil, info, err
+	}
+	info.SignedBy = e.Signature.KeyID
+	return doc, info, nil
+}
+
+// Info says how an opened document was wrapped.
+type Info struct {
+	// KeyID is the encryption key's id; "" when not encrypted.
+	KeyID string
+	// SignedBy is the id of the signing key that verified; "" when unsigned.
+	SignedBy string
+}
+
+func (o Options) verify(s Signature, doc []byte) error {
+	if s.Algorithm != AlgorithmEd25519 {
+		return fmt.Errorf("%w: signature.algorithm %q, want %q", ErrMalformed, s.Algorithm, AlgorithmEd25519)
+	}
+	pub, ok := o.trusted(s.KeyID)
+	if !ok {
+		return fmt.Errorf("envelope: signed by unknown key id %q: add its public key to the verification keys (AGENTCHAT_VERIFY_KEYS)", s.KeyID)
+	}
+	var stated struct {
+		Digest string `json:"digest"`
+	}
+	if err := json.Unmarshal(doc, &stated); err != nil {
+		return fmt.Errorf("%w: document: %v", ErrMalformed, err)
+	}
+	if stated.Digest != s.Digest {
+		return fmt.Errorf("%w (signed digest %q, document states %q)", ErrForged, s.Digest, stated.Digest)
+	}
+	sig, err := base64.StdEncoding.DecodeString(s.Value)
+	if err != nil || !ed25519.Verify(pub, []byte(signedPrefix+s.Digest), sig) {
+		return fmt.Errorf("%w (key %q)", ErrForged, s.KeyID)
+	}
+	return nil
+}
+
+func (o Options) trusted(id string) (ed25519.PublicKey, bool) {
+	if o.Signer != nil && o.Signer.KeyID == id {
+		return o.Signer.Key.Public().(ed25519.PublicKey), true
+	}
+	pub, ok := o.Verify[id]
+	return pub, ok
+}
+
+// sign returns the signature of digest.
+func (s *Signer) sign(digest string) *Signature {
+	return &Signature{Algorithm: AlgorithmEd25519, KeyID: s.KeyID, Digest: digest,
+		Value: base64.StdEncoding.EncodeToString(ed25519.Sign(s.Key, []byte(signedPrefix+digest)))}
+}
+
