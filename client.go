@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
@@ -32,8 +33,10 @@ type Client struct {
 	owned     bool
 	// workerWait is ClientOptions.WorkerWait, defaulted.
 	workerWait time.Duration
-	// keys is ClientOptions.Keys: the ring documents are sealed and opened with.
+	// keys is ClientOptions.Keys: the ring of tc's codec.
 	keys *keyring.Ring
+	// docs is ClientOptions.Documents, its Ring defaulted to keys.
+	docs envelope.Options
 }
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
@@ -54,6 +57,9 @@ type ClientOptions struct {
 	// Keys is the key ring tc's codec uses (codec.Apply), if any; the client seals
 	// and opens document envelopes with it. Nil: encryption off.
 	Keys *keyring.Ring
+	// Documents say how SealDocument seals documents and how Import opens and
+	// verifies them (package envelope); a nil Ring defaults to Keys.
+	Documents envelope.Options
 }
 
 // NewClient wraps an existing Temporal client; Close does not close it.
@@ -70,8 +76,19 @@ func NewClient(tc client.Client, opts ClientOptions) *Client {
 	if opts.WorkerWait <= 0 {
 		opts.WorkerWait = WorkerWait
 	}
-	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: opts.MessageStores,
-		workerWait: opts.WorkerWait, keys: opts.Keys}
+	stores := opts.MessageStores
+	if opts.Keys != nil {
+		stores = make(map[string]msgstore.Store, len(opts.MessageStores))
+		for name, st := range opts.MessageStores {
+			stores[name] = msgstore.Sealed(st, opts.Keys)
+		}
+	}
+	c := &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: stores,
+		workerWait: opts.WorkerWait, keys: opts.Keys, docs: opts.Documents}
+	if c.docs.Ring == nil {
+		c.docs.Ring = opts.Keys
+	}
+	return c
 }
 
 // DialOptions say how to reach Temporal. Unset fields come from Temporal's standard
@@ -92,6 +109,10 @@ type DialOptions struct {
 	Keys *keyring.Ring
 	// KeysPath is a key ring file (keyring.Parse), overriding $AGENTCHAT_KEYS.
 	KeysPath string
+	// Documents are ClientOptions.Documents; nil: from the environment
+	// (envelope.FromEnv: AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
+	// AGENTCHAT_REQUIRE_SIGNATURE) with the key ring.
+	Documents *envelope.Options
 }
 
 // keys returns the ring the options name, loading it if needed; nil: encryption off.
@@ -105,6 +126,21 @@ func (o DialOptions) keys() (*keyring.Ring, error) {
 	}
 	return r, nil
 }
+
+// documents returns the document options the options name, loading them if needed.
+func (o DialOptions) documents(ring *keyring.Ring) (envelope.Options, error) {
+	if o.Documents != nil {
+		return *o.Documents, nil
+	}
+	d, err := envelope.FromEnv(ring)
+	if err != nil {
+		return envelope.Options{}, fmt.Errorf("agentchat: %w", err)
+	}
+	return d, nil
+}
+
+// Documents returns how the client seals and opens documents.
+func (c *Client) Documents() envelope.Options { return c.docs }
 
 // LoadClientOptions resolves Temporal client options as Dial does, the codec of
 // the key ring included.
@@ -154,7 +190,13 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w; is a server running? (go run ./starter server start)",
 			co.HostPort, co.Namespace, err)
 	}
-	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait, Keys: ring})
+	docs, err := opts.documents(ring)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait, Keys: ring,
+		Documents: docs})
 	c.owned = true
 	return c, nil
 }

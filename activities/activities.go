@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/wire"
@@ -79,6 +80,11 @@ type Config struct {
 	// message store bodies and documents (envelopes, docs/chat-state-v1.md). Config.Temporal
 	// and Clusters must then be clients made with codec.Apply of the same ring.
 	Keys *keyring.Ring
+	// Documents say how exported documents are sealed (encrypted with Documents.Ring,
+	// else Keys; signed with Documents.Signer) and how imported ones are opened and
+	// verified (package envelope). The zero value with Keys nil writes and reads plain
+	// v1 documents.
+	Documents envelope.Options
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -104,6 +110,8 @@ type Activities struct {
 	kinds map[wire.Kind]agentKind
 	// keys is Config.Keys; nil: encryption off.
 	keys *keyring.Ring
+	// docs is Config.Documents, its Ring defaulted to Keys.
+	docs envelope.Options
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -150,12 +158,15 @@ func New(cfg Config) (*Activities, error) {
 		cfg.WorkerIdentity = defaultIdentity()
 	}
 	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
-		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
+		clusterName: cfg.ClusterName, store: cfg.Store, stores: sealStores(cfg.MessageStores, cfg.Keys),
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
 		keys:    cfg.Keys,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}, keys: cfg.Keys}}
 	a.kinds = newKinds(a)
+	if a.docs.Ring == nil {
+		a.docs.Ring = cfg.Keys
+	}
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
 	}
@@ -204,4 +215,17 @@ func (a *Activities) ResolveParticipants(ctx context.Context, in wire.ResolveInp
 		return wire.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeInvalidInput, nil)
 	}
 	return wire.ResolveResult{Participants: ps}, nil
+}
+
+// sealStores wraps each store so that its bodies are encrypted with keys
+// (msgstore.Sealed); keys nil returns them as they are.
+func sealStores(stores map[string]msgstore.Store, keys *keyring.Ring) map[string]msgstore.Store {
+	if keys == nil {
+		return stores
+	}
+	out := make(map[string]msgstore.Store, len(stores))
+	for name, st := range stores {
+		out[name] = msgstore.Sealed(st, keys)
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -30,6 +31,10 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 		if b, err = a.store.Get(ctx, in.Source.URI); err != nil {
 			return wire.ImportPage{}, err
 		}
+	}
+	b, _, err := envelope.Open(b, a.docs)
+	if err != nil {
+		return wire.ImportPage{}, InvalidDocument(err)
 	}
 	doc, report, err := decodedDocs.decode(b)
 	if err != nil {

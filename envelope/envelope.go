@@ -184,4 +184,3 @@ func (s *Signer) sign(digest string) *Signature {
 	return &Signature{Algorithm: AlgorithmEd25519, KeyID: s.KeyID, Digest: digest,
 		Value: base64.StdEncoding.EncodeToString(ed25519.Sign(s.Key, []byte(signedPrefix+digest)))}
 }
-

@@ -3,8 +3,11 @@ package keyring
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +41,9 @@ type File struct {
 type Ring struct {
 	current string
 	aeads   map[string]cipher.AEAD
+	// nonceKeys derive SealDeterministic's nonces, one per key (HMAC-SHA256 of the
+	// key and "agentchat-synthetic-nonce"), so the AES key itself is used by GCM only.
+	nonceKeys map[string][]byte
 }
 
 // Parse reads a ring from its JSON file content. Errors name the field: an unknown
@@ -61,7 +67,7 @@ func New(f File) (*Ring, error) {
 	if f.Current == "" {
 		return nil, errors.New("keyring: current: missing (the id of the key that encrypts)")
 	}
-	r := &Ring{current: f.Current, aeads: map[string]cipher.AEAD{}}
+	r := &Ring{current: f.Current, aeads: map[string]cipher.AEAD{}, nonceKeys: map[string][]byte{}}
 	for id, enc := range f.Keys {
 		if !keyIDPattern.MatchString(id) {
 			return nil, fmt.Errorf("keyring: keys: id %q: want 1 to 64 of A-Z a-z 0-9 . _ -", id)
@@ -80,6 +86,9 @@ func New(f File) (*Ring, error) {
 		if r.aeads[id], err = cipher.NewGCM(block); err != nil {
 			return nil, fmt.Errorf("keyring: keys.%s: %w", id, err)
 		}
+		mac := hmac.New(sha256.New, key)
+		mac.Write([]byte("agentchat-synthetic-nonce"))
+		r.nonceKeys[id] = mac.Sum(nil)
 	}
 	if _, ok := r.aeads[f.Current]; !ok {
 		return nil, fmt.Errorf("keyring: current: %q is not among the keys (%s)", f.Current, strings.Join(r.IDs(), ", "))
@@ -134,6 +143,23 @@ func (r *Ring) Seal(plain, aad []byte) (keyID string, sealed []byte, err error) 
 		return "", nil, fmt.Errorf("keyring: nonce: %w", err)
 	}
 	return r.current, aead.Seal(out, out[:NonceBytes], plain, aad), nil
+}
+
+// SealDeterministic is Seal with a synthetic nonce: the first 12 bytes of
+// HMAC-SHA256(nonce key, len(aad)‖aad‖plain), so the same plain and aad under the same
+// key give the same bytes (a store's idempotent put compares them), and equal values
+// are all it tells apart. Open opens it.
+func (r *Ring) SealDeterministic(plain, aad []byte) (keyID string, sealed []byte) {
+	aead := r.aeads[r.current]
+	mac := hmac.New(sha256.New, r.nonceKeys[r.current])
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(aad)))
+	mac.Write(n[:])
+	mac.Write(aad)
+	mac.Write(plain)
+	out := make([]byte, NonceBytes, NonceBytes+len(plain)+aead.Overhead())
+	copy(out, mac.Sum(nil)[:NonceBytes])
+	return r.current, aead.Seal(out, out[:NonceBytes], plain, aad)
 }
 
 // Open decrypts what Seal returned under keyID. Errors: *UnknownKeyError for a key id

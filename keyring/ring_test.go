@@ -128,3 +128,18 @@ func TestGenerate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "x", string(plain))
 }
+
+func TestSealDeterministic(t *testing.T) {
+	r := ring(t, "k1", "k1")
+	id, a := r.SealDeterministic([]byte("body"), []byte("c1\x00m1"))
+	_, b := r.SealDeterministic([]byte("body"), []byte("c1\x00m1"))
+	assert.Equal(t, "k1", id)
+	assert.Equal(t, a, b, "same input, same bytes")
+	_, c := r.SealDeterministic([]byte("body"), []byte("c1\x00m2"))
+	assert.NotEqual(t, a, c, "another context, another nonce")
+	plain, err := r.Open(id, a, []byte("c1\x00m1"))
+	require.NoError(t, err)
+	assert.Equal(t, "body", string(plain))
+	_, err = r.Open(id, a, []byte("c1\x00m2"))
+	assert.ErrorIs(t, err, keyring.ErrNotAuthentic, "a body moved to another message does not open")
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/keyring"
@@ -77,6 +78,10 @@ type Options struct {
 	// clusters get the same codec, and the activities seal store bodies and
 	// documents with it. Nil: encryption off.
 	Keys *keyring.Ring
+	// Documents say how documents are sealed and opened (activities.Config.Documents);
+	// nil: envelope.FromEnv with Keys (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
+	// AGENTCHAT_REQUIRE_SIGNATURE).
+	Documents *envelope.Options
 }
 
 // Worker is a started worker and what it runs on.
@@ -126,11 +131,16 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		return nil, err
 	}
 	w.stores = stores
+	docs, err := documents(opts)
+	if err != nil {
+		w.stopModel()
+		return nil, err
+	}
 	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
 		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
 		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
 		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait,
-		WorkerIdentity: opts.Identity, Keys: opts.Keys}
+		WorkerIdentity: opts.Identity, Keys: opts.Keys, Documents: docs}
 	for name, f := range opts.Tools {
 		cfg.Tools[name] = f
 	}
@@ -179,6 +189,14 @@ func (w *Worker) stopModel() {
 	for _, s := range w.stores {
 		_ = s.Close()
 	}
+}
+
+// documents returns opts.Documents, else the environment's.
+func documents(opts Options) (envelope.Options, error) {
+	if opts.Documents != nil {
+		return *opts.Documents, nil
+	}
+	return envelope.FromEnv(opts.Keys)
 }
 
 // openStores opens the message stores by URL and names the first; with none given,

@@ -28,6 +28,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/keyring"
@@ -182,6 +183,9 @@ type Options struct {
 	// Keys, when set, turn encryption at rest on: the harness's clients (its own, the
 	// other clusters') get the ring's codec (codec.Apply) and the activities the ring.
 	Keys *keyring.Ring
+	// Documents say how the worker and the client seal and open documents (signing,
+	// verification); a nil Ring defaults to Keys.
+	Documents envelope.Options
 }
 
 // DefaultConfig defines helper, writer and reviewer with fast retries, so tests of
@@ -261,7 +265,7 @@ func New(t testing.TB, opts Options) *Harness {
 	acfg := activities.Config{Registry: reg, BaseURLOverride: model.URL(),
 		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
 		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}, Tools: tools.Builtin(),
-		Selectors: opts.Selectors, Judges: opts.Judges, Keys: opts.Keys}
+		Selectors: opts.Selectors, Judges: opts.Judges, Keys: opts.Keys, Documents: opts.Documents}
 	for name, f := range opts.Tools {
 		acfg.Tools[name] = f
 	}
@@ -272,7 +276,7 @@ func New(t testing.TB, opts Options) *Harness {
 	if tq == "" {
 		tq = TaskQueue(t)
 	}
-	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys}),
+	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys, Documents: opts.Documents}),
 		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts,
 		MessageStore: msgs, config: acfg}
 	h.StartWorker(t)
