@@ -161,7 +161,7 @@ func New(cfg Config) (*Activities, error) {
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: sealStores(cfg.MessageStores, cfg.Keys),
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
-		keys:    cfg.Keys,
+		keys: cfg.Keys, docs: cfg.Documents,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}, keys: cfg.Keys}}
 	a.kinds = newKinds(a)
 	if a.docs.Ring == nil {
