@@ -27,8 +27,11 @@ type Config struct {
 	// Registry holds the agent definitions; required.
 	Registry *agents.Registry
 	// BaseURLOverride, when set, sends every endpoint's calls to this base URL instead
-	// (the offline model); API keys are then not required.
+	// (the offline model); API keys are then not required, and not sent.
 	BaseURLOverride string
+	// SendKeysToOverride sends the endpoints' keys to BaseURLOverride all the same
+	// (tests of what becomes of a key).
+	SendKeysToOverride bool
 	// Getenv reads API keys by the names the endpoints give; nil means os.Getenv.
 	Getenv func(string) string
 	// HTTPClient carries the model calls; nil means a client on http.DefaultTransport.
@@ -177,10 +180,14 @@ func New(cfg Config) (*Activities, error) {
 		key := ""
 		if e.APIKeyEnv != "" {
 			key = cfg.Getenv(e.APIKeyEnv)
+			addSecret(key)
 		}
 		base := e.BaseURL
 		if cfg.BaseURLOverride != "" {
-			base, key = cfg.BaseURLOverride, "offline"
+			base = cfg.BaseURLOverride
+			if key == "" || !cfg.SendKeysToOverride {
+				key = "offline"
+			}
 		}
 		if key == "" && e.APIKeyEnv != "" {
 			if isOpenAI(base) {

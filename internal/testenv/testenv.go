@@ -186,6 +186,14 @@ type Options struct {
 	// Documents say how the worker and the client seal and open documents (signing,
 	// verification); a nil Ring defaults to Keys.
 	Documents envelope.Options
+	// Getenv reads the endpoints' API keys (activities.Config.Getenv); with it the keys
+	// are sent to the model (activities.Config.SendKeysToOverride).
+	Getenv func(string) string
+	// ModelFront, when set, is given the offline model's base URL and returns the base
+	// URL the worker calls instead (a proxy in front of it).
+	ModelFront func(offlineURL string) string
+	// Logger receives the activities' and the Temporal SDK's logs; nil discards them.
+	Logger *slog.Logger
 }
 
 // DefaultConfig defines helper, writer and reviewer with fast retries, so tests of
@@ -236,8 +244,11 @@ func New(t testing.TB, opts Options) *Harness {
 		opts.Namespace = "default"
 	}
 	registerNamespace(t, opts.Address, opts.Namespace)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	co := client.Options{HostPort: opts.Address, Namespace: opts.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))}
+		Logger: tlog.NewStructuredLogger(opts.Logger)}
 	codec.Apply(&co, opts.Keys)
 	tc, err := client.Dial(co)
 	require.NoError(t, err)
@@ -262,7 +273,12 @@ func New(t testing.TB, opts Options) *Harness {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = msgs.Close() })
 	}
-	acfg := activities.Config{Registry: reg, BaseURLOverride: model.URL(),
+	modelURL := model.URL()
+	if opts.ModelFront != nil {
+		modelURL = opts.ModelFront(modelURL)
+	}
+	acfg := activities.Config{Registry: reg, BaseURLOverride: modelURL, Getenv: opts.Getenv,
+		SendKeysToOverride: opts.Getenv != nil, Logger: opts.Logger,
 		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
 		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}, Tools: tools.Builtin(),
 		Selectors: opts.Selectors, Judges: opts.Judges, Keys: opts.Keys, Documents: opts.Documents}
