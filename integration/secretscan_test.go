@@ -161,7 +161,10 @@ agents:
 
 	// The scan.
 	places := map[string]string{"logs": logs.String()}
-	for _, chat := range []struct{ h *testenv.Harness; id string }{{a, id}, {a, tool}, {b, id}} {
+	for _, chat := range []struct {
+		h  *testenv.Harness
+		id string
+	}{{a, id}, {a, tool}, {b, id}} {
 		out, err := temporalShowIn(t, chat.h.Namespace, chat.id)
 		require.NoError(t, err, out)
 		places["history of "+chat.id+" in "+chat.h.Namespace] = readable(t, out)
