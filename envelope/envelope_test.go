@@ -131,3 +131,21 @@ func TestOpenRefusals(t *testing.T) {
 	_, _, err = envelope.Open([]byte(forged), envelope.Options{Signer: s})
 	assert.ErrorIs(t, err, envelope.ErrForged)
 }
+
+func TestIsEnvelopeInAnyMemberOrder(t *testing.T) {
+	assert.True(t, envelope.IsEnvelope([]byte(` { "envelope": 1, "document": {}}`)))
+	assert.True(t, envelope.IsEnvelope([]byte(`{"ciphertext":"AA==","envelope":1,"keyId":"k1"}`)), "as a writer that sorts keys writes it")
+	assert.False(t, envelope.IsEnvelope([]byte(doc)))
+	assert.False(t, envelope.IsEnvelope([]byte(`{"history":[{"contents":[{"text":"\"envelope\"","type":"text"}]}]}`)), "the word in a message")
+	assert.False(t, envelope.IsEnvelope([]byte(`not json "envelope"`)))
+}
+
+func TestOpenSignedDocumentWhoseContentNamesCiphertext(t *testing.T) {
+	s := signer(t, "s1")
+	inner := `{"channels":[{"channelState":{"ciphertext":"abc"}}],"digest":"sha256:00ff"}`
+	b, err := envelope.Seal([]byte(inner), "sha256:00ff", envelope.Options{Signer: s})
+	require.NoError(t, err)
+	got, _, err := envelope.Open(b, envelope.Options{Signer: s})
+	require.NoError(t, err)
+	assert.Equal(t, inner, string(got))
+}

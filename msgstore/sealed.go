@@ -1,6 +1,7 @@
 package msgstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -44,18 +45,69 @@ func (s *sealed) Close() error { return s.inner.Close() }
 
 func aad(chatID, messageID string) []byte { return []byte(chatID + "\x00" + messageID) }
 
-func (s *sealed) seal(chatID string, m chat.Message) (chat.Message, error) {
+// sealedRow returns the stored body of m: the bytes EncodeBody writes for the message
+// {messageId, role, contents: [{"type": "encrypted", "keyId", "data"}]}.
+func (s *sealed) sealedRow(chatID string, m chat.Message) ([]byte, error) {
 	body, err := EncodeBody(m)
 	if err != nil {
-		return chat.Message{}, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", s.Name(), chatID, m.MessageID, ErrInvalid, err)
+		return nil, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", s.Name(), chatID, m.MessageID, ErrInvalid, err)
 	}
 	id, data := s.ring.SealDeterministic(body, aad(chatID, m.MessageID))
-	raw, err := json.Marshal(encryptedContent{Type: ContentEncrypted, KeyID: id, Data: base64.StdEncoding.EncodeToString(data)})
-	if err != nil {
-		return chat.Message{}, err
+	var b bytes.Buffer
+	b.Grow(len(data)*4/3 + len(m.MessageID) + 96)
+	b.WriteString(`{"messageId":`)
+	writeJSONString(&b, m.MessageID)
+	b.WriteString(`,"role":`)
+	writeJSONString(&b, string(m.Role))
+	b.WriteString(`,"contents":[{"type":"encrypted","keyId":`)
+	writeJSONString(&b, id)
+	b.WriteString(`,"data":"`)
+	enc := base64.NewEncoder(base64.StdEncoding, &b)
+	_, _ = enc.Write(data)
+	_ = enc.Close()
+	b.WriteString(`"}]}`)
+	return b.Bytes(), nil
+}
+
+// writeJSONString writes s as a JSON string, as EncodeBody does (no HTML escaping).
+func writeJSONString(b *bytes.Buffer, s string) {
+	if plainASCII(s) {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
 	}
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	b.Truncate(b.Len() - 1) // the encoder's newline
+}
+
+// asMessage is the message whose stored body is row (sealedRow's), for a store that
+// takes messages only.
+func asMessage(m chat.Message, row []byte) chat.Message {
+	raw := row[bytes.Index(row, []byte(`[{`))+1 : len(row)-2]
 	return chat.Message{MessageID: m.MessageID, Role: m.Role,
-		Contents: []chat.Content{{Type: ContentEncrypted, Raw: raw}}}, nil
+		Contents: []chat.Content{{Type: ContentEncrypted, Raw: raw}}}
+}
+
+// openRow returns the message of a stored body: a sealed row opened, any other decoded.
+func (s *sealed) openRow(chatID, id string, body []byte) (chat.Message, error) {
+	const dataKey, end = `,"data":"`, `"}]}`
+	i := bytes.LastIndex(body, []byte(dataKey))
+	if !bytes.HasPrefix(body, []byte(`{"messageId":`)) || !bytes.HasSuffix(body, []byte(end)) || i < 0 {
+		m, err := chatstate.DecodeMessage(body)
+		if err != nil {
+			return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: stored body: %w", s.Name(), chatID, id, err)
+		}
+		return s.open(chatID, id, m)
+	}
+	k := bytes.LastIndex(body[:i], []byte(`"keyId":`))
+	var keyID string
+	if k < 0 || json.Unmarshal(body[k+len(`"keyId":`):i], &keyID) != nil {
+		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: encrypted content: keyId: malformed", s.Name(), chatID, id)
+	}
+	return s.openData(chatID, id, keyID, body[i+len(dataKey):len(body)-len(end)])
 }
 
 // open opens the row stored under id (the id asked for, not the one the row says).
@@ -67,66 +119,97 @@ func (s *sealed) open(chatID, id string, m chat.Message) (chat.Message, error) {
 	if err := json.Unmarshal(m.Contents[0].Raw, &c); err != nil {
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: encrypted content: %w", s.Name(), chatID, m.MessageID, err)
 	}
-	data, err := base64.StdEncoding.DecodeString(c.Data)
+	return s.openData(chatID, id, c.KeyID, []byte(c.Data))
+}
+
+// openData opens the base64 data of an encrypted content stored under id.
+func (s *sealed) openData(chatID, id, keyID string, b64 []byte) (chat.Message, error) {
+	data := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Decode(data, b64)
 	if err != nil {
-		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: encrypted content: data: not standard base64", s.Name(), chatID, m.MessageID)
+		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: encrypted content: data: not standard base64", s.Name(), chatID, id)
 	}
-	body, err := s.ring.Open(c.KeyID, data, aad(chatID, id))
+	body, err := s.ring.Open(keyID, data[:n], aad(chatID, id))
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", s.Name(), chatID, id, err)
 	}
 	out, err := chatstate.DecodeMessage(body)
 	if err != nil {
-		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: decrypted body: %w", s.Name(), chatID, m.MessageID, err)
+		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: decrypted body: %w", s.Name(), chatID, id, err)
 	}
 	return out, nil
 }
 
 func (s *sealed) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
-	rows := make([]chat.Message, len(msgs))
+	rows := make([]Row, len(msgs))
 	for i, m := range msgs {
-		var err error
-		if rows[i], err = s.seal(chatID, m); err != nil {
+		body, err := s.sealedRow(chatID, m)
+		if err != nil {
 			return err
 		}
+		rows[i] = Row{ID: m.MessageID, Body: body}
 	}
-	err := s.inner.Put(ctx, chatID, rows)
+	err := s.putRows(ctx, chatID, msgs, rows)
 	if !errors.Is(err, ErrConflict) {
 		return err
 	}
 	// A conflict may be a message stored under an older key: the same once decrypted.
-	rest, cerr := s.unstored(ctx, chatID, msgs, rows)
-	if cerr != nil {
+	var restMsgs []chat.Message
+	var restRows []Row
+	for i, m := range msgs {
+		got, gerr := s.Get(ctx, chatID, []string{m.MessageID})
+		if gerr != nil && !errors.Is(gerr, ErrNotFound) {
+			return err
+		}
+		if gerr == nil {
+			a, _ := EncodeBody(m)
+			b, _ := EncodeBody(got[0])
+			if SameBody(a, b) {
+				continue
+			}
+		}
+		restMsgs, restRows = append(restMsgs, m), append(restRows, rows[i])
+	}
+	if len(restRows) == len(rows) {
 		return err
 	}
-	if len(rest) == len(rows) {
-		return err
-	}
-	return s.inner.Put(ctx, chatID, rest)
+	return s.putRows(ctx, chatID, restMsgs, restRows)
 }
 
-// unstored returns the rows whose messages are not stored with the same body.
-func (s *sealed) unstored(ctx context.Context, chatID string, msgs, rows []chat.Message) ([]chat.Message, error) {
-	var rest []chat.Message
-	for i, m := range msgs {
-		got, err := s.Get(ctx, chatID, []string{m.MessageID})
-		if errors.Is(err, ErrNotFound) {
-			rest = append(rest, rows[i])
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		a, _ := EncodeBody(m)
-		b, _ := EncodeBody(got[0])
-		if !SameBody(a, b) {
-			rest = append(rest, rows[i])
-		}
+// putRows writes the sealed rows of msgs: as they are to a RowStore, as messages
+// (asMessage) to any other store.
+func (s *sealed) putRows(ctx context.Context, chatID string, msgs []chat.Message, rows []Row) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	return rest, nil
+	if rs, ok := s.inner.(RowStore); ok {
+		return rs.PutRows(ctx, chatID, rows)
+	}
+	wrapped := make([]chat.Message, len(rows))
+	for i, r := range rows {
+		wrapped[i] = asMessage(msgs[i], r.Body)
+	}
+	return s.inner.Put(ctx, chatID, wrapped)
 }
 
 func (s *sealed) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
+	if rs, ok := s.inner.(RowStore); ok {
+		found, err := rs.GetRows(ctx, chatID, ids)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]chat.Message, len(ids))
+		for i, id := range ids {
+			body, ok := found[id]
+			if !ok {
+				return nil, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", s.Name(), chatID, id, ErrNotFound)
+			}
+			if out[i], err = s.openRow(chatID, id, body); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
 	msgs, err := s.inner.Get(ctx, chatID, ids)
 	if err != nil {
 		return nil, err
@@ -138,4 +221,25 @@ func (s *sealed) Get(ctx context.Context, chatID string, ids []string) ([]chat.M
 		}
 	}
 	return out, nil
+}
+
+// RowStore is a Store that also writes and reads stored bodies as they are, for a
+// wrapper that writes bodies of its own (Sealed): PutRows is Put of bodies already
+// encoded (the same rules: ids validated, idempotent, ErrConflict), GetRows returns the
+// bodies of those ids the chat holds (an id it lacks is absent from the map).
+type RowStore interface {
+	Store
+	PutRows(ctx context.Context, chatID string, rows []Row) error
+	GetRows(ctx context.Context, chatID string, ids []string) (map[string][]byte, error)
+}
+
+// plainASCII reports whether s is printable ASCII without '"' or '\\': a JSON
+// string of it is s in quotes.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -81,3 +81,26 @@ func TestSealedRowsHoldNoTextAndRotationKeepsThemReadable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, plain, got[0], "plain rows still read")
 }
+
+// messagesOnly hides the RowStore methods, as a store of your own without them would.
+type messagesOnly struct{ msgstore.Store }
+
+func TestSealedOverAStoreWithoutRowsWritesTheSameRows(t *testing.T) {
+	ctx := context.Background()
+	ring := sealRing(t, ringFile(t, "k1"))
+	path := filepath.Join(t.TempDir(), "generic.db")
+	msgstoretest.Run(t, func(t *testing.T) msgstore.Store { return msgstore.Sealed(messagesOnly{openT(t, path)}, ring) })
+
+	a, b := openT(t, filepath.Join(t.TempDir(), "a.db")), openT(t, filepath.Join(t.TempDir(), "b.db"))
+	m := chat.TextMessage("m&<1>", chat.RoleUser, "Alice", "the same bytes either way")
+	require.NoError(t, msgstore.Sealed(a, ring).Put(ctx, "c", []chat.Message{m}))
+	require.NoError(t, msgstore.Sealed(messagesOnly{b}, ring).Put(ctx, "c", []chat.Message{m}))
+	rowA, err := a.GetRows(ctx, "c", []string{m.MessageID})
+	require.NoError(t, err)
+	rowB, err := b.GetRows(ctx, "c", []string{m.MessageID})
+	require.NoError(t, err)
+	assert.Equal(t, string(rowA[m.MessageID]), string(rowB[m.MessageID]))
+	got, err := msgstore.Sealed(messagesOnly{a}, ring).Get(ctx, "c", []string{m.MessageID})
+	require.NoError(t, err)
+	assert.Equal(t, m, got[0])
+}
