@@ -73,26 +73,39 @@ func Seal(doc []byte, digest string, o Options) ([]byte, error) {
 	if o.Ring == nil && o.Signer == nil {
 		return doc, nil
 	}
-	e := Envelope{Envelope: Version}
+	var buf bytes.Buffer
+	buf.Grow(len(doc)*4/3 + 256)
+	buf.WriteString(`{"envelope":1`)
 	if o.Ring != nil {
 		id, sealed, err := o.Ring.Seal(doc, additionalData)
 		if err != nil {
 			return nil, err
 		}
-		e.KeyID, e.Ciphertext = id, base64.StdEncoding.EncodeToString(sealed)
+		keyID, _ := json.Marshal(id) // key ids are [A-Za-z0-9._-]
+		buf.WriteString(`,"keyId":`)
+		buf.Write(keyID)
+		buf.WriteString(`,"ciphertext":"`)
+		enc := base64.NewEncoder(base64.StdEncoding, &buf)
+		_, _ = enc.Write(sealed)
+		_ = enc.Close()
+		buf.WriteString(`"`)
 	} else {
-		e.Document = doc
+		if !json.Valid(doc) {
+			return nil, fmt.Errorf("%w: the document is not JSON", ErrMalformed)
+		}
+		buf.WriteString(`,"document":`)
+		buf.Write(doc) // its bytes as they are
 	}
 	if o.Signer != nil {
-		e.Signature = o.Signer.sign(digest)
+		sig, err := json.Marshal(o.Signer.sign(digest))
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString(`,"signature":`)
+		buf.Write(sig)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the document's bytes stay as they are
-	if err := enc.Encode(e); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	buf.WriteString(`}`)
+	return buf.Bytes(), nil
 }
 
 // Open returns the v1 document in b, an envelope or a plain document, and whether it

@@ -93,8 +93,14 @@ func asMessage(m chat.Message, row []byte) chat.Message {
 
 // openRow returns the message of a stored body: a sealed row opened, any other decoded.
 func (s *sealed) openRow(chatID, id string, body []byte) (chat.Message, error) {
-	const dataKey, end = `,"data":"`, `"}]}`
-	i := bytes.LastIndex(body, []byte(dataKey))
+	const kind, dataKey, end = `,"contents":[{"type":"encrypted","keyId":`, `,"data":"`, `"}]}`
+	k := bytes.Index(body, []byte(kind)) // the id and role before it are escaped JSON strings
+	i := -1
+	if k >= 0 {
+		if j := bytes.Index(body[k:], []byte(dataKey)); j >= 0 {
+			i = k + j
+		}
+	}
 	if !bytes.HasPrefix(body, []byte(`{"messageId":`)) || !bytes.HasSuffix(body, []byte(end)) || i < 0 {
 		m, err := chatstate.DecodeMessage(body)
 		if err != nil {
@@ -102,9 +108,8 @@ func (s *sealed) openRow(chatID, id string, body []byte) (chat.Message, error) {
 		}
 		return s.open(chatID, id, m)
 	}
-	k := bytes.LastIndex(body[:i], []byte(`"keyId":`))
 	var keyID string
-	if k < 0 || json.Unmarshal(body[k+len(`"keyId":`):i], &keyID) != nil {
+	if json.Unmarshal(body[k+len(kind):i], &keyID) != nil {
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: encrypted content: keyId: malformed", s.Name(), chatID, id)
 	}
 	return s.openData(chatID, id, keyID, body[i+len(dataKey):len(body)-len(end)])
