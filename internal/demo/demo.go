@@ -93,7 +93,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer w.Stop()
 	if c.Keys() != nil {
-		p.kv("encryption", "on: Temporal payloads sealed with key %q (AGENTCHAT_KEYS)", c.Keys().Current())
+		p.kv("encryption", "on: payloads, stored bodies and exported files sealed with key %q (AGENTCHAT_KEYS)", c.Keys().Current())
 	}
 	model := w.ModelInfo
 	if offline {
