@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -22,8 +23,11 @@ const MaxRequestBytes = 4 << 20
 // HandlerOptions configure NewHandler.
 type HandlerOptions struct {
 	// Token is the bearer token every /encode and /decode request must carry
-	// (Authorization: Bearer <token>); required.
+	// (Authorization: Bearer <token>). Token or Verify is required.
 	Token string
+	// Verify, when set, accepts other bearer tokens it returns no error for: an OIDC
+	// JWT checked against an issuer (starter codec-server --oidc-issuer).
+	Verify func(ctx context.Context, token string) error
 	// Origins are the browser origins (the Temporal UI's, e.g.
 	// "http://localhost:8080") allowed by CORS; "*" allows any. None: no CORS headers.
 	Origins []string
@@ -39,8 +43,8 @@ func NewHandler(ring *keyring.Ring, opts HandlerOptions) (http.Handler, error) {
 	if ring == nil {
 		return nil, errors.New("codec: server: no key ring (set AGENTCHAT_KEYS or --keys)")
 	}
-	if opts.Token == "" {
-		return nil, errors.New("codec: server: no bearer token (set " + TokenEnv + ")")
+	if opts.Token == "" && opts.Verify == nil {
+		return nil, errors.New("codec: server: no bearer token (set " + TokenEnv + ", or an OIDC issuer)")
 	}
 	inner := converter.NewPayloadCodecHTTPHandler(Codec{Ring: ring})
 	want := []byte("Bearer " + opts.Token)
@@ -57,7 +61,7 @@ func NewHandler(ring *keyring.Ring, opts HandlerOptions) (http.Handler, error) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if !authorized(r, want, opts) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentchat codec"`)
 			http.Error(w, "codec: unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 			return
@@ -65,6 +69,17 @@ func NewHandler(ring *keyring.Ring, opts HandlerOptions) (http.Handler, error) {
 		r.Body = http.MaxBytesReader(w, r.Body, MaxRequestBytes)
 		inner.ServeHTTP(w, r)
 	}), nil
+}
+
+// authorized reports whether r carries the static token (compared in constant time)
+// or a token opts.Verify accepts.
+func authorized(r *http.Request, want []byte, opts HandlerOptions) bool {
+	got := r.Header.Get("Authorization")
+	if opts.Token != "" && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+		return true
+	}
+	token, ok := strings.CutPrefix(got, "Bearer ")
+	return ok && token != "" && opts.Verify != nil && opts.Verify(r.Context(), token) == nil
 }
 
 func allowed(origins []string, origin string) bool {

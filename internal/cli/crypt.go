@@ -18,14 +18,15 @@ import (
 
 // codecServerCmd serves Temporal's remote codec protocol for the key ring.
 func codecServerCmd(g *globals, s Streams) *cobra.Command {
-	var listen string
+	var listen, issuer, audience string
 	var origins []string
 	cmd := &cobra.Command{
 		Use:   "codec-server",
 		Short: "Serve Temporal's remote codec protocol, so the UI and the temporal CLI show encrypted chats in plain text",
 		Long: `Serve POST /encode and /decode (Temporal's remote codec protocol) with the key ring
 of --keys or $AGENTCHAT_KEYS, until interrupted. Every request must carry
-Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN; others get 401.
+Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN, or, with
+--oidc-issuer, a JWT that issuer signed for --oidc-audience; others get 401.
 --origin allows a browser origin (the Temporal UI's) by CORS.`,
 		Example: `  AGENTCHAT_KEYS=keys.json AGENTCHAT_CODEC_TOKEN=s3cret go run ./starter codec-server --listen 127.0.0.1:8081 --origin http://localhost:8233
   temporal workflow show -w support-42 --codec-endpoint http://127.0.0.1:8081 --codec-auth "Bearer s3cret"`,
@@ -35,7 +36,11 @@ Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN; others get
 			if err != nil {
 				return err
 			}
-			h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: os.Getenv(codec.TokenEnv), Origins: origins})
+			verify, err := oidcVerifier(cmd.Context(), issuer, audience)
+			if err != nil {
+				return err
+			}
+			h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: os.Getenv(codec.TokenEnv), Origins: origins, Verify: verify})
 			if err != nil {
 				return err
 			}
@@ -61,6 +66,8 @@ Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN; others get
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8081", "host:port to serve on")
+	cmd.Flags().StringVar(&issuer, "oidc-issuer", "", "also accept OIDC JWTs (ID or access tokens) signed by this issuer (its discovery URL's base), e.g. what the Temporal UI passes with TEMPORAL_CODEC_PASS_ACCESS_TOKEN")
+	cmd.Flags().StringVar(&audience, "oidc-audience", "", "the audience (client id) an OIDC token must name; required with --oidc-issuer")
 	cmd.Flags().StringArrayVar(&origins, "origin", nil, "browser origin allowed by CORS, e.g. the Temporal UI's http://localhost:8080 (repeatable; * for any)")
 	return cmd
 }
