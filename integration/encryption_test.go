@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net"
@@ -16,10 +17,12 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/codec"
 	"github.com/agentchat/agentchat/internal/devserver"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/keyring"
+	"github.com/agentchat/agentchat/offline"
 )
 
 // Encryption at rest on the real server: what the official temporal CLI reads of an
@@ -210,4 +213,34 @@ func runID(t *testing.T, tc client.Client, id string) string {
 	d, err := tc.DescribeWorkflowExecution(ctxFor(t), id, "")
 	require.NoError(t, err)
 	return d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+}
+
+// A failure that quotes chat text (a tool's error naming its arguments) carries the
+// text only in its encoded attributes: the raw history shows "Encoded failure".
+func TestEncryptedFailuresCarryNoChatText(t *testing.T) {
+	const config = `
+tools:
+  lookup: {description: "Looks a name up"}
+agents:
+  - {id: clerk, name: Clerk, model: offline, tools: [lookup], call: {initialInterval: 50ms, maxAttempts: 2}}
+`
+	h := testenv.New(t, testenv.Options{Keys: testRing(t, "k1"), Config: config,
+		Tools: map[string]activities.ToolFunc{"lookup": func(_ context.Context, args json.RawMessage) (string, error) {
+			return "", activities.ToolError("no record for %s", args)
+		}},
+		Model: offline.Options{Scripts: map[string][]offline.Reply{"clerk": {
+			{ToolCalls: []offline.ToolCall{{ID: "c1", Name: "lookup", Arguments: `{"name":"Quimbleton Farthingale"}`}}}, {}}}}})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"clerk"}})
+	require.NoError(t, err)
+	res := send(t, h, id, "m1", "Find my record")
+	require.Len(t, res.Messages, 3)
+	assert.Contains(t, res.Messages[1].Contents[0].Error, "no record for", "the client, with the ring, reads the error")
+
+	raw, err := temporalShow(t, id)
+	require.NoError(t, err, raw)
+	seen := readable(t, raw)
+	assert.Contains(t, seen, "Encoded failure", "the activity's failure is in the history, encoded")
+	assert.NotContains(t, seen, "Quimbleton")
+	assert.NotContains(t, seen, "no record for")
 }
