@@ -15,7 +15,10 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/internal/logx"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -30,6 +33,10 @@ type Client struct {
 	owned     bool
 	// workerWait is ClientOptions.WorkerWait, defaulted.
 	workerWait time.Duration
+	// keys is ClientOptions.Keys: the ring of tc's codec.
+	keys *keyring.Ring
+	// docs is ClientOptions.Documents, its Ring defaulted to keys.
+	docs envelope.Options
 }
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
@@ -47,6 +54,12 @@ type ClientOptions struct {
 	// WorkerWait is how long CheckWorker waits for a worker to poll before it reports
 	// ErrNoWorker; zero means WorkerWait (20 s).
 	WorkerWait time.Duration
+	// Keys is the key ring tc's codec uses (codec.Apply), if any; the client seals
+	// and opens document envelopes with it. Nil: encryption off.
+	Keys *keyring.Ring
+	// Documents say how SealDocument seals documents and how Import opens and
+	// verifies them (package envelope); a nil Ring defaults to Keys.
+	Documents envelope.Options
 }
 
 // NewClient wraps an existing Temporal client; Close does not close it.
@@ -63,8 +76,19 @@ func NewClient(tc client.Client, opts ClientOptions) *Client {
 	if opts.WorkerWait <= 0 {
 		opts.WorkerWait = WorkerWait
 	}
-	return &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: opts.MessageStores,
-		workerWait: opts.WorkerWait}
+	stores := opts.MessageStores
+	if opts.Keys != nil {
+		stores = make(map[string]msgstore.Store, len(opts.MessageStores))
+		for name, st := range opts.MessageStores {
+			stores[name] = msgstore.Sealed(st, opts.Keys)
+		}
+	}
+	c := &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: stores,
+		workerWait: opts.WorkerWait, keys: opts.Keys, docs: opts.Documents}
+	if c.docs.Ring == nil {
+		c.docs.Ring = opts.Keys
+	}
+	return c
 }
 
 // DialOptions say how to reach Temporal. Unset fields come from Temporal's standard
@@ -79,10 +103,52 @@ type DialOptions struct {
 	// WorkerWait is ClientOptions.WorkerWait: how long CheckWorker waits for a worker
 	// to poll; zero means WorkerWait (20 s).
 	WorkerWait time.Duration
+	// Keys turns encryption at rest on: every payload is sealed with the ring's
+	// current key (package codec). Nil: the ring at KeysPath, else at
+	// $AGENTCHAT_KEYS; with neither, encryption is off.
+	Keys *keyring.Ring
+	// KeysPath is a key ring file (keyring.Parse), overriding $AGENTCHAT_KEYS.
+	KeysPath string
+	// Documents are ClientOptions.Documents; nil: from the environment
+	// (envelope.FromEnv: AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
+	// AGENTCHAT_REQUIRE_SIGNATURE) with the key ring.
+	Documents *envelope.Options
 }
 
-// LoadClientOptions resolves Temporal client options as Dial does.
+// keys returns the ring the options name, loading it if needed; nil: encryption off.
+func (o DialOptions) keys() (*keyring.Ring, error) {
+	if o.Keys != nil {
+		return o.Keys, nil
+	}
+	r, err := keyring.FromEnv(o.KeysPath)
+	if err != nil {
+		return nil, fmt.Errorf("agentchat: key ring: %w", err)
+	}
+	return r, nil
+}
+
+// documents returns the document options the options name, loading them if needed.
+func (o DialOptions) documents(ring *keyring.Ring) (envelope.Options, error) {
+	if o.Documents != nil {
+		return *o.Documents, nil
+	}
+	d, err := envelope.FromEnv(ring)
+	if err != nil {
+		return envelope.Options{}, fmt.Errorf("agentchat: %w", err)
+	}
+	return d, nil
+}
+
+// Documents returns how the client seals and opens documents.
+func (c *Client) Documents() envelope.Options { return c.docs }
+
+// LoadClientOptions resolves Temporal client options as Dial does, the codec of
+// the key ring included.
 func LoadClientOptions(opts DialOptions) (client.Options, error) {
+	ring, err := opts.keys()
+	if err != nil {
+		return client.Options{}, err
+	}
 	co, err := envconfig.LoadDefaultClientOptions()
 	if err != nil {
 		return client.Options{}, fmt.Errorf("agentchat: Temporal environment configuration: %w", err)
@@ -104,11 +170,17 @@ func LoadClientOptions(opts DialOptions) (client.Options, error) {
 		logger = slog.New(logx.MinLevel(slog.Default().Handler(), slog.LevelWarn))
 	}
 	co.Logger = tlog.NewStructuredLogger(logger)
+	codec.Apply(&co, ring)
 	return co, nil
 }
 
 // Dial connects to Temporal and returns a Client that owns the connection.
 func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
+	ring, err := opts.keys()
+	if err != nil {
+		return nil, err
+	}
+	opts.Keys = ring
 	co, err := LoadClientOptions(opts)
 	if err != nil {
 		return nil, err
@@ -118,13 +190,22 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w; is a server running? (go run ./starter server start)",
 			co.HostPort, co.Namespace, err)
 	}
-	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait})
+	docs, err := opts.documents(ring)
+	if err != nil {
+		tc.Close()
+		return nil, err
+	}
+	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait, Keys: ring,
+		Documents: docs})
 	c.owned = true
 	return c, nil
 }
 
 // Temporal returns the underlying Temporal client.
 func (c *Client) Temporal() client.Client { return c.tc }
+
+// Keys returns the key ring of the client's codec; nil when encryption is off.
+func (c *Client) Keys() *keyring.Ring { return c.keys }
 
 // Namespace returns the namespace the client works in.
 func (c *Client) Namespace() string { return c.namespace }

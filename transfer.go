@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
@@ -62,17 +63,40 @@ func (c *Client) exportThroughWorker(ctx context.Context, chatID string) ([]byte
 		return nil, "", err
 	}
 	if len(res.Document) > 0 {
-		return res.Document, res.Digest, nil
+		return c.openDocument(chatID, res.Document, res.Digest)
 	}
 	path, err := transfer.PathOf(res.URI)
 	if err == nil {
 		var b []byte
 		if b, err = os.ReadFile(path); err == nil {
-			return b, res.Digest, nil
+			return c.openDocument(chatID, b, res.Digest)
 		}
 	}
 	return nil, "", fmt.Errorf("agentchat: export chat %q: the worker wrote it to %s, which this machine cannot read (%v); "+
 		"give the client the message store (ClientOptions.MessageStores) or read it there", chatID, res.URI, err)
+}
+
+// openDocument opens what the worker wrote (an envelope, or the document).
+func (c *Client) openDocument(chatID string, b []byte, digest string) ([]byte, string, error) {
+	doc, _, err := envelope.Open(b, c.docs)
+	if err != nil {
+		return nil, "", fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
+	}
+	return doc, digest, nil
+}
+
+// SealDocument wraps a document for rest as ClientOptions.Documents say: encrypted
+// with the key ring, signed with the signing key (package envelope; the document
+// itself when neither is configured). digest is the document's (Export returns it).
+func (c *Client) SealDocument(doc []byte, digest string) ([]byte, error) {
+	return envelope.Seal(doc, digest, c.docs)
+}
+
+// OpenDocument returns the v1 document in b (an envelope or a plain document),
+// decrypted and its signature verified as ClientOptions.Documents say. Errors: those
+// of envelope.Open.
+func (c *Client) OpenDocument(b []byte) ([]byte, envelope.Info, error) {
+	return envelope.Open(b, c.docs)
 }
 
 // fillFrom fills stubs from the first of the client's stores that has them.
@@ -113,6 +137,9 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 	if err != nil {
 		return StateResult{}, err
 	}
+	if b, _, err = envelope.Open(b, c.docs); err != nil {
+		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
+	}
 	doc, _, err := chatstate.Decode(b)
 	if err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
@@ -143,9 +170,12 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 // ImportInto restores a document into an existing, empty chat (the Import update). A
 // chat that already has history or turns refuses with a ChatNotEmpty error and is unharmed.
 func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte, path string) (StateResult, error) {
-	_, src, err := readDocument(document, path)
+	b, src, err := readDocument(document, path)
 	if err != nil {
 		return StateResult{}, err
+	}
+	if _, _, err = envelope.Open(b, c.docs); err != nil {
+		return StateResult{}, fmt.Errorf("agentchat: import into chat %q: %w", chatID, err)
 	}
 	var st StateResult
 	if err := c.update(ctx, chatID, "import into", wire.ImportUpdate, wire.ImportInput{Source: src}, &st); err != nil {

@@ -16,6 +16,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/envelope"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -25,8 +27,11 @@ type Config struct {
 	// Registry holds the agent definitions; required.
 	Registry *agents.Registry
 	// BaseURLOverride, when set, sends every endpoint's calls to this base URL instead
-	// (the offline model); API keys are then not required.
+	// (the offline model); API keys are then not required, and not sent.
 	BaseURLOverride string
+	// SendKeysToOverride sends the endpoints' keys to BaseURLOverride all the same
+	// (tests of what becomes of a key).
+	SendKeysToOverride bool
 	// Getenv reads API keys by the names the endpoints give; nil means os.Getenv.
 	Getenv func(string) string
 	// HTTPClient carries the model calls; nil means a client on http.DefaultTransport.
@@ -73,6 +78,16 @@ type Config struct {
 	// and UnknownFunction answers, so that a chat knows when every poller has
 	// answered. "" means Temporal's default, "<pid>@<host>@".
 	WorkerIdentity string
+	// Keys, when set, encrypt chat content at rest: Temporal payloads of the clients
+	// these activities make for other namespaces and clusters (package codec), and
+	// message store bodies and documents (envelopes, docs/chat-state-v1.md). Config.Temporal
+	// and Clusters must then be clients made with codec.Apply of the same ring.
+	Keys *keyring.Ring
+	// Documents say how exported documents are sealed (encrypted with Documents.Ring,
+	// else Keys; signed with Documents.Signer) and how imported ones are opened and
+	// verified (package envelope). The zero value with Keys nil writes and reads plain
+	// v1 documents.
+	Documents envelope.Options
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -96,6 +111,10 @@ type Activities struct {
 	pollerAnswers pollerAnswers
 	// kinds implement the agent kinds, by kind (newKinds).
 	kinds map[wire.Kind]agentKind
+	// keys is Config.Keys; nil: encryption off.
+	keys *keyring.Ring
+	// docs is Config.Documents, its Ring defaulted to Keys.
+	docs envelope.Options
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -142,11 +161,15 @@ func New(cfg Config) (*Activities, error) {
 		cfg.WorkerIdentity = defaultIdentity()
 	}
 	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
-		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
+		clusterName: cfg.ClusterName, store: cfg.Store, stores: sealStores(cfg.MessageStores, cfg.Keys),
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
-		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
+		keys: cfg.Keys, docs: cfg.Documents,
+		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}, keys: cfg.Keys}}
 	a.kinds = newKinds(a)
+	if a.docs.Ring == nil {
+		a.docs.Ring = cfg.Keys
+	}
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
 	}
@@ -157,10 +180,14 @@ func New(cfg Config) (*Activities, error) {
 		key := ""
 		if e.APIKeyEnv != "" {
 			key = cfg.Getenv(e.APIKeyEnv)
+			addSecret(key)
 		}
 		base := e.BaseURL
 		if cfg.BaseURLOverride != "" {
-			base, key = cfg.BaseURLOverride, "offline"
+			base = cfg.BaseURLOverride
+			if key == "" || !cfg.SendKeysToOverride {
+				key = "offline"
+			}
 		}
 		if key == "" && e.APIKeyEnv != "" {
 			if isOpenAI(base) {
@@ -195,4 +222,17 @@ func (a *Activities) ResolveParticipants(ctx context.Context, in wire.ResolveInp
 		return wire.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeInvalidInput, nil)
 	}
 	return wire.ResolveResult{Participants: ps}, nil
+}
+
+// sealStores wraps each store so that its bodies are encrypted with keys
+// (msgstore.Sealed); keys nil returns them as they are.
+func sealStores(stores map[string]msgstore.Store, keys *keyring.Ring) map[string]msgstore.Store {
+	if keys == nil {
+		return stores
+	}
+	out := make(map[string]msgstore.Store, len(stores))
+	for name, st := range stores {
+		out[name] = msgstore.Sealed(st, keys)
+	}
+	return out
 }

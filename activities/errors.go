@@ -23,7 +23,7 @@ func providerError(ctx context.Context, err error, retryAfter time.Duration) err
 	status, msg := statusOf(err)
 	if status == 0 && ctx.Err() != nil {
 		// The activity's own deadline or cancellation: let Temporal see it as such.
-		return err
+		return redactError(err)
 	}
 	text := "model endpoint"
 	if status != 0 {
@@ -34,6 +34,7 @@ func providerError(ctx context.Context, err error, retryAfter time.Duration) err
 	if msg != "" {
 		text += ": " + msg
 	}
+	text = redactSecrets(text)
 	if status != 0 && !retryableStatus(status) {
 		return temporal.NewNonRetryableApplicationError(text, wire.ErrTypeModelRejected, nil)
 	}
@@ -83,7 +84,7 @@ func threadLost(where, what string, err error) error {
 	if msg == "" {
 		msg = err.Error()
 	}
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-		"%s: the service no longer knows this %s (another project, deleted, or past its retention): %s", where, what, msg),
+	return temporal.NewNonRetryableApplicationError(redactSecrets(fmt.Sprintf(
+		"%s: the service no longer knows this %s (another project, deleted, or past its retention): %s", where, what, msg)),
 		wire.ErrTypeThreadLost, nil)
 }

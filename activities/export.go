@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -41,20 +42,30 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 		res.PendingTurns = append(res.PendingTurns, m.MessageID)
 	}
 	sink := in.Export.Sink
+	// Inline documents travel in payloads (the codec encrypts those): signed only.
+	inline, err := envelope.Seal(b, digest, envelope.Options{Signer: a.docs.Signer})
+	if err != nil {
+		return wire.ExportResult{}, err
+	}
 	if sink == "" || sink == wire.SinkAuto {
 		sink = wire.SinkInline
-		if len(b) > wire.InlineLimit {
+		if len(inline) > wire.InlineLimit {
 			sink = wire.SinkStore
+		}
+	}
+	if sink != wire.SinkInline {
+		if b, err = envelope.Seal(b, digest, a.docs); err != nil {
+			return wire.ExportResult{}, err
 		}
 	}
 	switch sink {
 	case wire.SinkInline:
-		if len(b) > wire.InlineLimit {
+		if len(inline) > wire.InlineLimit {
 			return wire.ExportResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-				"export: the document is %d bytes, over the %d inline limit; use sink \"store\" or \"file\"", len(b), wire.InlineLimit),
+				"export: the document is %d bytes, over the %d inline limit; use sink \"store\" or \"file\"", len(inline), wire.InlineLimit),
 				wire.ErrTypeInvalidInput, nil)
 		}
-		res.Document = b
+		res.Document = inline
 	case wire.SinkStore:
 		name := fmt.Sprintf("%s-%s.json", safeName(in.ChatID), digest[len("sha256:"):][:16])
 		if res.URI, err = a.store.Put(ctx, name, b); err != nil {

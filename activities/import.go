@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -31,7 +32,7 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 			return wire.ImportPage{}, err
 		}
 	}
-	doc, report, err := decodedDocs.decode(b)
+	doc, report, err := decodedDocs.decode(b, a.docs)
 	if err != nil {
 		return wire.ImportPage{}, InvalidDocument(err)
 	}
@@ -141,9 +142,10 @@ type docEntry struct {
 	report chatstate.Report
 }
 
-// decode returns chatstate.Decode(b), from the cache when b was decoded lately.
-// Callers must not modify the document returned.
-func (c *docCache) decode(b []byte) (chatstate.Document, chatstate.Report, error) {
+// decode returns chatstate.Decode of the document b holds (an envelope opened with
+// opts, or the document), from the cache when b was decoded lately. Callers must not
+// modify the document returned.
+func (c *docCache) decode(b []byte, opts envelope.Options) (chatstate.Document, chatstate.Report, error) {
 	key := sha256.Sum256(b)
 	c.mu.Lock()
 	for _, e := range c.entries {
@@ -153,7 +155,11 @@ func (c *docCache) decode(b []byte) (chatstate.Document, chatstate.Report, error
 		}
 	}
 	c.mu.Unlock()
-	doc, report, err := chatstate.Decode(b)
+	plain, _, err := envelope.Open(b, opts)
+	if err != nil {
+		return chatstate.Document{}, chatstate.Report{}, err
+	}
+	doc, report, err := chatstate.Decode(plain)
 	if err != nil {
 		return doc, report, err
 	}

@@ -10,10 +10,11 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentchat/agentchat/codec"
 	"github.com/agentchat/agentchat/internal/pollers"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -33,6 +34,7 @@ type clients struct {
 	clusters map[string]Cluster // by name, this worker's own included
 	mu       sync.Mutex
 	byNS     map[[2]string]client.Client
+	keys     *keyring.Ring // the codec of the clients made here
 }
 
 // at returns a client for a chat location: by cluster name, else by address, else
@@ -74,7 +76,9 @@ func (c *clients) get(cluster, ns string) (client.Client, error) {
 	if tc, ok := c.byNS[key]; ok {
 		return tc, nil
 	}
-	tc, err := client.NewClientFromExisting(cl.Client, client.Options{Namespace: ns})
+	co := client.Options{Namespace: ns}
+	codec.Apply(&co, c.keys)
+	tc, err := client.NewClientFromExisting(cl.Client, co)
 	if err != nil {
 		return nil, fmt.Errorf("client for namespace %q of cluster %q: %w", ns, cluster, err)
 	}
@@ -122,7 +126,7 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in wire.StartTarg
 		return res, fmt.Errorf("start target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
 	}
 	if res.State.RestoredDigest != in.ExpectedDigest {
-		return res, wrongTarget(ctx, tc, in, res.State.RestoredDigest)
+		return res, wrongTarget(ctx, tc, a.keys, in, res.State.RestoredDigest)
 	}
 	run, err := op.Get(ctx)
 	if err != nil {
@@ -137,14 +141,14 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in wire.StartTarg
 // digest) did not become the chat: it is terminated, and the migration abandoned
 // (MigrationFailed). Any other is a chat that held the id before: left alone
 // (ChatNotEmpty). An error to look or terminate is returned as is, for a retry.
-func wrongTarget(ctx context.Context, tc client.Client, in wire.StartTargetInput, got string) error {
+func wrongTarget(ctx context.Context, tc client.Client, keys *keyring.Ring, in wire.StartTargetInput, got string) error {
 	d, err := tc.DescribeWorkflowExecution(ctx, in.Target.ChatID, "")
 	if err != nil {
 		return fmt.Errorf("describe target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
 	}
 	var started string
 	if p := d.GetWorkflowExecutionInfo().GetMemo().GetFields()[wire.MigrationMemo]; p != nil {
-		_ = converter.GetDefaultDataConverter().FromPayload(p, &started)
+		_ = codec.DataConverter(keys).FromPayload(p, &started)
 	}
 	if started != in.ExpectedDigest {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(

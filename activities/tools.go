@@ -50,6 +50,7 @@ func (a *Activities) CallTool(ctx context.Context, in wire.CallToolInput) (wire.
 	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name})
 	stop := heartbeatWhileWaiting(ctx)
 	res, err := f(ctx, json.RawMessage(in.Arguments))
+	err = redactError(err)
 	stop()
 	if err != nil {
 		return wire.CallToolResult{}, err

@@ -88,6 +88,30 @@ func CheckPut(store, chatID string, msgs []chat.Message) ([]Row, error) {
 	return rows, nil
 }
 
+// CheckRows validates the arguments of RowStore.PutRows as CheckPut does those of
+// Put, and drops a repeated id whose body is the same (else ErrConflict).
+func CheckRows(store, chatID string, rows []Row) ([]Row, error) {
+	if err := validID(chatID); err != nil {
+		return nil, fmt.Errorf("msgstore: %s put: chat id %q: %w", store, chatID, err)
+	}
+	out := make([]Row, 0, len(rows))
+	seen := make(map[string]int, len(rows))
+	for i, r := range rows {
+		if err := validID(r.ID); err != nil {
+			return nil, fmt.Errorf("msgstore: %s put chat %q: message %d: id %q: %w", store, chatID, i, r.ID, err)
+		}
+		if j, dup := seen[r.ID]; dup {
+			if !SameBody(out[j].Body, r.Body) {
+				return nil, ConflictError(store, chatID, r.ID)
+			}
+			continue
+		}
+		seen[r.ID] = len(out)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // CheckGet validates the arguments of Get (an invalid chat id or message id is
 // ErrInvalid) and returns ids without repeats, in first-seen order: the ids to read.
 // store is the Name of the calling store, for the errors.

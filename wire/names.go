@@ -17,6 +17,10 @@ const (
 	DescribeUpdate = "Describe"
 	// UserMessageSignal sends a user turn without waiting (SendMessageInput).
 	UserMessageSignal = "UserMessage"
+	// ReencryptSignal asks the chat to continue as new at its next turn boundary, so
+	// that what it carries is encoded again, with the worker's current key (no
+	// payload). A key rotation sends it to each chat.
+	ReencryptSignal = "Reencrypt"
 	// StateQuery returns the chat's summary (no input → StateResult).
 	StateQuery = "State"
 	// HistoryQuery returns messages, paged (HistoryInput, optional → HistoryResult).

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/serve"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -80,6 +81,7 @@ config file; --address and --namespace override them.`,
 	f.StringArrayVar(&opts.MessageStores, "message-store", nil, "message store URL for the bodies of long chats: sqlite:///path.db or postgres://... (repeatable; the first is the default; default sqlite in $AGENTCHAT_DATA_DIR/messages.db)")
 	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", wire.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
 	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
+	f.StringVar(&dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $"+keyring.Env+"; none: off)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	return cmd
 }
@@ -91,15 +93,24 @@ func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, lo
 	}
 	defer c.Close()
 	opts.Namespace = c.Namespace()
+	opts.Keys = c.Keys()
 	w, err := serve.Start(c.Temporal(), opts)
 	if err != nil {
 		return err
 	}
 	logger.Info("worker started", "namespace", c.Namespace(), "taskQueue", w.TaskQueue,
-		"agents", w.Registry.IDs(), "config", w.AgentsSource, "model", w.ModelInfo)
+		"agents", w.Registry.IDs(), "config", w.AgentsSource, "model", w.ModelInfo, "encryption", encryption(c))
 	<-ctx.Done()
 	logger.Info("stopping: letting running activities finish", "timeout", serve.StopTimeout)
 	w.Stop()
 	logger.Info("worker stopped")
 	return nil
+}
+
+// encryption says whether payloads are encrypted, and with which current key.
+func encryption(c *agentchat.Client) string {
+	if c.Keys() == nil {
+		return "off"
+	}
+	return "on, current key " + c.Keys().Current()
 }

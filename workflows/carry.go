@@ -68,7 +68,7 @@ func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 	if maxBytes <= 0 {
 		maxBytes = defaultMaxBytes
 	}
-	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxEvents ||
+	return s.reencrypt || info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxEvents ||
 		info.GetCurrentHistorySize() >= maxBytes
 }
 

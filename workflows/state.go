@@ -36,7 +36,9 @@ type turn struct {
 type chatState struct {
 	wire.Carried
 	chatID string
-	in     wire.AgentChatInput
+	// reencrypt: a Reencrypt signal asked for a hand-over (reencrypt.go).
+	reencrypt bool
+	in        wire.AgentChatInput
 	// phase is where the chat is in its lifecycle (phase.go); failure is why it could
 	// not start, in phaseFailed.
 	phase   phase
@@ -102,6 +104,7 @@ func (s *chatState) register(ctx workflow.Context) error {
 	if err := s.registerTransfer(ctx); err != nil {
 		return err
 	}
+	s.registerReencrypt(ctx)
 	if err := workflow.SetQueryHandler(ctx, wire.StateQuery, func() (wire.StateResult, error) { return s.state(), nil }); err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 		SilenceErrors: true,
 	}
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
-		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" && cmd.Name() != "model" {
+		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" && cmd.Name() != "model" && cmd.Name() != "codec-server" {
 			ctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
 			g.cancel = cancel
 			cmd.SetContext(ctx)
@@ -77,11 +77,13 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.dial.Address, "address", "", "Temporal frontend host:port (default $TEMPORAL_ADDRESS or localhost:7233)")
 	pf.StringVar(&g.dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
+	pf.StringVar(&g.dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $AGENTCHAT_KEYS; none: off)")
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", wire.TaskQueue, "task queue of the worker that runs new chats")
 	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long")
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s),
-		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s))
+		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
+		codecServerCmd(g, s), reencryptCmd(g, s), keysCmd(s))
 	return root, g
 }
 

@@ -12,19 +12,28 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/envelope"
+	"github.com/agentchat/agentchat/keyring"
 )
 
 func exportCmd(g *globals, s Streams) *cobra.Command {
 	var chatID, out string
+	var plain bool
 	cmd := &cobra.Command{
 		Use:   "export --chat ID --out FILE",
 		Short: "Write a chat's chat-state document (history, participants, channels, strategies) to a file",
 		Long: `Write a chat's chat-state document (chat-state v1: history, participants,
 channel states, strategy state, pending turns, digest) to --out, or to stdout with
 "--out -". It works on running and finished chats; a turn in progress is exported as a
-pending turn and answered again where the document is imported.`,
-		Example: `  starter export --chat support-42 --out support-42.json`,
-		Args:    cobra.NoArgs,
+pending turn and answered again where the document is imported.
+
+With a key ring (--keys, $AGENTCHAT_KEYS) the file is an envelope: the document
+encrypted (docs/chat-state-v1.md, "Envelope"); with a signing key
+($AGENTCHAT_SIGNING_KEY) it is signed. --plain writes the document itself, decrypted,
+for a person to read.`,
+		Example: `  starter export --chat support-42 --out support-42.json
+  starter export --chat support-42 --out - --plain | jq .history`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
@@ -35,24 +44,31 @@ pending turn and answered again where the document is imported.`,
 			if err != nil {
 				return err
 			}
-			if out == "-" {
-				_, err := s.Out.Write(append(b, '\n'))
-				return err
-			}
-			if err := os.WriteFile(out, b, 0o644); err != nil {
-				return err
-			}
 			doc, _, err := chatstate.Decode(b)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "exported chat %s to %s: %d messages, %d pending turns, %d bytes, %s\n",
-				chatID, out, len(doc.History), len(doc.PendingTurns), len(b), digest)
+			written := b
+			if !plain {
+				if written, err = c.SealDocument(b, digest); err != nil {
+					return err
+				}
+			}
+			if out == "-" {
+				_, err := s.Out.Write(append(written, '\n'))
+				return err
+			}
+			if err := os.WriteFile(out, written, 0o600); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "exported chat %s to %s: %d messages, %d pending turns, %d bytes, %s%s\n",
+				chatID, out, len(doc.History), len(doc.PendingTurns), len(written), digest, sealedNote(c.Documents(), plain))
 			return nil
 		},
 	}
 	chatFlag(cmd, &chatID)
 	cmd.Flags().StringVar(&out, "out", "", `file to write ("-" for stdout) (required)`)
+	cmd.Flags().BoolVar(&plain, "plain", false, "write the plain v1 document, decrypted and unsigned, even with a key ring or signing key")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
 }
@@ -115,7 +131,7 @@ starter start --help.`,
 	return cmd
 }
 
-func participantsCmd(s Streams) *cobra.Command {
+func participantsCmd(g *globals, s Streams) *cobra.Command {
 	var (
 		in     string
 		asJSON bool
@@ -130,6 +146,9 @@ its participants and channels: the agents a restoring chat should name.`,
 		RunE: func(*cobra.Command, []string) error {
 			b, err := os.ReadFile(in)
 			if err != nil {
+				return err
+			}
+			if b, err = g.openDocument(b); err != nil {
 				return err
 			}
 			doc, report, err := chatstate.Decode(b)
@@ -231,6 +250,36 @@ func migrateHint(err error, opts agentchat.MigrateOptions, taskQueue string) str
 		return fmt.Sprintf(" (run: temporal operator namespace create --namespace %s)", shellQuote(ns))
 	case strings.Contains(msg, activities.TargetUnserved):
 		return fmt.Sprintf(" (run: go run ./worker --namespace %s --task-queue %s)", shellQuote(ns), shellQuote(taskQueue))
+	}
+	return ""
+}
+
+// openDocument opens an envelope (or a plain document) with the key ring of --keys
+// or $AGENTCHAT_KEYS and the environment's signing keys, without a server.
+func (g *globals) openDocument(b []byte) ([]byte, error) {
+	ring, err := keyring.FromEnv(g.dial.KeysPath)
+	if err != nil {
+		return nil, err
+	}
+	o, err := envelope.FromEnv(ring)
+	if err != nil {
+		return nil, err
+	}
+	doc, _, err := envelope.Open(b, o)
+	return doc, err
+}
+
+// sealedNote says how an exported file is wrapped.
+func sealedNote(o envelope.Options, plain bool) string {
+	switch {
+	case plain:
+		return ""
+	case o.Ring != nil && o.Signer != nil:
+		return fmt.Sprintf(", encrypted with key %q and signed by %q", o.Ring.Current(), o.Signer.KeyID)
+	case o.Ring != nil:
+		return fmt.Sprintf(", encrypted with key %q", o.Ring.Current())
+	case o.Signer != nil:
+		return fmt.Sprintf(", signed by %q", o.Signer.KeyID)
 	}
 	return ""
 }

@@ -87,11 +87,14 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	exportDir := filepath.Join(opts.DataDir, "exports")
 	w, err := serve.Start(c.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline, Namespace: c.Namespace(),
-		TaskQueue: TaskQueue, Logger: quiet, StoreDir: exportDir, MessageStores: []string{"sqlite://" + messages}})
+		TaskQueue: TaskQueue, Logger: quiet, StoreDir: exportDir, MessageStores: []string{"sqlite://" + messages}, Keys: c.Keys()})
 	if err != nil {
 		return err
 	}
 	defer w.Stop()
+	if c.Keys() != nil {
+		p.kv("encryption", "on: payloads, stored bodies and exported files sealed with key %q (AGENTCHAT_KEYS)", c.Keys().Current())
+	}
 	model := w.ModelInfo
 	if offline {
 		model += "; set OPENAI_API_KEY (and OPENAI_BASE_URL for Ollama or vLLM) to use a real model"
@@ -115,7 +118,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer cb.Close()
 	wb, err := serve.Start(cb.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline, Namespace: SecondNamespace,
-		TaskQueue: TaskQueue, Logger: quiet, StoreDir: exportDir, MessageStores: []string{"sqlite://" + messages}})
+		TaskQueue: TaskQueue, Logger: quiet, StoreDir: exportDir, MessageStores: []string{"sqlite://" + messages}, Keys: cb.Keys()})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package demo_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/demo"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/keyring"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -51,4 +53,31 @@ func TestDemoPlaysEveryPart(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dataDir, "messages.db"))
 	assert.NoDirExists(t, ".agentchat")
 	assert.NotContains(t, text, "keeps running", "the demo did not start a server, so it has none to leave running")
+}
+
+// The demo with a key ring: it says encryption is on, every part still plays, and the
+// exported file holds no chat text.
+func TestDemoWithEncryption(t *testing.T) {
+	f, err := keyring.Generate("demo-k1")
+	require.NoError(t, err)
+	ring, err := keyring.New(f)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	dataDir := t.TempDir()
+	err = demo.Run(ctx, demo.Options{Out: &out, Offline: true, DataDir: dataDir,
+		Dial: agentchat.DialOptions{Address: testenv.Address(t), Keys: ring}})
+	require.NoError(t, err, out.String())
+	assert.Contains(t, out.String(), `encryption`)
+	assert.Contains(t, out.String(), `sealed with key "demo-k1"`)
+	assert.Regexp(t, `you said "My name is Alice"`, out.String())
+	files, err := filepath.Glob(filepath.Join(dataDir, "exports", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "Alice", name)
+	}
 }

@@ -25,10 +25,18 @@ func (d *run) saveAndRestore(ctx context.Context) error {
 	if err := os.MkdirAll(d.exportDir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
+	plain := len(b)
+	if b, err = d.c.SealDocument(b, digest); err != nil { // an envelope with encryption or signing on
 		return err
 	}
-	d.p.note("exported %s: %d bytes, %s (chat-state v1)", path, len(b), digest)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return err
+	}
+	wrapped := "chat-state v1"
+	if len(b) != plain {
+		wrapped = "chat-state v1 in an envelope: encrypted or signed, docs/chat-state-v1.md"
+	}
+	d.p.note("exported %s: %d bytes, %s (%s)", path, len(b), digest, wrapped)
 	st, err := d.c.Import(ctx, agentchat.ImportOptions{ChatID: d.restoredID, Path: path})
 	if err != nil {
 		return err

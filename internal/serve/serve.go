@@ -19,8 +19,11 @@ import (
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/logx"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/msgstore/storeurl"
 	"github.com/agentchat/agentchat/offline"
@@ -71,6 +74,14 @@ type Options struct {
 	// names it in UnknownAgent and UnknownFunction answers; "" means Temporal's
 	// default, "<pid>@<host>@".
 	Identity string
+	// Keys is the key ring of tc's codec (codec.Apply), if any: the clients of other
+	// clusters get the same codec, and the activities seal store bodies and
+	// documents with it. Nil: encryption off.
+	Keys *keyring.Ring
+	// Documents say how documents are sealed and opened (activities.Config.Documents);
+	// nil: envelope.FromEnv with Keys (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
+	// AGENTCHAT_REQUIRE_SIGNATURE).
+	Documents *envelope.Options
 }
 
 // Worker is a started worker and what it runs on.
@@ -109,7 +120,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	if path == "" {
 		w.AgentsSource = "built-in example (agents/agents.example.yaml)"
 	}
-	clusters, err := dialClusters(opts.Clusters, opts.Logger)
+	clusters, err := dialClusters(opts.Clusters, opts.Logger, opts.Keys)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +131,16 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		return nil, err
 	}
 	w.stores = stores
+	docs, err := documents(opts)
+	if err != nil {
+		w.stopModel()
+		return nil, err
+	}
 	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
 		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
 		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
 		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait,
-		WorkerIdentity: opts.Identity}
+		WorkerIdentity: opts.Identity, Keys: opts.Keys, Documents: docs}
 	for name, f := range opts.Tools {
 		cfg.Tools[name] = f
 	}
@@ -175,6 +191,14 @@ func (w *Worker) stopModel() {
 	}
 }
 
+// documents returns opts.Documents, else the environment's.
+func documents(opts Options) (envelope.Options, error) {
+	if opts.Documents != nil {
+		return *opts.Documents, nil
+	}
+	return envelope.FromEnv(opts.Keys)
+}
+
 // openStores opens the message stores by URL and names the first; with none given,
 // SQLite in the data folder.
 func openStores(urls []string) (map[string]msgstore.Store, string, error) {
@@ -216,14 +240,16 @@ func redact(u string) string {
 }
 
 // dialClusters connects to each named cluster ("host:port" or "host:port/namespace").
-func dialClusters(specs map[string]string, logger *slog.Logger) (map[string]activities.Cluster, error) {
+func dialClusters(specs map[string]string, logger *slog.Logger, keys *keyring.Ring) (map[string]activities.Cluster, error) {
 	out := map[string]activities.Cluster{}
 	for name, spec := range specs {
 		addr, ns, _ := strings.Cut(spec, "/")
 		if ns == "" {
 			ns = "default"
 		}
-		tc, err := client.Dial(client.Options{HostPort: addr, Namespace: ns, Logger: QuietTemporalLogger(logger)})
+		co := client.Options{HostPort: addr, Namespace: ns, Logger: QuietTemporalLogger(logger)}
+		codec.Apply(&co, keys)
+		tc, err := client.Dial(co)
 		if err != nil {
 			for _, c := range out {
 				c.Client.Close()

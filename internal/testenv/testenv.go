@@ -27,8 +27,11 @@ import (
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/hosting"
 	"github.com/agentchat/agentchat/internal/devserver"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/msgstore/postgres"
 	"github.com/agentchat/agentchat/msgstore/sqlite"
@@ -177,6 +180,20 @@ type Options struct {
 	// request for breaking OpenAI's rules (offline.Server.Violations): a real provider
 	// would have refused it too.
 	ExpectViolations bool
+	// Keys, when set, turn encryption at rest on: the harness's clients (its own, the
+	// other clusters') get the ring's codec (codec.Apply) and the activities the ring.
+	Keys *keyring.Ring
+	// Documents say how the worker and the client seal and open documents (signing,
+	// verification); a nil Ring defaults to Keys.
+	Documents envelope.Options
+	// Getenv reads the endpoints' API keys (activities.Config.Getenv); with it the keys
+	// are sent to the model (activities.Config.SendKeysToOverride).
+	Getenv func(string) string
+	// ModelFront, when set, is given the offline model's base URL and returns the base
+	// URL the worker calls instead (a proxy in front of it).
+	ModelFront func(offlineURL string) string
+	// Logger receives the activities' and the Temporal SDK's logs; nil discards them.
+	Logger *slog.Logger
 }
 
 // DefaultConfig defines helper, writer and reviewer with fast retries, so tests of
@@ -227,8 +244,13 @@ func New(t testing.TB, opts Options) *Harness {
 		opts.Namespace = "default"
 	}
 	registerNamespace(t, opts.Address, opts.Namespace)
-	tc, err := client.Dial(client.Options{HostPort: opts.Address, Namespace: opts.Namespace,
-		Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	co := client.Options{HostPort: opts.Address, Namespace: opts.Namespace,
+		Logger: tlog.NewStructuredLogger(opts.Logger)}
+	codec.Apply(&co, opts.Keys)
+	tc, err := client.Dial(co)
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	clusters := map[string]activities.Cluster{}
@@ -237,7 +259,9 @@ func New(t testing.TB, opts Options) *Harness {
 		if ns == "" {
 			ns = "default"
 		}
-		cc, err := client.Dial(client.Options{HostPort: addr, Namespace: ns, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+		cco := client.Options{HostPort: addr, Namespace: ns, Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))}
+		codec.Apply(&cco, opts.Keys)
+		cc, err := client.Dial(cco)
 		require.NoError(t, err)
 		t.Cleanup(cc.Close)
 		clusters[name] = activities.Cluster{Client: cc, Namespace: ns, Address: addr}
@@ -249,10 +273,15 @@ func New(t testing.TB, opts Options) *Harness {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = msgs.Close() })
 	}
-	acfg := activities.Config{Registry: reg, BaseURLOverride: model.URL(),
+	modelURL := model.URL()
+	if opts.ModelFront != nil {
+		modelURL = opts.ModelFront(modelURL)
+	}
+	acfg := activities.Config{Registry: reg, BaseURLOverride: modelURL, Getenv: opts.Getenv,
+		SendKeysToOverride: opts.Getenv != nil, Logger: opts.Logger,
 		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
 		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}, Tools: tools.Builtin(),
-		Selectors: opts.Selectors, Judges: opts.Judges}
+		Selectors: opts.Selectors, Judges: opts.Judges, Keys: opts.Keys, Documents: opts.Documents}
 	for name, f := range opts.Tools {
 		acfg.Tools[name] = f
 	}
@@ -263,7 +292,7 @@ func New(t testing.TB, opts Options) *Harness {
 	if tq == "" {
 		tq = TaskQueue(t)
 	}
-	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace}),
+	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys, Documents: opts.Documents}),
 		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts,
 		MessageStore: msgs, config: acfg}
 	h.StartWorker(t)

@@ -306,3 +306,41 @@ func sqliteUnavailable(err error) bool {
 	}
 	return false
 }
+
+// PutRows is Put of bodies already encoded (msgstore.RowStore): the same checks of the
+// ids, one transaction, idempotent, ErrConflict for an id stored with another body.
+func (s *Store) PutRows(ctx context.Context, chatID string, rows []msgstore.Row) error {
+	if s.closed.Load() {
+		return fmt.Errorf("msgstore: sqlite put: %w", msgstore.ErrClosed)
+	}
+	rows, err := msgstore.CheckRows(msgstore.NameSQLite, chatID, rows)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
+	defer cancel()
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := s.inTx(opCtx, func(tx *sql.Tx) error { return putRows(opCtx, tx, chatID, rows) }); err != nil {
+		return msgstore.WrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID), err, sqliteUnavailable)
+	}
+	return nil
+}
+
+// GetRows returns the stored bodies of those ids chatID holds (msgstore.RowStore).
+func (s *Store) GetRows(ctx context.Context, chatID string, ids []string) (map[string][]byte, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("msgstore: sqlite get: %w", msgstore.ErrClosed)
+	}
+	distinct, err := msgstore.CheckGet(msgstore.NameSQLite, chatID, ids)
+	if err != nil {
+		return nil, err
+	}
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
+	defer cancel()
+	found, err := sqliteBodies(opCtx, s.db, chatID, distinct)
+	if err != nil {
+		return nil, msgstore.WrapOp(ctx, opCtx, "sqlite get chat "+strconv.Quote(chatID), err, sqliteUnavailable)
+	}
+	return found, nil
+}

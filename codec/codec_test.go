@@ -1,0 +1,184 @@
+package codec_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/keyring"
+)
+
+func newRing(t *testing.T, current string, ids ...string) *keyring.Ring {
+	t.Helper()
+	f := keyring.File{Current: current, Keys: map[string]string{}}
+	for i, id := range ids {
+		f.Keys[id] = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{byte(i + 1)}, 32))
+	}
+	r, err := keyring.New(f)
+	require.NoError(t, err)
+	return r
+}
+
+func TestDataConverterSealsAndOpens(t *testing.T) {
+	dc := codec.DataConverter(newRing(t, "k1", "k1"))
+	p, err := dc.ToPayload(map[string]string{"text": "My name is Alice"})
+	require.NoError(t, err)
+	assert.Equal(t, codec.EncodingEncrypted, string(p.Metadata[codec.MetadataEncoding]))
+	assert.Equal(t, "k1", string(p.Metadata[codec.MetadataKeyID]))
+	assert.NotContains(t, string(p.Data), "Alice")
+	var got map[string]string
+	require.NoError(t, dc.FromPayload(p, &got))
+	assert.Equal(t, "My name is Alice", got["text"])
+
+	plain, err := converter.GetDefaultDataConverter().ToPayload("not encrypted")
+	require.NoError(t, err)
+	var s string
+	require.NoError(t, dc.FromPayload(plain, &s), "payloads written before encryption still read")
+	assert.Equal(t, "not encrypted", s)
+}
+
+func TestRotationAndUnknownKey(t *testing.T) {
+	old := codec.DataConverter(newRing(t, "k1", "k1"))
+	p, err := old.ToPayload("before")
+	require.NoError(t, err)
+	rotated := codec.DataConverter(newRing(t, "k2", "k1", "k2"))
+	var s string
+	require.NoError(t, rotated.FromPayload(p, &s))
+	assert.Equal(t, "before", s)
+	q, err := rotated.ToPayload("after")
+	require.NoError(t, err)
+	assert.Equal(t, "k2", string(q.Metadata[codec.MetadataKeyID]))
+
+	onlyK1 := codec.DataConverter(newRing(t, "k1", "k1"))
+	err = onlyK1.FromPayload(q, &s)
+	var unknown *keyring.UnknownKeyError
+	require.ErrorAs(t, err, &unknown)
+	assert.Contains(t, err.Error(), `"k2"`)
+
+	q.Data[len(q.Data)-1] ^= 1
+	assert.ErrorIs(t, rotated.FromPayload(q, &s), keyring.ErrNotAuthentic)
+}
+
+func TestFailureConverterHidesTheMessage(t *testing.T) {
+	dc := codec.DataConverter(newRing(t, "k1", "k1"))
+	fc := codec.FailureConverter(dc)
+	f := fc.ErrorToFailure(temporal.NewApplicationError("model said: My name is Alice", "TurnFailed"))
+	assert.NotContains(t, f.GetMessage(), "Alice")
+	assert.NotContains(t, f.String(), "Alice")
+	back := fc.FailureToError(f)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(back, &app))
+	assert.Contains(t, app.Error(), "My name is Alice")
+	assert.Equal(t, "TurnFailed", app.Type())
+}
+
+func serve(t *testing.T, ring *keyring.Ring) *httptest.Server {
+	t.Helper()
+	h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: "tok", Origins: []string{"http://localhost:8080"}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func post(t *testing.T, url, auth string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Namespace", "default")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+func TestHandlerEncodeDecodeWithToken(t *testing.T) {
+	ring := newRing(t, "k1", "k1")
+	srv := serve(t, ring)
+	p, err := converter.GetDefaultDataConverter().ToPayload("My name is Alice")
+	require.NoError(t, err)
+	body, err := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{p}})
+	require.NoError(t, err)
+
+	resp, enc := post(t, srv.URL+"/encode", "Bearer tok", body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(enc))
+	assert.NotContains(t, string(enc), base64.StdEncoding.EncodeToString([]byte(`"My name is Alice"`)))
+	var sealed commonpb.Payloads
+	require.NoError(t, protojson.Unmarshal(enc, &sealed))
+	assert.Equal(t, codec.EncodingEncrypted, string(sealed.Payloads[0].Metadata[codec.MetadataEncoding]))
+
+	resp, dec := post(t, srv.URL+"/decode", "Bearer tok", enc)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(dec))
+	var opened commonpb.Payloads
+	require.NoError(t, protojson.Unmarshal(dec, &opened))
+	var s string
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(opened.Payloads[0], &s))
+	assert.Equal(t, "My name is Alice", s)
+}
+
+func TestHandlerRefusesWithoutTheToken(t *testing.T) {
+	srv := serve(t, newRing(t, "k1", "k1"))
+	for _, auth := range []string{"", "Bearer wrong", "tok", "Bearer tok2", "Basic dG9r"} {
+		resp, body := post(t, srv.URL+"/decode", auth, []byte(`{"payloads":[]}`))
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "auth %q", auth)
+		assert.Contains(t, string(body), "unauthorized")
+	}
+}
+
+func TestHandlerCORSPreflightAndErrors(t *testing.T) {
+	srv := serve(t, newRing(t, "k1", "k1"))
+	req, err := http.NewRequest(http.MethodOptions, srv.URL+"/decode", nil)
+	require.NoError(t, err)
+	req.Header.Set("Origin", "http://localhost:8080")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,x-namespace")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+	assert.Equal(t, "http://localhost:8080", resp.Header.Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")), "x-namespace")
+	assert.Contains(t, strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")), "authorization")
+
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Empty(t, resp.Header.Get("Access-Control-Allow-Origin"), "an origin not configured")
+
+	other := codec.DataConverter(newRing(t, "k7", "k7"))
+	p, err := other.ToPayload("x")
+	require.NoError(t, err)
+	body, _ := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{p}})
+	r2, msg := post(t, srv.URL+"/decode", "Bearer tok", body)
+	assert.Equal(t, http.StatusBadRequest, r2.StatusCode)
+	assert.Contains(t, string(msg), `"k7"`, "the unknown key id is named")
+
+	r3, _ := post(t, srv.URL+"/decode", "Bearer tok", []byte(`{not json`))
+	assert.Equal(t, http.StatusBadRequest, r3.StatusCode)
+}
+
+func TestNewHandlerNeedsRingAndToken(t *testing.T) {
+	_, err := codec.NewHandler(nil, codec.HandlerOptions{Token: "t"})
+	assert.ErrorContains(t, err, "no key ring")
+	_, err = codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{})
+	assert.ErrorContains(t, err, codec.TokenEnv)
+}

@@ -1,0 +1,151 @@
+package envelope_test
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/envelope"
+	"github.com/agentchat/agentchat/keyring"
+)
+
+const doc = `{"chatId":"c1","digest":"sha256:00ff","history":[{"contents":[{"text":"My name is Alice","type":"text"}]}],"schemaVersion":1}`
+
+func ring(t *testing.T, ids ...string) *keyring.Ring {
+	t.Helper()
+	f := keyring.File{Keys: map[string]string{}}
+	for _, id := range ids {
+		g, err := keyring.Generate(id)
+		require.NoError(t, err)
+		f.Keys[id], f.Current = g.Keys[id], id
+	}
+	r, err := keyring.New(f)
+	require.NoError(t, err)
+	return r
+}
+
+func signer(t *testing.T, id string) *envelope.Signer {
+	t.Helper()
+	f, _, err := envelope.GenerateSigner(id)
+	require.NoError(t, err)
+	s, err := envelope.NewSigner(f)
+	require.NoError(t, err)
+	return s
+}
+
+func TestSealOpenEncryptedAndSigned(t *testing.T) {
+	o := envelope.Options{Ring: ring(t, "k1"), Signer: signer(t, "s1"), RequireSignature: true}
+	b, err := envelope.Seal([]byte(doc), "sha256:00ff", o)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "Alice")
+	assert.True(t, envelope.IsEnvelope(b))
+	got, info, err := envelope.Open(b, o)
+	require.NoError(t, err)
+	assert.Equal(t, doc, string(got))
+	assert.Equal(t, "k1", info.KeyID)
+	assert.Equal(t, "s1", info.SignedBy)
+}
+
+func TestPlainDocumentsAndNoOptions(t *testing.T) {
+	b, err := envelope.Seal([]byte(doc), "sha256:00ff", envelope.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, doc, string(b), "nothing configured: the v1 document as it is")
+	got, _, err := envelope.Open([]byte(doc), envelope.Options{Ring: ring(t, "k1")})
+	require.NoError(t, err)
+	assert.Equal(t, doc, string(got), "a plain document reads with encryption on")
+	_, _, err = envelope.Open([]byte(doc), envelope.Options{RequireSignature: true})
+	assert.ErrorIs(t, err, envelope.ErrUnsigned)
+}
+
+func TestSignedOnlyKeepsTheDocumentReadable(t *testing.T) {
+	s := signer(t, "s1")
+	b, err := envelope.Seal([]byte(`{"digest":"sha256:00ff","x":"<&>"}`), "sha256:00ff", envelope.Options{Signer: s})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"document":{"digest":"sha256:00ff","x":"<&>"}`, "the bytes unchanged")
+	pub := s.Key.Public().(ed25519.PublicKey)
+	got, info, err := envelope.Open(b, envelope.Options{Verify: map[string]ed25519.PublicKey{"s1": pub}, RequireSignature: true})
+	require.NoError(t, err)
+	assert.Equal(t, `{"digest":"sha256:00ff","x":"<&>"}`, string(got))
+	assert.Equal(t, "s1", info.SignedBy)
+}
+
+func TestOpenRefusals(t *testing.T) {
+	r := ring(t, "k1")
+	s := signer(t, "s1")
+	sealed, err := envelope.Seal([]byte(doc), "sha256:00ff", envelope.Options{Ring: r, Signer: s})
+	require.NoError(t, err)
+	var e envelope.Envelope
+	require.NoError(t, json.Unmarshal(sealed, &e))
+	edit := func(f func(*envelope.Envelope)) []byte {
+		c := e
+		sig := *e.Signature
+		c.Signature = &sig
+		f(&c)
+		b, err := json.Marshal(c)
+		require.NoError(t, err)
+		return b
+	}
+	full := envelope.Options{Ring: r, Signer: s}
+
+	ct, _ := base64.StdEncoding.DecodeString(e.Ciphertext)
+	ct[len(ct)/2] ^= 1
+	_, _, err = envelope.Open(edit(func(c *envelope.Envelope) { c.Ciphertext = base64.StdEncoding.EncodeToString(ct) }), full)
+	assert.ErrorIs(t, err, keyring.ErrNotAuthentic, "tampered ciphertext")
+
+	_, _, err = envelope.Open(edit(func(c *envelope.Envelope) { c.KeyID = "k9" }), full)
+	var unknown *keyring.UnknownKeyError
+	require.ErrorAs(t, err, &unknown, "wrong key id")
+	assert.Contains(t, err.Error(), `"k9"`)
+
+	_, _, err = envelope.Open(sealed, envelope.Options{Ring: r})
+	assert.ErrorContains(t, err, `unknown key id "s1"`, "a signature by a key not trusted")
+
+	other := signer(t, "s1")
+	_, _, err = envelope.Open(sealed, envelope.Options{Ring: r, Signer: other})
+	assert.ErrorIs(t, err, envelope.ErrForged, "same key id, other key")
+
+	_, _, err = envelope.Open(edit(func(c *envelope.Envelope) { c.Signature.Digest = "sha256:1111" }), full)
+	assert.ErrorIs(t, err, envelope.ErrForged, "a signature of another digest")
+
+	_, _, err = envelope.Open(edit(func(c *envelope.Envelope) { c.Signature = nil }), envelope.Options{Ring: r, RequireSignature: true})
+	assert.ErrorIs(t, err, envelope.ErrUnsigned)
+
+	_, _, err = envelope.Open(sealed, envelope.Options{})
+	assert.ErrorIs(t, err, envelope.ErrNoRing)
+
+	for _, bad := range []string{`{"envelope":2,"document":{}}`, `{"envelope":1}`, `{"envelope":1,"ciphertext":"!!","keyId":"k1"}`, `{"envelope":1,"extra":1}`} {
+		_, _, err = envelope.Open([]byte(bad), full)
+		assert.ErrorIs(t, err, envelope.ErrMalformed, bad)
+	}
+
+	// A forged plain document: content changed under a valid signature is caught by the
+	// digest check of chatstate.Decode; a changed digest here.
+	plain, err := envelope.Seal([]byte(doc), "sha256:00ff", envelope.Options{Signer: s})
+	require.NoError(t, err)
+	forged := strings.Replace(string(plain), "sha256:00ff\",\"history", "sha256:0000\",\"history", 1)
+	_, _, err = envelope.Open([]byte(forged), envelope.Options{Signer: s})
+	assert.ErrorIs(t, err, envelope.ErrForged)
+}
+
+func TestIsEnvelopeInAnyMemberOrder(t *testing.T) {
+	assert.True(t, envelope.IsEnvelope([]byte(` { "envelope": 1, "document": {}}`)))
+	assert.True(t, envelope.IsEnvelope([]byte(`{"ciphertext":"AA==","envelope":1,"keyId":"k1"}`)), "as a writer that sorts keys writes it")
+	assert.False(t, envelope.IsEnvelope([]byte(doc)))
+	assert.False(t, envelope.IsEnvelope([]byte(`{"history":[{"contents":[{"text":"\"envelope\"","type":"text"}]}]}`)), "the word in a message")
+	assert.False(t, envelope.IsEnvelope([]byte(`not json "envelope"`)))
+}
+
+func TestOpenSignedDocumentWhoseContentNamesCiphertext(t *testing.T) {
+	s := signer(t, "s1")
+	inner := `{"channels":[{"channelState":{"ciphertext":"abc"}}],"digest":"sha256:00ff"}`
+	b, err := envelope.Seal([]byte(inner), "sha256:00ff", envelope.Options{Signer: s})
+	require.NoError(t, err)
+	got, _, err := envelope.Open(b, envelope.Options{Signer: s})
+	require.NoError(t, err)
+	assert.Equal(t, inner, string(got))
+}

@@ -1,0 +1,121 @@
+package envelope
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/agentchat/agentchat/keyring"
+)
+
+// Environment variables of the signing and verification keys.
+const (
+	// SigningKeyEnv names a file {"keyId": "s1", "privateKey": "<base64 of the 32-byte Ed25519 seed>"}.
+	SigningKeyEnv = "AGENTCHAT_SIGNING_KEY"
+	// VerifyKeysEnv names a file {"s1": "<base64 of the 32-byte Ed25519 public key>", ...}.
+	VerifyKeysEnv = "AGENTCHAT_VERIFY_KEYS"
+	// RequireSignatureEnv, "true", refuses unsigned documents.
+	RequireSignatureEnv = "AGENTCHAT_REQUIRE_SIGNATURE"
+)
+
+// Options say how documents are sealed and opened. The zero value writes and reads
+// plain v1 documents.
+type Options struct {
+	// Ring encrypts (Seal) and decrypts (Open); nil: documents are not encrypted, and
+	// an encrypted one cannot be opened.
+	Ring *keyring.Ring
+	// Signer signs (Seal); its public key also verifies (Open).
+	Signer *Signer
+	// Verify are the public keys that verify signatures, by key id.
+	Verify map[string]ed25519.PublicKey
+	// RequireSignature refuses unsigned documents (ErrUnsigned).
+	RequireSignature bool
+}
+
+// Signer is an Ed25519 signing key and its id.
+type Signer struct {
+	KeyID string
+	Key   ed25519.PrivateKey
+}
+
+// SigningFile is the signing key file's shape.
+type SigningFile struct {
+	KeyID      string `json:"keyId"`
+	PrivateKey string `json:"privateKey"`
+}
+
+// GenerateSigner returns a fresh signing key file named id, and its public key (base64).
+func GenerateSigner(id string) (SigningFile, string, error) {
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		return SigningFile{}, "", err
+	}
+	return SigningFile{KeyID: id, PrivateKey: base64.StdEncoding.EncodeToString(priv.Seed())},
+		base64.StdEncoding.EncodeToString(pub), nil
+}
+
+// NewSigner builds a Signer from its file shape. Errors name the field, never the key.
+func NewSigner(f SigningFile) (*Signer, error) {
+	if f.KeyID == "" {
+		return nil, fmt.Errorf("envelope: signing key: keyId: missing")
+	}
+	seed, err := base64.StdEncoding.DecodeString(f.PrivateKey)
+	if err != nil || len(seed) != ed25519.SeedSize {
+		return nil, fmt.Errorf("envelope: signing key %q: privateKey: want base64 of a %d-byte Ed25519 seed", f.KeyID, ed25519.SeedSize)
+	}
+	return &Signer{KeyID: f.KeyID, Key: ed25519.NewKeyFromSeed(seed)}, nil
+}
+
+// FromEnv builds Options from ring and the environment: the signing key at
+// $AGENTCHAT_SIGNING_KEY, the verification keys at $AGENTCHAT_VERIFY_KEYS and
+// $AGENTCHAT_REQUIRE_SIGNATURE. Unset variables leave their part off.
+func FromEnv(ring *keyring.Ring) (Options, error) {
+	o := Options{Ring: ring}
+	if p := os.Getenv(SigningKeyEnv); p != "" {
+		var f SigningFile
+		if err := readJSON(p, &f); err != nil {
+			return Options{}, fmt.Errorf("envelope: %s: %w", SigningKeyEnv, err)
+		}
+		s, err := NewSigner(f)
+		if err != nil {
+			return Options{}, err
+		}
+		o.Signer = s
+	}
+	if p := os.Getenv(VerifyKeysEnv); p != "" {
+		var m map[string]string
+		if err := readJSON(p, &m); err != nil {
+			return Options{}, fmt.Errorf("envelope: %s: %w", VerifyKeysEnv, err)
+		}
+		o.Verify = map[string]ed25519.PublicKey{}
+		for id, enc := range m {
+			pub, err := base64.StdEncoding.DecodeString(enc)
+			if err != nil || len(pub) != ed25519.PublicKeySize {
+				return Options{}, fmt.Errorf("envelope: %s: key %q: want base64 of a %d-byte Ed25519 public key", VerifyKeysEnv, id, ed25519.PublicKeySize)
+			}
+			o.Verify[id] = pub
+		}
+	}
+	if v := os.Getenv(RequireSignatureEnv); v != "" {
+		req, err := strconv.ParseBool(v)
+		if err != nil {
+			return Options{}, fmt.Errorf("envelope: %s=%q: want true or false", RequireSignatureEnv, v)
+		}
+		o.RequireSignature = req
+	}
+	return o, nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: not JSON of the expected shape: %w", path, err)
+	}
+	return nil
+}

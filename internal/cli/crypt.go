@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/keyring"
+)
+
+// codecServerCmd serves Temporal's remote codec protocol for the key ring.
+func codecServerCmd(g *globals, s Streams) *cobra.Command {
+	var listen, issuer, audience string
+	var origins []string
+	cmd := &cobra.Command{
+		Use:   "codec-server",
+		Short: "Serve Temporal's remote codec protocol, so the UI and the temporal CLI show encrypted chats in plain text",
+		Long: `Serve POST /encode and /decode (Temporal's remote codec protocol) with the key ring
+of --keys or $AGENTCHAT_KEYS, until interrupted. Every request must carry
+Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN, or, with
+--oidc-issuer, a JWT that issuer signed for --oidc-audience; others get 401.
+--origin allows a browser origin (the Temporal UI's) by CORS.`,
+		Example: `  AGENTCHAT_KEYS=keys.json AGENTCHAT_CODEC_TOKEN=s3cret go run ./starter codec-server --listen 127.0.0.1:8081 --origin http://localhost:8233
+  temporal workflow show -w support-42 --codec-endpoint http://127.0.0.1:8081 --codec-auth "Bearer s3cret"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ring, err := keyring.FromEnv(g.dial.KeysPath)
+			if err != nil {
+				return err
+			}
+			verify, err := oidcVerifier(cmd.Context(), issuer, audience)
+			if err != nil {
+				return err
+			}
+			h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: os.Getenv(codec.TokenEnv), Origins: origins, Verify: verify})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("codec server: %w", err)
+			}
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+				ErrorLog: slog.NewLogLogger(slog.NewTextHandler(s.Err, nil), slog.LevelWarn)}
+			fmt.Fprintf(s.Out, "codec server at http://%s (keys %v, current %s); stop with Ctrl-C\n", ln.Addr(), ring.IDs(), ring.Current())
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ln) }()
+			select {
+			case <-cmd.Context().Done():
+				_ = srv.Close()
+				return nil
+			case err := <-done:
+				if errors.Is(err, http.ErrServerClosed) {
+					return nil
+				}
+				return err
+			}
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8081", "host:port to serve on")
+	cmd.Flags().StringVar(&issuer, "oidc-issuer", "", "also accept OIDC JWTs (ID or access tokens) signed by this issuer (its discovery URL's base), e.g. what the Temporal UI passes with TEMPORAL_CODEC_PASS_ACCESS_TOKEN")
+	cmd.Flags().StringVar(&audience, "oidc-audience", "", "the audience (client id) an OIDC token must name; required with --oidc-issuer")
+	cmd.Flags().StringArrayVar(&origins, "origin", nil, "browser origin allowed by CORS, e.g. the Temporal UI's http://localhost:8080 (repeatable; * for any)")
+	return cmd
+}
+
+// reencryptCmd sends the Reencrypt signal.
+func reencryptCmd(g *globals, s Streams) *cobra.Command {
+	var chatID string
+	cmd := &cobra.Command{
+		Use:   "reencrypt",
+		Short: "Make a chat carry its state into a new run, encoded with the current key",
+		Long: `Signal the chat (Reencrypt) to continue as new at its next turn boundary: its next
+run's input, everything the chat carries, is encoded by the worker with the key
+ring's current key. Run it for every chat after a rotation (a new "current").`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.Reencrypt(cmd.Context(), chatID); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "chat %s continues as new at its next turn boundary, encoded with the worker's current key\n", chatID)
+			return nil
+		},
+	}
+	chatFlag(cmd, &chatID)
+	return cmd
+}
+
+// keysCmd writes a new key ring, or adds a key to one.
+func keysCmd(s Streams) *cobra.Command {
+	var id, add string
+	cmd := &cobra.Command{
+		Use:   "keys",
+		Short: "Print a new key ring (one fresh AES-256 key), or one with a new current key added",
+		Example: `  go run ./starter keys --id k1 > keys.json && chmod 600 keys.json
+  go run ./starter keys --id k2 --add keys.json > keys2.json   # rotation: k2 encrypts, k1 still decrypts`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := keyring.Generate(id)
+			if err != nil {
+				return err
+			}
+			if _, err := keyring.New(f); err != nil {
+				return err
+			}
+			if add != "" {
+				old, err := readRingFile(add)
+				if err != nil {
+					return err
+				}
+				if _, dup := old.Keys[id]; dup {
+					return fmt.Errorf("keys: %s already holds a key %q; choose another --id", add, id)
+				}
+				old.Keys[id], old.Current = f.Keys[id], id
+				f = old
+			}
+			enc := json.NewEncoder(s.Out)
+			enc.SetIndent("", "  ")
+			return enc.Encode(f)
+		},
+	}
+	cmd.Flags().StringVar(&id, "id", "k1", "id of the new key, which becomes current")
+	cmd.Flags().StringVar(&add, "add", "", "key ring file to add the new key to (its keys keep decrypting)")
+	return cmd
+}
+
+func readRingFile(path string) (keyring.File, error) {
+	if _, err := keyring.Load(path); err != nil {
+		return keyring.File{}, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return keyring.File{}, err
+	}
+	var f keyring.File
+	return f, json.Unmarshal(data, &f)
+}

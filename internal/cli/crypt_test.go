@@ -1,0 +1,102 @@
+package cli_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/internal/cli"
+	"github.com/agentchat/agentchat/keyring"
+)
+
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code := cli.Execute(t.Context(), args, cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+// `starter keys` writes a ring; --add rotates to a new current key keeping the old.
+func TestKeysWritesAndRotatesARing(t *testing.T) {
+	out, errOut, code := run(t, "keys", "--id", "k1")
+	require.Equal(t, 0, code, errOut)
+	r, err := keyring.Parse([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, "k1", r.Current())
+
+	path := filepath.Join(t.TempDir(), "keys.json")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o600))
+	out, errOut, code = run(t, "keys", "--id", "k2", "--add", path)
+	require.Equal(t, 0, code, errOut)
+	r2, err := keyring.Parse([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, "k2", r2.Current())
+	assert.Equal(t, []string{"k1", "k2"}, r2.IDs())
+	_, sealed, err := r.Seal([]byte("old"), nil)
+	require.NoError(t, err)
+	plain, err := r2.Open("k1", sealed, nil)
+	require.NoError(t, err, "the old key is kept")
+	assert.Equal(t, "old", string(plain))
+
+	_, errOut, code = run(t, "keys", "--id", "k1", "--add", path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, `already holds a key "k1"`)
+}
+
+// `starter codec-server` serves the codec protocol behind the token and stops when
+// interrupted; without a token or a ring it refuses to start.
+func TestCodecServerCommand(t *testing.T) {
+	out, _, code := run(t, "keys", "--id", "k1")
+	require.Equal(t, 0, code)
+	path := filepath.Join(t.TempDir(), "keys.json")
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o600))
+
+	t.Setenv(codec.TokenEnv, "")
+	_, errOut, code := run(t, "--keys", path, "codec-server", "--listen", "127.0.0.1:0")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, codec.TokenEnv)
+	t.Setenv(keyring.Env, "")
+	t.Setenv(codec.TokenEnv, "tok")
+	_, errOut, code = run(t, "codec-server", "--listen", "127.0.0.1:0")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "no key ring")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	ctx, cancel := context.WithCancel(t.Context())
+	var sout, serr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Execute(ctx, []string{"--keys", path, "codec-server", "--listen", addr}, cli.Streams{In: strings.NewReader(""), Out: &sout, Err: &serr})
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(sout.String(), "codec server at") }, 10*time.Second, 10*time.Millisecond, serr.String())
+	for auth, want := range map[string]int{"": http.StatusUnauthorized, "Bearer tok": http.StatusOK} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/default/decode", strings.NewReader(`{"payloads":[]}`))
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode, "authorization %q", auth)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, serr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("the codec server did not stop when interrupted")
+	}
+}

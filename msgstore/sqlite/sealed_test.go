@@ -1,0 +1,106 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/keyring"
+	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/msgstoretest"
+)
+
+func sealRing(t *testing.T, f keyring.File) *keyring.Ring {
+	t.Helper()
+	r, err := keyring.New(f)
+	require.NoError(t, err)
+	return r
+}
+
+func ringFile(t *testing.T, ids ...string) keyring.File {
+	t.Helper()
+	f := keyring.File{Keys: map[string]string{}}
+	for _, id := range ids {
+		g, err := keyring.Generate(id)
+		require.NoError(t, err)
+		f.Keys[id], f.Current = g.Keys[id], id
+	}
+	return f
+}
+
+func TestSealedConformance(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sealed.db")
+	ring := sealRing(t, ringFile(t, "k1"))
+	msgstoretest.Run(t, func(t *testing.T) msgstore.Store { return msgstore.Sealed(openT(t, path), ring) })
+}
+
+func TestSealedRowsHoldNoTextAndRotationKeepsThemReadable(t *testing.T) {
+	ctx := context.Background()
+	raw := openT(t, filepath.Join(t.TempDir(), "rows.db"))
+	f1 := ringFile(t, "k1")
+	old := msgstore.Sealed(raw, sealRing(t, f1))
+	m := chat.TextMessage("m1", chat.RoleUser, "Alice", "My name is Alice Quimby")
+	require.NoError(t, old.Put(ctx, "c", []chat.Message{m}))
+
+	var body string
+	require.NoError(t, raw.db.QueryRow("SELECT body FROM chat_messages WHERE chat_id = 'c' AND message_id = 'm1'").Scan(&body))
+	assert.NotContains(t, body, "Quimby")
+	assert.NotContains(t, body, "Alice", "the author's name is sealed too")
+	assert.Contains(t, body, `"keyId":"k1"`)
+
+	f2 := ringFile(t, "k2")
+	f2.Keys["k1"] = f1.Keys["k1"]
+	rotated := msgstore.Sealed(raw, sealRing(t, f2))
+	got, err := rotated.Get(ctx, "c", []string{"m1"})
+	require.NoError(t, err)
+	assert.Equal(t, m, got[0], "a k1 body reads after rotation")
+	require.NoError(t, rotated.Put(ctx, "c", []chat.Message{m}), "a retried put of the same message under the new key is a no-op")
+	other := m
+	other.Contents = []chat.Content{chat.Text("something else")}
+	require.ErrorIs(t, rotated.Put(ctx, "c", []chat.Message{other}), msgstore.ErrConflict)
+
+	_, err = msgstore.Sealed(raw, sealRing(t, ringFile(t, "k9"))).Get(ctx, "c", []string{"m1"})
+	var unknown *keyring.UnknownKeyError
+	require.ErrorAs(t, err, &unknown)
+	assert.Contains(t, err.Error(), `"k1"`)
+
+	// A row altered, or moved to another message, does not open.
+	_, err = raw.db.Exec("UPDATE chat_messages SET message_id = 'm2' WHERE chat_id = 'c' AND message_id = 'm1'")
+	require.NoError(t, err)
+	_, err = rotated.Get(ctx, "c", []string{"m2"})
+	assert.ErrorIs(t, err, keyring.ErrNotAuthentic)
+	assert.Contains(t, err.Error(), `"m2"`)
+
+	plain := chat.TextMessage("p1", chat.RoleUser, "", "stored before encryption")
+	require.NoError(t, raw.Put(ctx, "c", []chat.Message{plain}))
+	got, err = rotated.Get(ctx, "c", []string{"p1"})
+	require.NoError(t, err)
+	assert.Equal(t, plain, got[0], "plain rows still read")
+}
+
+// messagesOnly hides the RowStore methods, as a store of your own without them would.
+type messagesOnly struct{ msgstore.Store }
+
+func TestSealedOverAStoreWithoutRowsWritesTheSameRows(t *testing.T) {
+	ctx := context.Background()
+	ring := sealRing(t, ringFile(t, "k1"))
+	path := filepath.Join(t.TempDir(), "generic.db")
+	msgstoretest.Run(t, func(t *testing.T) msgstore.Store { return msgstore.Sealed(messagesOnly{openT(t, path)}, ring) })
+
+	a, b := openT(t, filepath.Join(t.TempDir(), "a.db")), openT(t, filepath.Join(t.TempDir(), "b.db"))
+	m := chat.TextMessage("m&<1>", chat.RoleUser, "Alice", "the same bytes either way")
+	require.NoError(t, msgstore.Sealed(a, ring).Put(ctx, "c", []chat.Message{m}))
+	require.NoError(t, msgstore.Sealed(messagesOnly{b}, ring).Put(ctx, "c", []chat.Message{m}))
+	rowA, err := a.GetRows(ctx, "c", []string{m.MessageID})
+	require.NoError(t, err)
+	rowB, err := b.GetRows(ctx, "c", []string{m.MessageID})
+	require.NoError(t, err)
+	assert.Equal(t, string(rowA[m.MessageID]), string(rowB[m.MessageID]))
+	got, err := msgstore.Sealed(messagesOnly{a}, ring).Get(ctx, "c", []string{m.MessageID})
+	require.NoError(t, err)
+	assert.Equal(t, m, got[0])
+}
