@@ -297,3 +297,51 @@ func registryOf(config string) (*agents.Registry, error) {
 	}
 	return agents.NewRegistry(cfg), nil
 }
+
+// A stdio server that exits in the middle of a call: with one attempt the model reads a
+// clear error result, and the next call starts the server again (a new process); with
+// two attempts the retry starts it again and the call succeeds.
+func TestMCPStdioServerThatExitsIsStartedAgain(t *testing.T) {
+	bin := testenv.Binary(t, "github.com/agentchat/agentchat/internal/mcptest/stdioserver")
+	once := filepath.Join(t.TempDir(), "exited-once")
+	t.Setenv("AGENTCHAT_TEST_STDIOSERVER_ONCE", once)
+	script := []offline.Reply{
+		{ToolCalls: []offline.ToolCall{{ID: "p1", Name: "fragile__pid", Arguments: `{}`}}},
+		{ToolCalls: []offline.ToolCall{{ID: "x1", Name: "fragile__exit", Arguments: `{}`}}},
+		{ToolCalls: []offline.ToolCall{{ID: "p2", Name: "fragile__pid", Arguments: `{}`}}},
+		{Text: "first turn done"},
+		{ToolCalls: []offline.ToolCall{{ID: "y1", Name: "sturdy__exit", Arguments: `{}`}}},
+		{Text: "second turn done"},
+	}
+	config := fmt.Sprintf(`
+mcpServers:
+  fragile: {command: %q, maxAttempts: 1}
+  sturdy: {command: %q, env: {STDIOSERVER_ONCE: AGENTCHAT_TEST_STDIOSERVER_ONCE}, maxAttempts: 2}
+agents:
+  - {id: desk, name: Desk, model: offline, tools: [fragile/*, sturdy/exit], call: {initialInterval: 50ms, maxAttempts: 4}}
+`, bin, bin)
+	h := testenv.New(t, testenv.Options{Config: config, Model: offline.Options{Scripts: map[string][]offline.Reply{"desk": script}}})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"desk"}})
+	require.NoError(t, err)
+
+	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m1", Text: "go"})
+	require.NoError(t, err)
+	req, _ := h.Model.LastRequest("desk")
+	p1, ok := toolMessage(req, "p1")
+	require.True(t, ok)
+	exited, ok := toolMessage(req, "x1")
+	require.True(t, ok)
+	assert.Contains(t, exited.Content, `MCP server "fragile" went away during the call of tool "exit"`)
+	p2, ok := toolMessage(req, "p2")
+	require.True(t, ok)
+	assert.NotEqual(t, p1.Content, p2.Content, "the server was started again: a new process")
+	assert.NotContains(t, p2.Content, "error")
+
+	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m2", Text: "again"})
+	require.NoError(t, err)
+	req, _ = h.Model.LastRequest("desk")
+	retried, ok := toolMessage(req, "y1")
+	require.True(t, ok)
+	assert.Contains(t, retried.Content, "survived", "the retry ran on a server started again")
+}
