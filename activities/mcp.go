@@ -27,9 +27,9 @@ import (
 const MCPConnectTimeout = 30 * time.Second
 
 // IdempotencyKeyMeta is the key of the idempotency key (IdempotencyKey) in the _meta of
-// every MCP tools/call agentchat sends: the same for every attempt of one call, so that
-// a server with side effects can deduplicate.
-const IdempotencyKeyMeta = "agentchat/idempotencyKey"
+// every MCP tools/call agentchat sends (wire.MCPIdempotencyKeyMeta): the same for every
+// attempt of one call, so that a server with side effects can deduplicate.
+const IdempotencyKeyMeta = wire.MCPIdempotencyKeyMeta
 
 // mcpTool is one tool of an MCP server as the model sees it.
 type mcpTool struct {

@@ -17,12 +17,6 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// ErrTypeToolUnavailable is the type of the retryable error of an MCP call whose server
-// could not be reached or went away mid-call; the call is retried by its tool's policy
-// (maxAttempts), the server started again, and after the last attempt the model reads
-// the error.
-const ErrTypeToolUnavailable = "ToolUnavailable"
-
 // lookup returns the server and tool behind a function name "server__tool"; ok is
 // false for a name of no configured server (a Go tool).
 func (h *mcpHub) lookup(name string) (s *mcpServer, tool string, ok bool) {
@@ -93,7 +87,7 @@ func (a *Activities) mcpOpenAITools(d agents.Definition) []openai.Tool {
 func (a *Activities) callMCP(ctx context.Context, s *mcpServer, tool string, in wire.CallToolInput) (string, error) {
 	session, err := s.live(ctx)
 	if err != nil {
-		return "", temporal.NewApplicationError(fmt.Sprintf("MCP server %q cannot be reached: %v", s.name, err), ErrTypeToolUnavailable)
+		return "", temporal.NewApplicationError(fmt.Sprintf("MCP server %q cannot be reached: %v", s.name, err), wire.ErrTypeToolUnavailable)
 	}
 	var args map[string]any
 	if err := json.Unmarshal([]byte(in.Arguments), &args); err != nil {
@@ -111,7 +105,7 @@ func (a *Activities) callMCP(ctx context.Context, s *mcpServer, tool string, in 
 		s.drop(session)
 		return "", temporal.NewApplicationError(fmt.Sprintf(
 			"MCP server %q went away during the call of tool %q (%v); it is connected to again on the next call", s.name, tool, err),
-			ErrTypeToolUnavailable)
+			wire.ErrTypeToolUnavailable)
 	}
 	text := resultText(res)
 	if res.IsError {
