@@ -92,3 +92,35 @@ func TestParseConfigRefusesAGoToolThatClashesWithAnMCPServer(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "clash")
 }
+
+// The example config's commented MCP example, uncommented, is a valid config.
+func TestExampleConfigMCPExampleParses(t *testing.T) {
+	clearOpenAIEnv(t)
+	var out []string
+	block := ""
+	for _, line := range strings.Split(string(ExampleConfig), "\n") {
+		switch {
+		case line == "# mcpServers:":
+			block = "servers"
+		case strings.HasPrefix(line, "  # - id: librarian"):
+			block = "agent"
+		case strings.TrimSpace(line) == "":
+			block = ""
+		}
+		switch block {
+		case "servers":
+			line = strings.TrimPrefix(line, "# ")
+		case "agent":
+			line = "  " + strings.TrimPrefix(line, "  # ")
+		}
+		out = append(out, line)
+	}
+	cfg, err := ParseConfig([]byte(strings.Join(out, "\n")))
+	require.NoError(t, err)
+	require.Len(t, cfg.MCPServers, 2)
+	assert.Equal(t, map[string]string{"Authorization": "TICKETS_TOKEN"}, cfg.MCPServers["tickets"].HeadersEnv)
+	d, ok := NewRegistry(cfg).Get("librarian")
+	require.True(t, ok)
+	assert.Equal(t, []string{"files/*", "tickets/create_ticket", "clock"}, d.Tools)
+	assert.True(t, NewRegistry(cfg).MCPTool(d, "tickets", "create_ticket").Approval)
+}
