@@ -24,7 +24,9 @@ import (
 func mcpServer(t *testing.T) *httptest.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "kinds", Version: "1"}, nil)
 	result := func(r *mcp.CallToolResult) mcp.ToolHandlerFor[struct{}, any] {
-		return func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) { return r, nil, nil }
+		return func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return r, nil, nil
+		}
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "mixed", Description: "contents of each kind"}, result(&mcp.CallToolResult{Content: []mcp.Content{
 		&mcp.TextContent{Text: "line one"},
