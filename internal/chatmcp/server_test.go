@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func call(t *testing.T, s *mcp.ClientSession, tool string, args any) (string, *m
 
 // driveChat runs a chat through every tool of the server: start, two turns (the second
 // waits for an approval), state, approve_call, history, export.
-func driveChat(t *testing.T, h *testenv.Harness, s *mcp.ClientSession) {
+func driveChat(t *testing.T, s *mcp.ClientSession) {
 	tools := map[string]bool{}
 	for tool, err := range s.Tools(context.Background(), nil) {
 		require.NoError(t, err)
@@ -114,7 +115,7 @@ func TestChatToolsOverMCP(t *testing.T) {
 	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, clientT, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	driveChat(t, h, s)
+	driveChat(t, s)
 }
 
 // The same tools over streamable HTTP, as worker --mcp-listen serves them (Listen).
@@ -127,7 +128,7 @@ func TestChatToolsOverStreamableHTTP(t *testing.T) {
 		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	driveChat(t, h, s)
+	driveChat(t, s)
 }
 
 // The starter's own command, `starter mcp`, started by the Go SDK's client over stdio
@@ -140,5 +141,23 @@ func TestStarterMCPCommand(t *testing.T) {
 		&mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	driveChat(t, h, s)
+	driveChat(t, s)
+}
+
+// The worker command with --mcp-listen serves the same tools over streamable HTTP.
+func TestWorkerMCPListen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	script, err := json.Marshal(map[string]any{"replies": clerkScript})
+	require.NoError(t, err)
+	tq := testenv.TaskQueue(t)
+	testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: tq, Args: []string{"--offline", "--mcp-listen", addr},
+		Config: strings.Replace(clerkConfig, "maxAttempts: 4}}", "maxAttempts: 4}, offline: "+string(script)+"}", 1)})
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	driveChat(t, s)
 }
