@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,6 +19,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
@@ -253,6 +256,27 @@ agents:
 	require.True(t, ok)
 	assert.Contains(t, closed.Content, "no ticket titled none", "an error result (isError) reaches the model")
 	assert.Contains(t, closed.Content, "failed")
+
+	doc, _, err := h.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.NotContains(t, string(doc), "tk-123", "no header value reaches a document")
+	assert.NotContains(t, string(doc), "AGENTCHAT_TEST_TICKETS_TOKEN")
+	hist, err := h.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	histJSON, err := json.Marshal(hist)
+	require.NoError(t, err)
+	assert.NotContains(t, string(histJSON), "tk-123", "nor the history")
+	seenSchema := false // the tools' schemas do reach it: the check reads payloads
+	events := h.Temporal.GetWorkflowHistory(ctxFor(t), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for events.HasNext() {
+		ev, err := events.Next()
+		require.NoError(t, err)
+		b, err := proto.Marshal(ev) // payloads as their raw JSON bytes
+		require.NoError(t, err)
+		require.NotContains(t, string(b), "tk-123", "nor the workflow's event history")
+		seenSchema = seenSchema || strings.Contains(string(b), "the ticket's title")
+	}
+	assert.True(t, seenSchema, "the participant's ToolSpecs carry the MCP tools' schemas")
 
 	mcp.AddTool(tk.server, &mcp.Tool{Name: "escalate", Description: "Escalate a ticket"},
 		func(ctx context.Context, req *mcp.CallToolRequest, in ticketArgs) (*mcp.CallToolResult, any, error) {
