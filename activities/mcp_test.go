@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -46,11 +47,16 @@ func mcpServer(t *testing.T) *httptest.Server {
 }
 
 func mcpActivities(t *testing.T, url string) *activities.Activities {
+	return mcpActivitiesWith(t, url, "")
+}
+
+// mcpActivitiesWith configures server kinds at url with more settings (YAML, ", a: b").
+func mcpActivitiesWith(t *testing.T, url, more string) *activities.Activities {
 	cfg, err := agents.ParseConfig([]byte(fmt.Sprintf(`
 endpoints: {local: {baseURL: "http://127.0.0.1:1/v1"}}
-mcpServers: {kinds: {url: %q}}
-agents: [{id: helper, model: m, endpoint: local, tools: [kinds/*]}]
-`, url)))
+mcpServers: {kinds: {url: %q%s}}
+agents: [{id: helper, model: m, endpoint: local, tools: [kinds/*]}, {id: careful, model: m, endpoint: local, tools: [kinds/*], approval: [kinds/key]}]
+`, url, more)))
 	require.NoError(t, err)
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg)})
 	require.NoError(t, err)
@@ -87,6 +93,36 @@ func TestResolveParticipantsListsMCPTools(t *testing.T) {
 		assert.Equal(t, "object", schema["type"])
 	}
 	assert.Equal(t, []string{"kinds__key", "kinds__mixed", "kinds__structured"}, names, "bad.name left out")
+}
+
+// Approval: an agent's approval list covers the tools it names, for that agent; a
+// server's approval: true covers all of its tools; timeouts come from the server entry.
+func TestResolveParticipantsGivesMCPToolsTheirApproval(t *testing.T) {
+	approval := func(acts *activities.Activities) map[string]map[string]bool {
+		res, err := acts.ResolveParticipants(context.Background(), wire.ResolveInput{AgentIDs: []string{"helper", "careful"}})
+		require.NoError(t, err)
+		out := map[string]map[string]bool{}
+		for _, p := range res.Participants {
+			out[p.ID] = map[string]bool{}
+			for _, spec := range p.Tools {
+				out[p.ID][spec.Name] = spec.Approval
+			}
+		}
+		return out
+	}
+	srv := mcpServer(t)
+	assert.Equal(t, map[string]map[string]bool{
+		"helper":  {"kinds__key": false, "kinds__mixed": false, "kinds__structured": false},
+		"careful": {"kinds__key": true, "kinds__mixed": false, "kinds__structured": false},
+	}, approval(mcpActivities(t, srv.URL)))
+	acts := mcpActivitiesWith(t, srv.URL, ", approval: true, timeout: 2m")
+	assert.Equal(t, map[string]map[string]bool{
+		"helper":  {"kinds__key": true, "kinds__mixed": true, "kinds__structured": true},
+		"careful": {"kinds__key": true, "kinds__mixed": true, "kinds__structured": true},
+	}, approval(acts))
+	res, err := acts.ResolveParticipants(context.Background(), wire.ResolveInput{AgentIDs: []string{"helper"}})
+	require.NoError(t, err)
+	assert.Equal(t, wire.Duration(2*time.Minute), res.Participants[0].Tools[0].Timeout)
 }
 
 // An MCP result reaches the model as text: text contents, other contents named, a
