@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -123,4 +124,36 @@ func TestExampleConfigMCPExampleParses(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, []string{"files/*", "tickets/create_ticket", "clock"}, d.Tools)
 	assert.True(t, NewRegistry(cfg).MCPTool(d, "tickets", "create_ticket").Approval)
+}
+
+// Any config text gives a config or an error, never a panic; an accepted one has one
+// transport per MCP server and only explicit MCP tools whose function name OpenAI takes.
+func FuzzParseConfigMCPServers(f *testing.F) {
+	f.Add(mcpConfig)
+	f.Add("mcpServers: {s: {url: \"http://h/mcp\", headersEnv: {A: B}}}\nagents: [{id: a, model: m, tools: [s/x], approval: [s/x]}]")
+	f.Add("mcpServers: {s: {command: x, env: {A: B}}}\nagents: [{id: a, model: m, tools: [s/*], approval: [s/*]}]")
+	f.Fuzz(func(t *testing.T, text string) {
+		cfg, err := ParseConfig([]byte(text))
+		if err != nil {
+			return
+		}
+		for name, s := range cfg.MCPServers {
+			if (s.Command == "") == (s.URL == "") {
+				t.Fatalf("server %q: command %q, url %q: want exactly one", name, s.Command, s.URL)
+			}
+			if strings.Contains(name, MCPToolSeparator) {
+				t.Fatalf("server name %q holds %q", name, MCPToolSeparator)
+			}
+		}
+		for _, d := range cfg.Agents {
+			for _, ref := range d.MCPRefs() {
+				if _, ok := cfg.MCPServers[ref.Server]; !ok {
+					t.Fatalf("agent %q: %s names no server", d.ID, ref)
+				}
+				if !ref.All() && !chat.FunctionNamePattern.MatchString(MCPToolName(ref.Server, ref.Tool)) {
+					t.Fatalf("agent %q: %s is not a function name", d.ID, ref)
+				}
+			}
+		}
+	})
 }
