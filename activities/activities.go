@@ -115,6 +115,8 @@ type Activities struct {
 	keys *keyring.Ring
 	// docs is Config.Documents, its Ring defaulted to Keys.
 	docs envelope.Options
+	// mcp holds the sessions with the config's MCP servers; nil without any.
+	mcp *mcpHub
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -176,6 +178,13 @@ func New(cfg Config) (*Activities, error) {
 	if cfg.Temporal != nil {
 		a.clients.clusters[cfg.ClusterName] = Cluster{Client: cfg.Temporal, Namespace: cfg.Namespace}
 	}
+	if servers := cfg.Registry.Config().MCPServers; len(servers) > 0 {
+		hub, err := connectMCP(context.Background(), cfg.Registry.Config(), cfg.Getenv, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		a.mcp = hub
+	}
 	for name, e := range cfg.Registry.Config().Endpoints {
 		key := ""
 		if e.APIKeyEnv != "" {
@@ -191,6 +200,7 @@ func New(cfg Config) (*Activities, error) {
 		}
 		if key == "" && e.APIKeyEnv != "" {
 			if isOpenAI(base) {
+				_ = a.Close()
 				return nil, fmt.Errorf("activities: endpoint %q (%s): %w: set %s, or run the worker with --offline",
 					name, base, ErrMissingAPIKey, e.APIKeyEnv)
 			}
@@ -202,6 +212,15 @@ func New(cfg Config) (*Activities, error) {
 		a.models[name] = openai.NewClientWithConfig(oc)
 	}
 	return a, nil
+}
+
+// Close ends the sessions with the config's MCP servers, stopping the stdio servers'
+// processes. Call it after the worker stopped.
+func (a *Activities) Close() error {
+	if a.mcp == nil {
+		return nil
+	}
+	return a.mcp.close()
 }
 
 func isOpenAI(base string) bool {
@@ -220,6 +239,10 @@ func (a *Activities) ResolveParticipants(ctx context.Context, in wire.ResolveInp
 			return wire.ResolveResult{}, a.unknownHere(ctx, wire.KindAgent, unknown.Unknown, a.registry.IDs(), err.Error())
 		}
 		return wire.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeInvalidInput, nil)
+	}
+	for i := range ps {
+		d, _ := a.registry.Get(ps[i].ID)
+		ps[i].Tools = append(ps[i].Tools, a.mcpSpecs(d)...)
 	}
 	return wire.ResolveResult{Participants: ps}, nil
 }

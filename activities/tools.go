@@ -35,7 +35,9 @@ func ToolError(format string, a ...any) error {
 }
 
 // CallTool runs one tool call with the Go function registered under its name, its
-// context carrying the call and its idempotency key (CallOf). Errors:
+// context carrying the call and its idempotency key (CallOf), or, for a name
+// "server__tool" of an MCP server of the config, as that server's tools/call (callMCP).
+// Errors:
 // the tool's own (retried by the tool's policy unless ToolError); a ToolError for a
 // result over wire.ToolResultLimit encoded bytes (the model reads it); or a non-retryable
 // error for a tool no function backs on this worker: UnknownFunction, with
@@ -43,6 +45,9 @@ func ToolError(format string, a ...any) error {
 // queue (a rolling deploy that adds or removes the tool).
 func (a *Activities) CallTool(ctx context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
 	f, ok := a.tools[in.Name]
+	if server, tool, isMCP := a.mcp.lookup(in.Name); isMCP {
+		f, ok = func(ctx context.Context, _ json.RawMessage) (string, error) { return a.callMCP(ctx, server, tool, in) }, true
+	}
 	if !ok {
 		return wire.CallToolResult{}, a.unknownHere(ctx, wire.KindTool, []string{in.Name}, names(a.tools),
 			fmt.Sprintf("tool %q has no function on this worker", in.Name))
@@ -80,7 +85,7 @@ func checkTools(cfg agents.Config, funcs map[string]ToolFunc) error {
 // openAITools returns the function tools of an agent, for a model request.
 func (a *Activities) openAITools(d agents.Definition) []openai.Tool {
 	var out []openai.Tool
-	for _, name := range d.Tools {
+	for _, name := range d.GoTools() {
 		t := a.registry.Config().Tools[name]
 		params := t.Parameters
 		if len(params) == 0 {
@@ -89,5 +94,5 @@ func (a *Activities) openAITools(d agents.Definition) []openai.Tool {
 		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
 			Name: name, Description: t.Description, Parameters: params}})
 	}
-	return out
+	return append(out, a.mcpOpenAITools(d)...)
 }

@@ -34,8 +34,10 @@ type Config struct {
 	Endpoints map[string]Endpoint `json:"endpoints,omitempty"`
 	// Tools agents may call, by name; each needs a Go function of that name registered
 	// on the worker (activities.Config.Tools).
-	Tools  map[string]wire.Tool `json:"tools,omitempty"`
-	Agents []Definition         `json:"agents"`
+	Tools map[string]wire.Tool `json:"tools,omitempty"`
+	// MCPServers are MCP servers whose tools agents may call, by name (MCPServer).
+	MCPServers map[string]MCPServer `json:"mcpServers,omitempty"`
+	Agents     []Definition         `json:"agents"`
 }
 
 // Endpoint is an OpenAI-compatible API. BaseURL and the key's variable name are all a
@@ -86,8 +88,12 @@ type Definition struct {
 	// Reducer shortens the history sent to the model; the zero value sends it all. Only
 	// kind chat_completion has one: the other kinds' history lives in the service.
 	Reducer strategies.Reducer `json:"reducer,omitzero"`
-	// Tools names the config's tools this agent may call.
+	// Tools names the tools this agent may call: the config's Go tools by name, and MCP
+	// servers' tools as "server/tool" or "server/*" (all of its tools).
 	Tools []string `json:"tools,omitempty"`
+	// Approval names MCP tools of this agent ("server/tool", or "server/*") whose every
+	// call waits for a person's approval, as a Go tool with approval: true does.
+	Approval []string `json:"approval,omitempty"`
 	// MaxToolRounds bounds the rounds of tool calls in one reply; default 5.
 	MaxToolRounds int `json:"maxToolRounds,omitempty"`
 	// Offline scripts the offline model's replies for this agent: {"replies": [...]} of
@@ -151,6 +157,9 @@ func ParseConfig(b []byte) (Config, error) {
 		seen[d.ID] = true
 	}
 	if err := validateTools(cfg.Tools, cfg.Agents); err != nil {
+		return Config{}, err
+	}
+	if err := validateMCP(&cfg); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil

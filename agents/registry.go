@@ -81,7 +81,7 @@ func (r *Registry) Resolve(ids []string) ([]wire.Participant, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range d.Tools {
+		for _, name := range d.GoTools() { // MCP tools are the worker's to add (activities)
 			p.Tools = append(p.Tools, wire.ToolSpec{Name: name, Tool: r.cfg.Tools[name].WithDefaults()})
 		}
 		out = append(out, p)

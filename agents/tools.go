@@ -25,7 +25,7 @@ func validateTools(tools map[string]wire.Tool, defs []Definition) error {
 		}
 	}
 	for _, d := range defs {
-		for _, name := range d.Tools {
+		for _, name := range d.GoTools() {
 			if _, ok := tools[name]; !ok {
 				return fmt.Errorf("%w: agent %q uses tool %q, which the config's tools do not define", ErrInvalidConfig, d.ID, name)
 			}

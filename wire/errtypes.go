@@ -61,6 +61,11 @@ const (
 	// ErrTypeToolError: a tool failed in a way a retry cannot cure (activities.ToolError);
 	// the model gets the call's error result.
 	ErrTypeToolError = "ToolError"
+	// ErrTypeToolUnavailable: an MCP tool's server could not be reached or went away
+	// during the call. Retried by the tool's policy (the server is connected to, or a
+	// stdio server started, again); after the last attempt the model gets the call's
+	// error result.
+	ErrTypeToolUnavailable = "ToolUnavailable"
 	// ErrTypeThreadLost: the service no longer knows a service-thread channel's
 	// conversation (404 for the Responses previous_response_id or the Assistants thread:
 	// another project, or past its retention). Not retried as is: the workflow drops the

@@ -104,3 +104,8 @@ type PendingApproval struct {
 	AgentID   string `json:"agentId"`
 	TurnID    string `json:"turnId"`
 }
+
+// MCPIdempotencyKeyMeta is the key under which every MCP tools/call the worker sends
+// carries the call's idempotency key ("<chatId>/<callId>", each part path-escaped) in
+// its _meta, the same on every attempt.
+const MCPIdempotencyKeyMeta = "agentchat/idempotencyKey"

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/chatmcp"
 	"github.com/agentchat/agentchat/internal/serve"
 	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/wire"
@@ -36,6 +37,7 @@ func command() *cobra.Command {
 		opts    serve.Options
 		dial    agentchat.DialOptions
 		verbose bool
+		listen  string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -66,7 +68,7 @@ config file; --address and --namespace override them.`,
 			opts.Logger, dial.Logger = logger, logger
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, dial, opts, logger)
+			return run(ctx, dial, opts, listen, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -82,11 +84,12 @@ config file; --address and --namespace override them.`,
 	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", wire.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
 	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
 	f.StringVar(&dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $"+keyring.Env+"; none: off)")
+	f.StringVar(&listen, "mcp-listen", "", "also serve chats as an MCP server (streamable HTTP) at HOST:PORT, path /mcp: tools start_chat, send_message, get_state, get_history, export_chat, approve_call; it has no authentication of its own: listen on localhost or behind a proxy that has")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	return cmd
 }
 
-func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, logger *slog.Logger) error {
+func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, listen string, logger *slog.Logger) error {
 	c, err := agentchat.Dial(ctx, dial)
 	if err != nil {
 		return err
@@ -100,6 +103,16 @@ func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, lo
 	}
 	logger.Info("worker started", "namespace", c.Namespace(), "taskQueue", w.TaskQueue,
 		"agents", w.Registry.IDs(), "config", w.AgentsSource, "model", w.ModelInfo, "encryption", encryption(c))
+	if listen != "" {
+		chats := agentchat.NewClient(c.Temporal(), agentchat.ClientOptions{TaskQueue: w.TaskQueue, Namespace: c.Namespace(), Keys: c.Keys()}) // with the codec and ring of c
+		addr, stopMCP, err := chatmcp.Listen(listen, chatmcp.NewServer(chats, "1"), logger)
+		if err != nil {
+			w.Stop()
+			return err
+		}
+		defer stopMCP()
+		logger.Info("serving chats as an MCP server (streamable HTTP)", "url", "http://"+addr+chatmcp.Path)
+	}
 	<-ctx.Done()
 	logger.Info("stopping: letting running activities finish", "timeout", serve.StopTimeout)
 	w.Stop()

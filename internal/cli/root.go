@@ -1,6 +1,6 @@
 // Package cli is the starter command line: every subcommand of `go run ./starter`
 // (demo, start, send, chat, state, history, approve, export, import, participants,
-// migrate, server, model). starter/main.go only calls Execute, so everything here can be
+// migrate, server, model, mcp). starter/main.go only calls Execute, so everything here can be
 // tested.
 package cli
 
@@ -65,7 +65,7 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 		SilenceErrors: true,
 	}
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
-		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" && cmd.Name() != "model" && cmd.Name() != "codec-server" {
+		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" && cmd.Name() != "model" && cmd.Name() != "codec-server" && cmd.Name() != "mcp" {
 			ctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
 			g.cancel = cancel
 			cmd.SetContext(ctx)
@@ -83,7 +83,7 @@ TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s),
 		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
-		codecServerCmd(g, s), reencryptCmd(g, s), keysCmd(s))
+		codecServerCmd(g, s), reencryptCmd(g, s), keysCmd(s), mcpCmd(g))
 	return root, g
 }
 

@@ -97,6 +97,7 @@ type Worker struct {
 
 	clusters map[string]activities.Cluster
 	stores   map[string]msgstore.Store
+	acts     *activities.Activities
 }
 
 // Start loads the registry, starts the offline model if asked, builds the activities
@@ -162,6 +163,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		w.stopModel()
 		return nil, err
 	}
+	w.acts = acts
 	w.Worker = hosting.NewWorker(tc, opts.TaskQueue, acts, worker.Options{
 		WorkerStopTimeout: StopTimeout,
 	})
@@ -172,14 +174,17 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 	return w, nil
 }
 
-// Stop stops the worker (letting running activities finish for up to StopTimeout) and
-// the offline model.
+// Stop stops the worker (letting running activities finish for up to StopTimeout), its
+// MCP servers' sessions and the offline model.
 func (w *Worker) Stop() {
 	w.Worker.Stop()
 	w.stopModel()
 }
 
 func (w *Worker) stopModel() {
+	if w.acts != nil {
+		_ = w.acts.Close() // the MCP servers' sessions and processes
+	}
 	if w.Model != nil {
 		_ = w.Model.Close()
 	}

@@ -287,6 +287,7 @@ func New(t testing.TB, opts Options) *Harness {
 	}
 	acts, err := activities.New(acfg)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = acts.Close() })
 
 	tq := opts.TaskQueue
 	if tq == "" {
@@ -329,6 +330,7 @@ func (h *Harness) RestartWorkerCold(t testing.TB) {
 	h.StopWorker()
 	acts, err := activities.New(h.config)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = acts.Close() })
 	h.acts = acts
 	h.StartWorker(t)
 }

@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat/internal/chatmcp"
+)
+
+// mcpCmd serves chats as an MCP server over stdio (package chatmcp), for an MCP client
+// that starts it: its tools start_chat, send_message, get_state, get_history,
+// export_chat and approve_call drive the chats of the task queue.
+func mcpCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve chats as an MCP server over stdio (tools start_chat, send_message, get_state, get_history, export_chat, approve_call)",
+		Long: `Serve agentchat chats to an MCP client (an IDE, a desktop assistant, an agent) over
+stdio: the client starts this command and calls its tools start_chat (chatId, agents),
+send_message (chatId, text: the replies' text), get_state, get_history and export_chat
+(chatId), and approve_call (chatId, callId, approved, reason). A worker must be running
+on the task queue. Standard output carries the protocol only; it runs until the client
+closes standard input.`,
+		Example: `  go run ./starter mcp --task-queue agentchat`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return chatmcp.NewServer(c, "1").Run(cmd.Context(), &mcp.StdioTransport{})
+		},
+	}
+}
