@@ -57,6 +57,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
+	res = withUsage(res, a.registry.Config(), def, res.Usage)
 	if len(res.Contents) == 0 {
 		return wire.InvokeResult{}, temporal.NewApplicationError(
 			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), wire.ErrTypeModelUnavailable)
@@ -136,8 +137,7 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 	}
 	m := resp.Choices[0].Message
 	return wire.InvokeResult{
-		Contents: replyContents(m.Content, m.ToolCalls), Model: resp.Model,
-		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		Contents: replyContents(m.Content, m.ToolCalls), Model: resp.Model, Usage: chatUsage(resp.Model, resp.Usage),
 	}, nil
 }
 
@@ -148,7 +148,9 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 // already retried the call elsewhere, and an abandoned request would otherwise hold a
 // connection (and spend tokens) until the start-to-close timeout.
 func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (wire.InvokeResult, error) {
-	req.Stream = true
+	// The usage comes in a last chunk without choices, when asked for (OpenAI's
+	// stream_options.include_usage).
+	req.Stream, req.StreamOptions = true, &openai.StreamOptions{IncludeUsage: true}
 	hb := activity.GetInfo(ctx).HeartbeatTimeout
 	ctx, idle := idleCancel(ctx, hb)
 	defer idle.Stop()
@@ -165,6 +167,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 		text  strings.Builder
 		calls = map[int]*openai.ToolCall{}
 		model string
+		usage *chat.Usage
 		n     int
 	)
 	for {
@@ -181,6 +184,9 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 			activity.RecordHeartbeat(ctx, n)
 		}
 		model = chunk.Model
+		if chunk.Usage != nil {
+			usage = chatUsage(chunk.Model, *chunk.Usage)
+		}
 		if len(chunk.Choices) == 0 {
 			continue
 		}
@@ -194,7 +200,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 	for _, i := range sortedKeys(calls) {
 		ordered = append(ordered, *calls[i])
 	}
-	return wire.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model}, nil
+	return wire.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model, Usage: usage}, nil
 }
 
 func mergeToolCall(calls map[int]*openai.ToolCall, d openai.ToolCall) {

@@ -73,6 +73,8 @@ type Server struct {
 	ledger *ledger
 	svc    *services // the Responses and Assistants state (services.go)
 
+	reported reported // the usage reported, by agent (ReportedUsage)
+
 	refusedMu sync.Mutex
 	refused   []Violation // every request refused for breaking a request rule, in order
 

@@ -168,6 +168,7 @@ func (s *chatState) state() wire.StateResult {
 	}
 	r.Store, r.Runs = s.Store, s.Runs
 	r.PendingApprovals = s.awaitingApproval()
+	s.usageState(&r)
 	if m := s.migration; m != nil {
 		if m.result != nil {
 			loc := m.result.Target

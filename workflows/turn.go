@@ -421,6 +421,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		ch.state = res.ChannelState // a service thread's new id and watermark
 	}
 	s.uniqueCallIDs(ctx, in.ReplyID, res.Contents)
+	s.addUsage(p.ID, res)
 	return chat.Message{
 		MessageID:  in.ReplyID,
 		Role:       chat.RoleAssistant,
@@ -428,6 +429,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		AgentID:    p.ID,
 		CreatedAt:  workflow.Now(ctx).UTC(),
 		Contents:   res.Contents,
+		Usage:      res.Usage,
 	}, nil
 }
 
