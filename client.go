@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
@@ -79,6 +80,13 @@ type DialOptions struct {
 	// WorkerWait is ClientOptions.WorkerWait: how long CheckWorker waits for a worker
 	// to poll; zero means WorkerWait (20 s).
 	WorkerWait time.Duration
+	// Interceptors are added to the Temporal client's (client.Options.Interceptors), for
+	// example OpenTelemetry's tracing interceptor (package telemetry); a worker built on
+	// the client runs those that are worker interceptors too.
+	Interceptors []interceptor.ClientInterceptor
+	// MetricsHandler receives the Temporal SDK's metrics (client.Options.MetricsHandler);
+	// nil means none.
+	MetricsHandler client.MetricsHandler
 }
 
 // LoadClientOptions resolves Temporal client options as Dial does.
@@ -104,6 +112,10 @@ func LoadClientOptions(opts DialOptions) (client.Options, error) {
 		logger = slog.New(logx.MinLevel(slog.Default().Handler(), slog.LevelWarn))
 	}
 	co.Logger = tlog.NewStructuredLogger(logger)
+	co.Interceptors = append(co.Interceptors, opts.Interceptors...)
+	if opts.MetricsHandler != nil {
+		co.MetricsHandler = opts.MetricsHandler
+	}
 	return co, nil
 }
 

@@ -12,11 +12,15 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -73,6 +77,15 @@ type Config struct {
 	// and UnknownFunction answers, so that a chat knows when every poller has
 	// answered. "" means Temporal's default, "<pid>@<host>@".
 	WorkerIdentity string
+	// TracerProvider and MeterProvider receive a span and the gen_ai.client.* metrics
+	// per model call and per tool call (package telemetry), and, for tracing, the model
+	// calls' HTTP spans (otelhttp); nil means none.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// CaptureContent puts message content (a call's messages, a tool's arguments and
+	// result) into the spans: telemetry.CaptureContentFromEnv. Keep it false when the
+	// chat's content is encrypted; false by default.
+	CaptureContent bool
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -96,6 +109,10 @@ type Activities struct {
 	pollerAnswers pollerAnswers
 	// kinds implement the agent kinds, by kind (newKinds).
 	kinds map[wire.Kind]agentKind
+	// telemetry records model and tool calls (Config.TracerProvider, MeterProvider).
+	telemetry *telemetry.Recorder
+	// baseURLs are the endpoints' base URLs, by name, for the spans' server.address.
+	baseURLs map[string]string
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -117,6 +134,20 @@ func New(cfg Config) (*Activities, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
+	}
+	rec, err := telemetry.NewRecorder(cfg.TracerProvider, cfg.MeterProvider, cfg.CaptureContent)
+	if err != nil {
+		return nil, fmt.Errorf("activities: telemetry: %w", err)
+	}
+	if cfg.TracerProvider != nil { // a span per model HTTP request, child of the call's
+		hc := *cfg.HTTPClient
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		hc.Transport = otelhttp.NewTransport(base, otelhttp.WithTracerProvider(cfg.TracerProvider),
+			otelhttp.WithMeterProvider(orNoopMeter(cfg.MeterProvider)))
+		cfg.HTTPClient = &hc
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -141,12 +172,13 @@ func New(cfg Config) (*Activities, error) {
 	if cfg.WorkerIdentity == "" {
 		cfg.WorkerIdentity = defaultIdentity()
 	}
-	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
+	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{}, baseURLs: map[string]string{},
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: cfg.MessageStores,
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
 		clients: &clients{self: cfg.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}}}
 	a.kinds = newKinds(a)
+	a.telemetry = rec
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
 	}
@@ -173,6 +205,7 @@ func New(cfg Config) (*Activities, error) {
 		oc.BaseURL = base
 		oc.HTTPClient = &doer{client: cfg.HTTPClient}
 		a.models[name] = openai.NewClientWithConfig(oc)
+		a.baseURLs[name] = base
 	}
 	return a, nil
 }

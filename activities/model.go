@@ -53,11 +53,13 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	res, err := kind.invoke(ctx, def, in, history)
+	res, err := a.tracedInvoke(ctx, def, in, history, func(ctx context.Context) (wire.InvokeResult, error) {
+		res, err := kind.invoke(ctx, def, in, history)
+		return withUsage(res, a.registry.Config(), def, res.Usage), err
+	})
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	res = withUsage(res, a.registry.Config(), def, res.Usage)
 	if len(res.Contents) == 0 {
 		return wire.InvokeResult{}, temporal.NewApplicationError(
 			fmt.Sprintf("agent %q: model %q returned an empty reply", def.ID, def.Model), wire.ErrTypeModelUnavailable)
@@ -136,6 +138,7 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 		return wire.InvokeResult{}, errors.New("response has no choices")
 	}
 	m := resp.Choices[0].Message
+	noteFinish(ctx, string(resp.Choices[0].FinishReason))
 	return wire.InvokeResult{
 		Contents: replyContents(m.Content, m.ToolCalls), Model: resp.Model, Usage: chatUsage(resp.Model, resp.Usage),
 	}, nil
@@ -190,6 +193,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 		if len(chunk.Choices) == 0 {
 			continue
 		}
+		noteFinish(ctx, string(chunk.Choices[0].FinishReason))
 		d := chunk.Choices[0].Delta
 		text.WriteString(d.Content)
 		for _, tc := range d.ToolCalls {

@@ -252,9 +252,10 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = workflow.Now(ctx).UTC()
 	}
-	t := &turn{msg: m, signal: signal, bytes: sentBytes(m)}
+	t := &turn{msg: m, signal: signal, bytes: sentBytes(m), span: ctx.Value(wire.TraceSpanKey)}
 	s.turns[m.MessageID] = t
 	s.queue = append(s.queue, t)
+	s.queueDepth(ctx)
 	return t
 }
 
@@ -291,7 +292,11 @@ func (s *chatState) refuseQueued() {
 // state restored, the error goes to the caller (and to lastError), and the chat goes on.
 // A tool call that needs a person's approval suspends the turn instead (tools.go).
 func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
+	if t.span != nil { // traced: the turn's activities are children of the update's span
+		ctx = workflow.WithValue(ctx, wire.TraceSpanKey, t.span)
+	}
 	s.active = t
+	defer s.timeTurn(ctx, t)()
 	defer func() { s.active, t.done = nil, true }()
 	t.mark = len(s.History)
 	s.boundary = s.strategiesNow()
