@@ -15,10 +15,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/internal/serve"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -32,9 +34,11 @@ func main() {
 
 func command() *cobra.Command {
 	var (
-		opts    serve.Options
-		dial    agentchat.DialOptions
-		verbose bool
+		opts          serve.Options
+		dial          agentchat.DialOptions
+		verbose       bool
+		logFormat     string
+		metricsListen string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -49,7 +53,13 @@ answers every agent with the built-in deterministic model instead.
 
 Temporal: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default
 "default"), TEMPORAL_API_KEY, TEMPORAL_TLS_*, or a profile of the Temporal CLI's
-config file; --address and --namespace override them.`,
+config file; --address and --namespace override them.
+
+OpenTelemetry is off unless its standard environment turns it on:
+OTEL_TRACES_EXPORTER=otlp|console|none, OTEL_METRICS_EXPORTER=otlp|console|prometheus|none,
+OTEL_EXPORTER_OTLP_ENDPOINT (OTLP for both), OTEL_SERVICE_NAME (default
+agentchat-worker); OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts message
+content into spans. --metrics-listen serves Prometheus metrics at /metrics.`,
 		Example: `  go run ./worker --offline
   OPENAI_API_KEY=sk-... go run ./worker
   OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2 go run ./worker`,
@@ -61,11 +71,14 @@ config file; --address and --namespace override them.`,
 			if verbose {
 				level = slog.LevelDebug
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			logger, err := logx.New(os.Stderr, logFormat, level)
+			if err != nil {
+				return err
+			}
 			opts.Logger, dial.Logger = logger, logger
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, dial, opts, logger)
+			return run(ctx, dial, opts, metricsListen, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -81,10 +94,26 @@ config file; --address and --namespace override them.`,
 	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", wire.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
 	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
+	f.StringVar(&logFormat, "log-format", "text", "log lines as text or json (log/slog handlers)")
+	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics (Temporal SDK, gen_ai, turns) at http://ADDR/metrics, e.g. :9464")
 	return cmd
 }
 
-func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, logger *slog.Logger) error {
+func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, metricsListen string, logger *slog.Logger) error {
+	tel, err := serve.SetupTelemetry(ctx, &dial, &opts, metricsListen)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(sctx); err != nil {
+			logger.Warn("telemetry: flushing on stop", "error", err)
+		}
+	}()
+	if tel.MetricsAddr != "" {
+		logger.Info("metrics served", "url", "http://"+tel.MetricsAddr+"/metrics")
+	}
 	c, err := agentchat.Dial(ctx, dial)
 	if err != nil {
 		return err

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -71,6 +73,11 @@ type Options struct {
 	// names it in UnknownAgent and UnknownFunction answers; "" means Temporal's
 	// default, "<pid>@<host>@".
 	Identity string
+	// TracerProvider, MeterProvider and CaptureContent are activities.Config's: spans
+	// and gen_ai metrics of model and tool calls (package telemetry); nil means none.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	CaptureContent bool
 }
 
 // Worker is a started worker and what it runs on.
@@ -124,7 +131,8 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
 		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
 		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait,
-		WorkerIdentity: opts.Identity}
+		WorkerIdentity: opts.Identity, TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider,
+		CaptureContent: opts.CaptureContent}
 	for name, f := range opts.Tools {
 		cfg.Tools[name] = f
 	}

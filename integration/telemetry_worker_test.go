@@ -1,0 +1,47 @@
+package integration_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/testenv"
+)
+
+// The worker command started with OTEL_TRACES_EXPORTER=console (the standard
+// OpenTelemetry environment, nothing else) prints the spans of a turn, with the GenAI
+// conventions' attributes on the model call, to its standard output.
+func TestWorkerConsoleTracesCarryGenAIAttributes(t *testing.T) {
+	queue := testenv.TaskQueue(t)
+	p := testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: queue, Config: testenv.DefaultConfig,
+		Args: []string{"--offline"},
+		Env:  []string{"OTEL_TRACES_EXPORTER=console", "OTEL_METRICS_EXPORTER=none", "OTEL_BSP_SCHEDULE_DELAY=100", "OTEL_SERVICE_NAME=worker-under-test"}})
+	c := agentchat.NewClient(testenv.Dial(t, "default"), agentchat.ClientOptions{TaskQueue: queue})
+	id := testenv.ChatID(t)
+	_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	_, err = c.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m1", Text: "My name is Alice"})
+	require.NoError(t, err)
+
+	want := []string{`"Name":"chat offline"`, `"Key":"gen_ai.operation.name"`, `"Key":"gen_ai.provider.name"`,
+		`"Key":"gen_ai.request.model"`, `"Key":"gen_ai.response.model"`, `"Key":"gen_ai.usage.input_tokens"`,
+		`"Key":"gen_ai.usage.output_tokens"`, `"Key":"gen_ai.response.finish_reasons"`, `"Key":"gen_ai.agent.id"`,
+		`"Key":"gen_ai.conversation.id"`, `"Name":"RunActivity:InvokeAgent"`, `"Value":"worker-under-test"`}
+	var logs string
+	missing := want
+	ok := assert.Eventually(t, func() bool {
+		logs, missing = p.Logs(), nil
+		for _, w := range want {
+			if !strings.Contains(logs, w) {
+				missing = append(missing, w)
+			}
+		}
+		return len(missing) == 0
+	}, 20*time.Second, 100*time.Millisecond)
+	require.True(t, ok, "the worker's output lacks %q", missing)
+	assert.Contains(t, logs, `{"Key":"gen_ai.conversation.id","Value":{"Type":"STRING","Value":"`+id+`"}}`)
+}
