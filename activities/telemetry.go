@@ -59,6 +59,7 @@ func (a *Activities) tracedInvoke(ctx context.Context, def agents.Definition, in
 			finish = []string{"tool_calls"}
 		}
 	}
+	logCall(ctx, res, err)
 	span.End(telemetry.ModelResult{ResponseModel: res.Model, Usage: res.Usage, Cost: res.Cost, FinishReasons: finish,
 		Output: func() string { return contentJSON([]chat.Message{{Role: chat.RoleAssistant, Contents: res.Contents}}) }}, err)
 	return res, err

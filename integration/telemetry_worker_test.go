@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +15,13 @@ import (
 
 // The worker command started with OTEL_TRACES_EXPORTER=console (the standard
 // OpenTelemetry environment, nothing else) prints the spans of a turn, with the GenAI
-// conventions' attributes on the model call, to its standard output.
+// conventions' attributes on the model call, to its standard output; with
+// --log-format json its log lines are JSON, and an activity's carry the chat id, run
+// id, agent id and the turn's messageId.
 func TestWorkerConsoleTracesCarryGenAIAttributes(t *testing.T) {
 	queue := testenv.TaskQueue(t)
 	p := testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: queue, Config: testenv.DefaultConfig,
-		Args: []string{"--offline"},
+		Args: []string{"--offline", "--log-format", "json", "--verbose"},
 		Env:  []string{"OTEL_TRACES_EXPORTER=console", "OTEL_METRICS_EXPORTER=none", "OTEL_BSP_SCHEDULE_DELAY=100", "OTEL_SERVICE_NAME=worker-under-test"}})
 	c := agentchat.NewClient(testenv.Dial(t, "default"), agentchat.ClientOptions{TaskQueue: queue})
 	id := testenv.ChatID(t)
@@ -44,4 +47,25 @@ func TestWorkerConsoleTracesCarryGenAIAttributes(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond)
 	require.True(t, ok, "the worker's output lacks %q", missing)
 	assert.Contains(t, logs, `{"Key":"gen_ai.conversation.id","Value":{"Type":"STRING","Value":"`+id+`"}}`)
+
+	require.NotEmpty(t, logLines(t, logs, "worker started"), "JSON log lines")
+	calls := logLines(t, logs, "model call")
+	require.Len(t, calls, 1, "the activity's line")
+	assert.Equal(t, id, calls[0]["chatId"])
+	assert.NotEmpty(t, calls[0]["runId"])
+	assert.Equal(t, "helper", calls[0]["agentId"])
+	assert.Equal(t, "m1", calls[0]["messageId"])
+	assert.NotEmpty(t, calls[0]["TraceID"], "the tracing interceptor's trace id")
+}
+
+// logLines are the JSON log lines of a worker's output whose msg is msg.
+func logLines(t *testing.T, out, msg string) []map[string]any {
+	var lines []map[string]any
+	for _, line := range strings.Split(out, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
+			lines = append(lines, m)
+		}
+	}
+	return lines
 }
