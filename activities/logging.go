@@ -16,13 +16,17 @@ import (
 // answers), when it has them. hosting.NewWorker installs it.
 func LogInterceptor() interceptor.WorkerInterceptor { return &logInterceptor{} }
 
-type logInterceptor struct{ interceptor.WorkerInterceptorBase }
+type logInterceptor struct {
+	interceptor.WorkerInterceptorBase
+}
 
 func (*logInterceptor) InterceptActivity(_ context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
 	return &logInbound{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}}
 }
 
-type logInbound struct{ interceptor.ActivityInboundInterceptorBase }
+type logInbound struct {
+	interceptor.ActivityInboundInterceptorBase
+}
 
 func (i *logInbound) Init(outbound interceptor.ActivityOutboundInterceptor) error {
 	return i.Next.Init(&logOutbound{ActivityOutboundInterceptorBase: interceptor.ActivityOutboundInterceptorBase{Next: outbound}})
@@ -42,7 +46,9 @@ func (i *logInbound) ExecuteActivity(ctx context.Context, in *interceptor.Execut
 	return i.Next.ExecuteActivity(context.WithValue(ctx, logKeysKey{}, keys), in)
 }
 
-type logOutbound struct{ interceptor.ActivityOutboundInterceptorBase }
+type logOutbound struct {
+	interceptor.ActivityOutboundInterceptorBase
+}
 
 func (o *logOutbound) GetLogger(ctx context.Context) log.Logger {
 	l := o.Next.GetLogger(ctx)
