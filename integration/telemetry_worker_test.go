@@ -2,6 +2,8 @@ package integration_test
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +19,12 @@ import (
 // OpenTelemetry environment, nothing else) prints the spans of a turn, with the GenAI
 // conventions' attributes on the model call, to its standard output; with
 // --log-format json its log lines are JSON, and an activity's carry the chat id, run
-// id, agent id and the turn's messageId.
+// id, agent id and the turn's messageId; --metrics-listen serves the gen_ai, turn and
+// Temporal SDK metrics to Prometheus.
 func TestWorkerConsoleTracesCarryGenAIAttributes(t *testing.T) {
 	queue := testenv.TaskQueue(t)
 	p := testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: queue, Config: testenv.DefaultConfig,
-		Args: []string{"--offline", "--log-format", "json", "--verbose"},
+		Args: []string{"--offline", "--log-format", "json", "--verbose", "--metrics-listen", "127.0.0.1:0"},
 		Env:  []string{"OTEL_TRACES_EXPORTER=console", "OTEL_METRICS_EXPORTER=none", "OTEL_BSP_SCHEDULE_DELAY=100", "OTEL_SERVICE_NAME=worker-under-test"}})
 	c := agentchat.NewClient(testenv.Dial(t, "default"), agentchat.ClientOptions{TaskQueue: queue})
 	id := testenv.ChatID(t)
@@ -56,6 +59,20 @@ func TestWorkerConsoleTracesCarryGenAIAttributes(t *testing.T) {
 	assert.Equal(t, "helper", calls[0]["agentId"])
 	assert.Equal(t, "m1", calls[0]["messageId"])
 	assert.NotEmpty(t, calls[0]["TraceID"], "the tracing interceptor's trace id")
+
+	served := logLines(t, logs, "metrics served")
+	require.Len(t, served, 1)
+	url, _ := served[0]["url"].(string)
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	for _, metric := range []string{"gen_ai_client_token_usage", "gen_ai_client_operation_duration_seconds",
+		"agentchat_turn_latency", "agentchat_queue_depth", "temporal_request", "temporal_activity_execution_latency"} {
+		assert.Contains(t, string(body), metric)
+	}
 }
 
 // logLines are the JSON log lines of a worker's output whose msg is msg.
