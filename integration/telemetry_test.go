@@ -241,3 +241,50 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// A failed turn counts in agentchat_turns_failed under its error's type, the one State
+// reports, and the failed model call's duration carries error.type.
+func TestMetricsOfAFailedTurn(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	h := testenv.New(t, testenv.Options{MeterProvider: mp,
+		Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Status: 400, Message: "no such model"}}}}})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "t1", Text: "Hello"})
+	require.Error(t, err)
+	st, err := h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	require.NotNil(t, st.LastError)
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var failed map[string]int64
+	var callErrors []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch data := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if m.Name == "agentchat_turns_failed" {
+					failed = map[string]int64{}
+					for _, dp := range data.DataPoints {
+						v, _ := dp.Attributes.Value("error_type")
+						failed[v.AsString()] += dp.Value
+					}
+				}
+			case metricdata.Histogram[float64]:
+				if m.Name == "gen_ai.client.operation.duration" {
+					for _, dp := range data.DataPoints {
+						if v, ok := dp.Attributes.Value("error.type"); ok {
+							callErrors = append(callErrors, v.AsString())
+						}
+					}
+				}
+			}
+		}
+	}
+	assert.Equal(t, map[string]int64{st.LastError.Type: 1}, failed)
+	assert.Equal(t, []string{"ModelRequestRejected"}, callErrors)
+}
