@@ -27,8 +27,8 @@ func (r *reported) add(agent string, u openai.Usage) {
 
 // ReportedUsage returns the sum of the usage the server reported to agent (the
 // requests' AgentHeader) in Chat Completions answers (whole, or streamed with
-// stream_options.include_usage: every stream it began) and Responses: prompt,
-// completion and total tokens. Zero for an agent it never answered.
+// stream_options.include_usage: every stream it began), Responses and completed
+// Assistants runs: prompt, completion and total tokens. Zero for an agent it never answered.
 func (s *Server) ReportedUsage(agent string) openai.Usage {
 	s.reported.mu.Lock()
 	defer s.reported.mu.Unlock()
