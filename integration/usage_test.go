@@ -1,6 +1,8 @@
 package integration_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -69,4 +72,32 @@ func TestUsageTotalsAreWhatTheModelReported(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A document's usage is kept through an import and written back by the export, and a
+// chat's own replies export theirs.
+func TestUsageSurvivesImportAndExport(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Config: `
+agents:
+  - {id: assistant, name: Assistant, model: offline, call: {initialInterval: 50ms, maxAttempts: 4}}
+`})
+	golden, err := os.ReadFile(filepath.Join("..", "chatstate", "testdata", "golden", "v1-usage.json"))
+	require.NoError(t, err)
+	src, _, err := chatstate.Decode(golden)
+	require.NoError(t, err)
+	id := testenv.ChatID(t)
+	importBytes(t, ctxFor(t), h, id, golden)
+	send(t, h, id, "m-4", "And now?")
+
+	b, _, err := h.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	doc, _, err := chatstate.Decode(b)
+	require.NoError(t, err)
+	require.Len(t, doc.History, len(src.History)+2)
+	for i, m := range src.History {
+		assert.Equal(t, m.Usage, doc.History[i].Usage, "history[%d]", i)
+	}
+	reply := doc.History[len(doc.History)-1]
+	require.NotNil(t, reply.Usage, "the new reply's usage")
+	assert.Equal(t, "offline", reply.Usage.Model)
 }
