@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/wire"
 )
@@ -13,7 +14,9 @@ import (
 // LogInterceptor is a worker interceptor that gives every line an activity logs
 // through activity.GetLogger the chat's keys: chatId and runId (the workflow's id and
 // run), and, from the activity's input, agentId and messageId (the user turn it
-// answers), when it has them. hosting.NewWorker installs it.
+// answers), when it has them. Lines the workflow logs (workflow.GetLogger) get chatId
+// and runId, and messageId and agentId while a turn and an agent's reply run
+// (wire.LogTurnKey, wire.LogAgentKey). hosting.NewWorker installs it.
 func LogInterceptor() interceptor.WorkerInterceptor { return &logInterceptor{} }
 
 type logInterceptor struct {
@@ -93,4 +96,32 @@ func logCall(ctx context.Context, res wire.InvokeResult, err error) {
 		kv = append(kv, "inputTokens", u.InputTokens, "outputTokens", u.OutputTokens, "cachedTokens", u.CachedTokens)
 	}
 	l.Debug("model call", kv...)
+}
+
+func (*logInterceptor) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &logWorkflowInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}}
+}
+
+type logWorkflowInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+}
+
+func (i *logWorkflowInbound) Init(outbound interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&logWorkflowOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: outbound}})
+}
+
+type logWorkflowOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+}
+
+func (o *logWorkflowOutbound) GetLogger(ctx workflow.Context) log.Logger {
+	info := workflow.GetInfo(ctx)
+	keys := []any{"chatId", info.WorkflowExecution.ID, "runId", info.WorkflowExecution.RunID}
+	if v, ok := ctx.Value(wire.LogTurnKey).(string); ok {
+		keys = append(keys, "messageId", v)
+	}
+	if v, ok := ctx.Value(wire.LogAgentKey).(string); ok {
+		keys = append(keys, "agentId", v)
+	}
+	return log.With(o.Next.GetLogger(ctx), keys...)
 }

@@ -295,6 +295,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	if t.span != nil { // traced: the turn's activities are children of the update's span
 		ctx = workflow.WithValue(ctx, wire.TraceSpanKey, t.span)
 	}
+	ctx = workflow.WithValue(ctx, wire.LogTurnKey, t.msg.MessageID) // on the turn's log lines
 	s.active = t
 	defer s.timeTurn(ctx, t)()
 	defer func() { s.active, t.done = nil, true }()
@@ -389,6 +390,7 @@ func (s *chatState) invoke(ctx workflow.Context, p wire.Participant, t *turn) (c
 // invokeWith is invoke with the request's tool choice ("" = the model's choice,
 // wire.ToolChoiceNone = answer without calling tools).
 func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn, toolChoice string) (chat.Message, error) {
+	ctx = workflow.WithValue(ctx, wire.LogAgentKey, p.ID) // on the reply's log lines
 	c := p.Call.WithDefaults()
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(c.Timeout),
