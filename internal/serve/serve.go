@@ -75,6 +75,8 @@ type Options struct {
 	Identity string
 	// TracerProvider, MeterProvider and CaptureContent are activities.Config's: spans
 	// and gen_ai metrics of model and tool calls (package telemetry); nil means none.
+	// CaptureContent (message content in spans) must stay false when chats are
+	// encrypted, whatever the environment asks (set it after SetupTelemetry).
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	CaptureContent bool
