@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
@@ -113,6 +114,13 @@ type DialOptions struct {
 	// (envelope.FromEnv: AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
 	// AGENTCHAT_REQUIRE_SIGNATURE) with the key ring.
 	Documents *envelope.Options
+	// Interceptors are added to the Temporal client's (client.Options.Interceptors), for
+	// example OpenTelemetry's tracing interceptor (package telemetry); a worker built on
+	// the client runs those that are worker interceptors too.
+	Interceptors []interceptor.ClientInterceptor
+	// MetricsHandler receives the Temporal SDK's metrics (client.Options.MetricsHandler);
+	// nil means none.
+	MetricsHandler client.MetricsHandler
 }
 
 // keys returns the ring the options name, loading it if needed; nil: encryption off.
@@ -171,6 +179,10 @@ func LoadClientOptions(opts DialOptions) (client.Options, error) {
 	}
 	co.Logger = tlog.NewStructuredLogger(logger)
 	codec.Apply(&co, ring)
+	co.Interceptors = append(co.Interceptors, opts.Interceptors...)
+	if opts.MetricsHandler != nil {
+		co.MetricsHandler = opts.MetricsHandler
+	}
 	return co, nil
 }
 

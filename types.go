@@ -15,6 +15,7 @@ type (
 	SendMessageInput    = wire.SendMessageInput
 	TurnResult          = wire.TurnResult
 	StateResult         = wire.StateResult
+	UsageTotal          = wire.UsageTotal
 	HistoryInput        = wire.HistoryInput
 	HistoryResult       = wire.HistoryResult
 	ApproveInput        = wire.ApproveInput

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -88,6 +92,15 @@ type Config struct {
 	// verified (package envelope). The zero value with Keys nil writes and reads plain
 	// v1 documents.
 	Documents envelope.Options
+	// TracerProvider and MeterProvider receive a span and the gen_ai.client.* metrics
+	// per model call and per tool call (package telemetry), and, for tracing, the model
+	// calls' HTTP spans (otelhttp); nil means none.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// CaptureContent puts message content (a call's messages, a tool's arguments and
+	// result) into the spans: telemetry.CaptureContentFromEnv; false by default, and
+	// ignored when Keys is set (encrypted chats' content never goes into a span).
+	CaptureContent bool
 }
 
 // Activities are the agentchat activities. Safe for concurrent use.
@@ -117,6 +130,10 @@ type Activities struct {
 	docs envelope.Options
 	// mcp holds the sessions with the config's MCP servers; nil without any.
 	mcp *mcpHub
+	// telemetry records model and tool calls (Config.TracerProvider, MeterProvider).
+	telemetry *telemetry.Recorder
+	// baseURLs are the endpoints' base URLs, by name, for the spans' server.address.
+	baseURLs map[string]string
 }
 
 // ErrMissingAPIKey is returned by New when an endpoint on api.openai.com has no key.
@@ -138,6 +155,22 @@ func New(cfg Config) (*Activities, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
+	}
+	// Spans leave the worker in plain text: with encryption on, no content goes into
+	// them, whatever CaptureContent asks.
+	rec, err := telemetry.NewRecorder(cfg.TracerProvider, cfg.MeterProvider, cfg.CaptureContent && cfg.Keys == nil)
+	if err != nil {
+		return nil, fmt.Errorf("activities: telemetry: %w", err)
+	}
+	if cfg.TracerProvider != nil { // a span per model HTTP request, child of the call's
+		hc := *cfg.HTTPClient
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		hc.Transport = otelhttp.NewTransport(base, otelhttp.WithTracerProvider(cfg.TracerProvider),
+			otelhttp.WithMeterProvider(orNoopMeter(cfg.MeterProvider)))
+		cfg.HTTPClient = &hc
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -162,7 +195,7 @@ func New(cfg Config) (*Activities, error) {
 	if cfg.WorkerIdentity == "" {
 		cfg.WorkerIdentity = defaultIdentity()
 	}
-	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{},
+	a := &Activities{registry: cfg.Registry, models: map[string]*openai.Client{}, baseURLs: map[string]string{},
 		clusterName: cfg.ClusterName, store: cfg.Store, stores: sealStores(cfg.MessageStores, cfg.Keys),
 		defaultStore: cfg.DefaultMessageStore, runs: newRunCache(cfg.CachedRuns), tools: cfg.Tools,
 		selectors: cfg.Selectors, judges: cfg.Judges, unknownAgentWait: cfg.UnknownAgentWait, identity: cfg.WorkerIdentity,
@@ -172,6 +205,7 @@ func New(cfg Config) (*Activities, error) {
 	if a.docs.Ring == nil {
 		a.docs.Ring = cfg.Keys
 	}
+	a.telemetry = rec
 	for name, c := range cfg.Clusters {
 		a.clients.clusters[name] = c
 	}
@@ -210,6 +244,7 @@ func New(cfg Config) (*Activities, error) {
 		oc.BaseURL = base
 		oc.HTTPClient = &doer{client: cfg.HTTPClient}
 		a.models[name] = openai.NewClientWithConfig(oc)
+		a.baseURLs[name] = base
 	}
 	return a, nil
 }

@@ -146,7 +146,7 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 		return wire.InvokeResult{}, err
 	}
 	return wire.InvokeResult{Contents: replyContents(text, nil), Model: done.Model, ChannelState: state,
-		PromptTokens: done.Usage.PromptTokens, CompletionTokens: done.Usage.CompletionTokens}, nil
+		Usage: chatUsage(done.Model, done.Usage)}, nil
 }
 
 // threadMessage is how a primary message goes into an Assistants thread, whose

@@ -53,7 +53,10 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	res, err := kind.invoke(ctx, def, in, history)
+	res, err := a.tracedInvoke(ctx, def, in, history, func(ctx context.Context) (wire.InvokeResult, error) {
+		res, err := kind.invoke(ctx, def, in, history)
+		return withUsage(res, a.registry.Config(), def, res.Usage), err
+	})
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
@@ -135,9 +138,9 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 		return wire.InvokeResult{}, errors.New("response has no choices")
 	}
 	m := resp.Choices[0].Message
+	noteFinish(ctx, string(resp.Choices[0].FinishReason))
 	return wire.InvokeResult{
-		Contents: replyContents(m.Content, m.ToolCalls), Model: resp.Model,
-		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		Contents: replyContents(m.Content, m.ToolCalls), Model: resp.Model, Usage: chatUsage(resp.Model, resp.Usage),
 	}, nil
 }
 
@@ -148,7 +151,9 @@ func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompleti
 // already retried the call elsewhere, and an abandoned request would otherwise hold a
 // connection (and spend tokens) until the start-to-close timeout.
 func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (wire.InvokeResult, error) {
-	req.Stream = true
+	// The usage comes in a last chunk without choices, when asked for (OpenAI's
+	// stream_options.include_usage).
+	req.Stream, req.StreamOptions = true, &openai.StreamOptions{IncludeUsage: true}
 	hb := activity.GetInfo(ctx).HeartbeatTimeout
 	ctx, idle := idleCancel(ctx, hb)
 	defer idle.Stop()
@@ -165,6 +170,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 		text  strings.Builder
 		calls = map[int]*openai.ToolCall{}
 		model string
+		usage *chat.Usage
 		n     int
 	)
 	for {
@@ -181,9 +187,13 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 			activity.RecordHeartbeat(ctx, n)
 		}
 		model = chunk.Model
+		if chunk.Usage != nil {
+			usage = chatUsage(chunk.Model, *chunk.Usage)
+		}
 		if len(chunk.Choices) == 0 {
 			continue
 		}
+		noteFinish(ctx, string(chunk.Choices[0].FinishReason))
 		d := chunk.Choices[0].Delta
 		text.WriteString(d.Content)
 		for _, tc := range d.ToolCalls {
@@ -194,7 +204,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 	for _, i := range sortedKeys(calls) {
 		ordered = append(ordered, *calls[i])
 	}
-	return wire.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model}, nil
+	return wire.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model, Usage: usage}, nil
 }
 
 func mergeToolCall(calls map[int]*openai.ToolCall, d openai.ToolCall) {

@@ -80,11 +80,8 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	res := wire.InvokeResult{Contents: contents, Model: resp.Model, ChannelState: state}
-	if resp.Usage != nil {
-		res.PromptTokens, res.CompletionTokens = resp.Usage.InputTokens, resp.Usage.OutputTokens
-	}
-	return res, nil
+	return wire.InvokeResult{Contents: contents, Model: resp.Model, ChannelState: state,
+		Usage: responseUsage(resp.Model, resp.Usage)}, nil
 }
 
 // chainLost reports whether err is the service's answer to a previous_response_id it

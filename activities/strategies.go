@@ -62,7 +62,7 @@ func (a *Activities) SelectSpeaker(ctx context.Context, in wire.SelectInput) (wi
 	for _, c := range in.Candidates {
 		list = append(list, fmt.Sprintf("%s (%s)", c.ID, c.Name))
 	}
-	said, err := a.ask(ctx, in.Agent, in.History.ChatID, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
+	said, err := a.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
 	if err != nil {
 		return wire.SelectResult{}, err
 	}
@@ -104,7 +104,7 @@ func (a *Activities) JudgeTermination(ctx context.Context, in wire.JudgeInput) (
 		done, err := f(ctx, history)
 		return wire.JudgeResult{Done: done}, err
 	}
-	said, err := a.ask(ctx, in.Agent, in.History.ChatID, judgePrompt, history)
+	said, err := a.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, judgePrompt, history)
 	if err != nil {
 		return wire.JudgeResult{}, err
 	}
@@ -112,8 +112,9 @@ func (a *Activities) JudgeTermination(ctx context.Context, in wire.JudgeInput) (
 }
 
 // ask makes one Chat Completions call as agent id, with prompt after its instructions,
-// and returns the reply text.
-func (a *Activities) ask(ctx context.Context, id, chatID, prompt string, history []chat.Message) (string, error) {
+// and returns the reply text. The call is traced and measured as a model call of turn
+// turnID (tracedInvoke); its usage is not in State's totals.
+func (a *Activities) ask(ctx context.Context, id, chatID, turnID, prompt string, history []chat.Message) (string, error) {
 	def, err := a.agent(ctx, id)
 	if err != nil {
 		return "", err
@@ -122,9 +123,16 @@ func (a *Activities) ask(ctx context.Context, id, chatID, prompt string, history
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(instructions, history)}
 	call := &callInfo{agentID: def.ID, chatID: chatID}
 	ctx = withCall(ctx, call)
-	res, err := completeOnce(ctx, a.models[def.Endpoint], req)
+	res, err := a.tracedInvoke(ctx, def, wire.InvokeInput{ChatID: chatID, TurnID: turnID}, history,
+		func(ctx context.Context) (wire.InvokeResult, error) {
+			res, err := completeOnce(ctx, a.models[def.Endpoint], req)
+			if err != nil {
+				return res, providerError(ctx, err, call.retryAfter)
+			}
+			return withUsage(res, a.registry.Config(), def, res.Usage), nil
+		})
 	if err != nil {
-		return "", providerError(ctx, err, call.retryAfter)
+		return "", err
 	}
 	return chat.Message{Contents: res.Contents}.Text(), nil
 }
@@ -143,7 +151,7 @@ func (a *Activities) Summarize(ctx context.Context, in wire.SummarizeInput) (wir
 	if in.Previous != "" {
 		history = append([]chat.Message{chat.TextMessage("summary", chat.RoleSystem, "", strategies.SummaryPrefix+in.Previous)}, history...)
 	}
-	said, err := a.ask(ctx, in.Agent, in.History.ChatID, summarizePrompt, history)
+	said, err := a.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, summarizePrompt, history)
 	if err != nil {
 		return wire.SummarizeResult{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -53,6 +54,16 @@ func (a *Activities) CallTool(ctx context.Context, in wire.CallToolInput) (wire.
 			fmt.Sprintf("tool %q has no function on this worker", in.Name))
 	}
 	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name})
+	ctx, span := a.telemetry.StartToolCall(ctx, telemetry.ToolCall{Name: in.Name, CallID: in.CallID, AgentID: in.AgentID,
+		ChatID: in.ChatID, TurnID: in.TurnID, Arguments: in.Arguments})
+	res, err := a.runTool(ctx, f, in)
+	span.End(res.Result, "", err)
+	return res, err
+}
+
+// runTool runs f on in's arguments, heartbeating, and refuses a result over
+// wire.ToolResultLimit.
+func (a *Activities) runTool(ctx context.Context, f ToolFunc, in wire.CallToolInput) (wire.CallToolResult, error) {
 	stop := heartbeatWhileWaiting(ctx)
 	res, err := f(ctx, json.RawMessage(in.Arguments))
 	err = redactError(err)

@@ -38,6 +38,9 @@ type Config struct {
 	// MCPServers are MCP servers whose tools agents may call, by name (MCPServer).
 	MCPServers map[string]MCPServer `json:"mcpServers,omitempty"`
 	Agents     []Definition         `json:"agents"`
+	// Prices are the optional prices of models, by model name (an agent's model, or the
+	// model a provider reports answering), for the cost estimate of usage (Price.Cost).
+	Prices map[string]Price `json:"prices,omitempty"`
 }
 
 // Endpoint is an OpenAI-compatible API. BaseURL and the key's variable name are all a
@@ -143,6 +146,9 @@ func ParseConfig(b []byte) (Config, error) {
 	}
 	if len(cfg.Agents) == 0 {
 		return Config{}, fmt.Errorf("%w: no agents defined", ErrInvalidConfig)
+	}
+	if err := checkPrices(cfg.Prices); err != nil {
+		return Config{}, err
 	}
 	seen := map[string]bool{}
 	for i := range cfg.Agents {

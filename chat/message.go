@@ -28,7 +28,7 @@ func (r Role) Valid() bool {
 
 // Message is one entry of a chat's primary history.
 //
-// JSON: {"messageId","role","authorName"?,"agentId"?,"createdAt"?,"contents":[…]}.
+// JSON: {"messageId","role","authorName"?,"agentId"?,"createdAt"?,"contents":[…],"usage"?}.
 // MessageID is unique within a chat: user messages carry the id the client chose (the
 // idempotency key of a turn); agent replies get "<turn messageId>/<n>", n from 1.
 type Message struct {
@@ -38,6 +38,9 @@ type Message struct {
 	AgentID    string    `json:"agentId,omitempty"`
 	CreatedAt  time.Time `json:"createdAt,omitzero"`
 	Contents   []Content `json:"contents"`
+	// Usage is what the model call that wrote an assistant message cost, when the
+	// provider reported it; nil otherwise (and on other roles).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // Text returns the message's text contents joined by a newline; "" when it has none.
@@ -67,6 +70,9 @@ func (m Message) FunctionCalls() []Content {
 // is written.
 func (m Message) Size() int {
 	n := len(m.MessageID) + len(m.AuthorName) + len(m.AgentID) + len(m.Role)
+	if m.Usage != nil {
+		n += len(m.Usage.Model) + 64 // the counts
+	}
 	for _, c := range m.Contents {
 		n += c.size()
 	}

@@ -69,6 +69,15 @@ func TestDecodeRefuses(t *testing.T) {
 			"chat-state: history[0].contents[0].uri: is not a member of a text content in chat-state v1"},
 		{"null authorName", sealed(func(m map[string]any) { historyMsg(m, 0)["authorName"] = nil }), "history[0].authorName",
 			"chat-state: history[0].authorName: is null, not a string"},
+		{"negative usage", sealed(func(m map[string]any) {
+			historyMsg(m, 1)["usage"] = map[string]any{"inputTokens": -1, "outputTokens": 2}
+		}), "history[1].usage.inputTokens", "chat-state: history[1].usage.inputTokens: is -1, a negative count"},
+		{"usage without outputTokens", sealed(func(m map[string]any) {
+			historyMsg(m, 1)["usage"] = map[string]any{"inputTokens": 1}
+		}), "history[1].usage.outputTokens", "chat-state: history[1].usage.outputTokens: is missing"},
+		{"unknown usage member", sealed(func(m map[string]any) {
+			historyMsg(m, 1)["usage"] = map[string]any{"inputTokens": 1, "outputTokens": 2, "cost": 3}
+		}), "history[1].usage.cost", "chat-state: history[1].usage.cost: is not a member of a message's usage in chat-state v1"},
 		{"content without type", sealed(func(m map[string]any) { delete(content(m, 3, 0), "type") }), "history[3].contents[0].type",
 			"chat-state: history[3].contents[0].type: is missing"},
 		{"call without name", sealed(func(m map[string]any) { delete(content(m, 1, 0), "name") }), "history[1].contents[0].name",

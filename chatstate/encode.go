@@ -240,7 +240,8 @@ func (e *encoder) messages(name string, ms []chat.Message) error {
 	return nil
 }
 
-// message writes list[i], m: agentId?, authorName?, contents, createdAt?, messageId, role.
+// message writes list[i], m: agentId?, authorName?, contents, createdAt?, messageId, role,
+// usage?.
 func (e *encoder) message(list string, i int, m chat.Message) error {
 	e.b = append(e.b, '{')
 	if m.AgentID != "" {
@@ -272,8 +273,33 @@ func (e *encoder) message(list string, i int, m chat.Message) error {
 	e.str("messageId", m.MessageID)
 	e.b = append(e.b, ',')
 	e.str("role", string(m.Role))
+	if m.Usage != nil {
+		e.b = append(e.b, ',')
+		e.usage(*m.Usage)
+	}
 	e.b = append(e.b, '}')
 	return nil
+}
+
+// usage writes "usage":{cachedTokens?, inputTokens, model?, outputTokens}.
+func (e *encoder) usage(u chat.Usage) {
+	e.key("usage")
+	e.b = append(e.b, '{')
+	if u.CachedTokens != 0 {
+		e.int("cachedTokens", u.CachedTokens)
+		e.b = append(e.b, ',')
+	}
+	e.int("inputTokens", u.InputTokens)
+	e.b = append(e.b, ',')
+	e.optional("model", u.Model)
+	e.int("outputTokens", u.OutputTokens)
+	e.b = append(e.b, '}')
+}
+
+// int writes an integer member (RFC 8785 writes integers as encoding/json does).
+func (e *encoder) int(name string, v int) {
+	e.key(name)
+	e.b = strconv.AppendInt(e.b, int64(v), 10)
 }
 
 // content writes list[i].contents[j], c: the members chat.Content.MarshalJSON writes for

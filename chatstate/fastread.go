@@ -32,7 +32,7 @@ func (ms *canonicalMessages) UnmarshalJSON(b []byte) error {
 
 // readMessages reads a JSON array of messages laid out as the encoder writes them
 // (members in RFC 8785 order: agentId?, authorName?, contents, createdAt?, messageId,
-// role) and returns what encoding/json would return for the same bytes. Text,
+// role, usage?) and returns what encoding/json would return for the same bytes. Text,
 // functionCall and functionResult contents are read here; any other content, and any
 // string with an escape, by encoding/json. Anything else is errNotCanonical.
 //
@@ -325,11 +325,62 @@ func (r *reader) message() (chat.Message, error) {
 		return m, errNotCanonical
 	}
 	role, err := r.member("role")
-	if err != nil || !r.lit("}") {
+	if err != nil {
 		return m, errNotCanonical
 	}
 	m.Role = chat.Role(role)
+	if r.lit(`,"usage":`) {
+		u, err := r.usage()
+		if err != nil {
+			return m, err
+		}
+		m.Usage = &u
+	}
+	if !r.lit("}") {
+		return m, errNotCanonical
+	}
 	return m, nil
+}
+
+// usage reads {cachedTokens?, inputTokens, model?, outputTokens} as the encoder writes it.
+func (r *reader) usage() (chat.Usage, error) {
+	var u chat.Usage
+	var err error
+	if !r.lit("{") {
+		return u, errNotCanonical
+	}
+	if r.lit(`"cachedTokens":`) {
+		if u.CachedTokens, err = r.int(); err != nil || !r.lit(",") {
+			return u, errNotCanonical
+		}
+	}
+	if !r.lit(`"inputTokens":`) {
+		return u, errNotCanonical
+	}
+	if u.InputTokens, err = r.int(); err != nil || !r.lit(",") {
+		return u, errNotCanonical
+	}
+	if u.Model, err = r.optional("model"); err != nil || !r.lit(`"outputTokens":`) {
+		return u, errNotCanonical
+	}
+	if u.OutputTokens, err = r.int(); err != nil || !r.lit("}") {
+		return u, errNotCanonical
+	}
+	return u, nil
+}
+
+// int reads a non-negative integer of at most 18 digits without a leading zero; anything
+// else (a sign, a fraction, an exponent) is errNotCanonical.
+func (r *reader) int() (int, error) {
+	start, n := r.i, 0
+	for r.i < len(r.b) && r.b[r.i] >= '0' && r.b[r.i] <= '9' && r.i-start < 18 {
+		n = n*10 + int(r.b[r.i]-'0')
+		r.i++
+	}
+	if r.i == start || (r.b[start] == '0' && r.i-start > 1) || (r.i < len(r.b) && (r.b[r.i] >= '0' && r.b[r.i] <= '9')) {
+		return 0, errNotCanonical
+	}
+	return n, nil
 }
 
 // content reads a text, functionCall or functionResult content laid out as the

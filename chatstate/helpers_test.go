@@ -47,7 +47,7 @@ func unknown(raw string) chat.Content {
 
 // goldenDocs are the documents of testdata/golden, by file name.
 func goldenDocs() map[string]Document {
-	return map[string]Document{
+	docs := map[string]Document{
 		"v1-thread.json": {
 			SchemaVersion: 1, ChatID: "thread-1", ExportedAt: at(10),
 			Source: Source{Namespace: "default", WorkflowID: "thread-1", RunID: "run-1", Cluster: "local"},
@@ -123,6 +123,8 @@ func goldenDocs() map[string]Document {
 			Strategies: Strategies{Selection: Strategy{Type: "sequential"}, Termination: Strategy{Type: "maxIterations"}},
 		},
 	}
+	docs["v1-usage.json"] = usageDoc(docs["v1-thread.json"])
+	return docs
 }
 
 // reference is the canonical form of d without digest computed the slow, obvious way:
@@ -229,5 +231,16 @@ func normalizeTimes(d Document) Document {
 	}
 	d.ExportedAt = utc(d.ExportedAt)
 	d.History, d.PendingTurns = fix(d.History), fix(d.PendingTurns)
+	return d
+}
+
+// usageDoc is a thread whose assistant messages record their usage: all members, and
+// the optional ones absent.
+func usageDoc(d Document) Document {
+	d.ChatID, d.Source.WorkflowID = "usage-1", "usage-1"
+	d.History = append([]chat.Message(nil), d.History...)
+	d.History[1].Usage = &chat.Usage{Model: "gpt-4o-2024-08-06", InputTokens: 1200, OutputTokens: 9, CachedTokens: 1024}
+	d.History[3].Usage = &chat.Usage{Model: "gpt-4o-2024-08-06", InputTokens: 31, OutputTokens: 7}
+	d.History[5].Usage = &chat.Usage{InputTokens: 0, OutputTokens: 0}
 	return d
 }

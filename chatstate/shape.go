@@ -2,6 +2,7 @@ package chatstate
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentchat/agentchat/chat"
@@ -84,6 +85,17 @@ func checkInteger(path string, n *node) error {
 	return nil
 }
 
+// checkCount accepts a non-negative integer that fits an int: a token count.
+func checkCount(path string, n *node) error {
+	if err := checkInteger(path, n); err != nil {
+		return err
+	}
+	if strings.HasPrefix(n.str, "-") {
+		return fieldErr(path, "is "+n.str+", a negative count")
+	}
+	return nil
+}
+
 // checkTime accepts what encoding/json reads into a time.Time: an RFC 3339 string.
 func checkTime(path string, n *node) error {
 	if err := checkString(path, n); err != nil {
@@ -155,6 +167,10 @@ var checkMessage = checkObject("a message", []fieldSpec{
 	{"agentId", false, checkString},
 	{"createdAt", false, checkTime},
 	{"contents", true, checkArray(checkContent)},
+	{"usage", false, checkObject("a message's usage", []fieldSpec{
+		{"model", false, checkString}, {"inputTokens", true, checkCount},
+		{"outputTokens", true, checkCount}, {"cachedTokens", false, checkCount},
+	})},
 })
 
 var checkStrategy = checkObject("a strategy", []fieldSpec{

@@ -37,7 +37,8 @@ func Register(r Registry, a *activities.Activities) {
 }
 
 // NewWorker returns a Temporal worker on taskQueue (default wire.TaskQueue) with
-// the workflow and activities registered; the caller starts and stops it. With
+// the workflow and activities registered and activities.LogInterceptor installed (the
+// chat's keys on every activity log line); the caller starts and stops it. With
 // opts.Identity empty, the worker polls with the activities' identity
 // (activities.Config.WorkerIdentity, default Temporal's "<pid>@<host>@"), so that a
 // chat recognises it among the queue's pollers during a rolling deploy; give a custom
@@ -50,6 +51,7 @@ func NewWorker(tc client.Client, taskQueue string, a *activities.Activities, opt
 	if opts.Identity == "" {
 		opts.Identity = a.WorkerIdentity()
 	}
+	opts.Interceptors = append(opts.Interceptors, activities.LogInterceptor())
 	w := worker.New(tc, taskQueue, opts)
 	Register(w, a)
 	return w

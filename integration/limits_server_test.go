@@ -377,7 +377,8 @@ func completions(t *testing.T, h *testenv.Harness, id, runID string) []taskBytes
 const temporalGRPCLimit = 4 << 20
 
 func TestLargestWorkflowTaskStaysUnderTheGRPCLimit(t *testing.T) {
-	path, n := longDocument(t, wire.ChatLengthLimit-2000)
+	// Room for the 8 turns' references: a reply's reference holds its usage too.
+	path, n := longDocument(t, wire.ChatLengthLimit-4000)
 	big := replyOfBytes(wire.ReplyInlineLimit)
 	script := make([]offline.Reply, n/2+20) // every reply, at whatever place, is at the limit
 	for i := range script {

@@ -501,6 +501,9 @@ func (v *services) finish(th *thread, rs *runState) {
 		v.appendMessage(th, openai.ChatMessageRoleAssistant, text, nil, rs.run.ID, rs.run.AssistantID)
 		u := usage(msgs, answer{content: text})
 		rs.run.Status, rs.run.CompletedAt, rs.run.Usage = openai.RunStatusCompleted, &at, u
+		if v.reported != nil {
+			v.reported.add(rs.agent, u)
+		}
 	}
 }
 

@@ -58,9 +58,13 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		"scripted", !reply.isDefault(), "messages", len(req.Messages))
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		if includeUsage {
+			s.reported.add(agent, ans.usage)
+		}
 		s.stream(w, r, ans, includeUsage)
 		return
 	}
+	s.reported.add(agent, ans.usage)
 	writeJSON(w, http.StatusOK, ans.response())
 }
 

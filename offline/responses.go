@@ -115,6 +115,7 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request) {
 	ans := buildAnswer(agent, reply, openai.ChatCompletionRequest{Model: req.Model,
 		Messages: withInstructions(req.Instructions, conv)}, seq, func() string { return conversationKey(conv) })
 	log.Debug("offline: response", "previous", req.PreviousResponseID, "items", len(items), "conversation", len(conv))
+	s.reported.add(agent, ans.usage)
 	writeJSON(w, http.StatusOK, s.svc.storeResponse(req, items, ans))
 }
 

@@ -97,6 +97,11 @@ func validateChat(req openai.ChatCompletionRequest) *Violation {
 		return &Violation{Status: http.StatusBadRequest, Param: "messages",
 			Message: "[] is too short - 'messages': at least one message is required"}
 	}
+	if req.StreamOptions != nil && !req.Stream {
+		// OpenAI's API reference: stream_options "only set this when you set stream: true".
+		return &Violation{Status: http.StatusBadRequest, Param: "stream_options",
+			Message: "The 'stream_options' parameter is only allowed when 'stream' is enabled."}
+	}
 	for i, t := range req.Tools {
 		if t.Function != nil {
 			if v := checkName(fmt.Sprintf("tools[%d].function.name", i), t.Function.Name); v != nil {

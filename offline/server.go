@@ -73,6 +73,8 @@ type Server struct {
 	ledger *ledger
 	svc    *services // the Responses and Assistants state (services.go)
 
+	reported reported // the usage reported, by agent (ReportedUsage)
+
 	refusedMu sync.Mutex
 	refused   []Violation // every request refused for breaking a request rule, in order
 
@@ -91,7 +93,9 @@ func New(opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{opts: opts, log: logger, ledger: newLedger(opts.Scripts), svc: newServices()}
+	s := &Server{opts: opts, log: logger, ledger: newLedger(opts.Scripts), svc: newServices()}
+	s.svc.reported = &s.reported
+	return s
 }
 
 // Start is New plus serving on 127.0.0.1 at a free port in a goroutine, until Close.

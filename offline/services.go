@@ -35,6 +35,7 @@ type services struct {
 	lastResponse map[string][]byte            // the last Responses request body, by agent
 	assistants   map[string]*openai.Assistant // by assistant id
 	threads      map[string]*thread           // by thread id
+	reported     *reported                    // the Server's, for the runs' usage
 }
 
 // newServices starts the id numbers at a random multiple of 1000 below 10^12, so that a

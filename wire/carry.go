@@ -42,6 +42,10 @@ type Carried struct {
 	ToolRuns []ToolRun `json:"toolRuns,omitempty"`
 	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
 	CallIDs CallIDFilter `json:"callIds,omitempty"`
+	// Usage are the usage totals per agent, in the order the agents first reported
+	// usage: one entry per agent that ever replied, so bounded by the agents a chat
+	// names.
+	Usage []UsageTotal `json:"usage,omitempty"`
 }
 
 // CarriedRestore records the document a chat was restored from; the chat keeps it

@@ -84,6 +84,12 @@ type InvokeResult struct {
 	// PromptTokens and CompletionTokens are the provider's usage counts, if reported.
 	PromptTokens     int `json:"promptTokens,omitempty"`
 	CompletionTokens int `json:"completionTokens,omitempty"`
+	// Usage is the call's usage as the reply message records it (model, input, output
+	// and cached tokens); nil when the provider reported none.
+	Usage *chat.Usage `json:"usage,omitempty"`
+	// Cost is the estimated cost of Usage at the agent config's price of the model
+	// (agents.Price, per million tokens); zero when the config prices it not.
+	Cost float64 `json:"cost,omitempty"`
 	// ChannelState is the participant's channel state after the call, for the
 	// service-thread kinds (the service's new ids, and the reply's messageId as the
 	// watermark); empty for chat_completion, whose channel state does not change here.

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -93,7 +94,7 @@ func MessageBytes(m chat.Message) int {
 // stubShape is the JSON of a message without its variable parts.
 const stubShape = len(`{"messageId":"","role":"","contents":null}`)
 
-// optionalBytes is the JSON of m's optional fields (author, agent, time).
+// optionalBytes is the JSON of m's optional fields (author, agent, time, usage).
 func optionalBytes(m chat.Message) int {
 	n := 0
 	if m.AuthorName != "" {
@@ -106,7 +107,22 @@ func optionalBytes(m chat.Message) int {
 		var buf [64]byte // RFC 3339 with nanoseconds takes at most 35 bytes (years past 9999 more): no allocation
 		n += len(`,"createdAt":""`) + len(m.CreatedAt.AppendFormat(buf[:0], time.RFC3339Nano))
 	}
+	if u := m.Usage; u != nil {
+		n += len(`,"usage":{"inputTokens":,"outputTokens":}`) + intBytes(u.InputTokens) + intBytes(u.OutputTokens)
+		if u.Model != "" {
+			n += len(`,"model":""`) + jsonStringBytes(u.Model)
+		}
+		if u.CachedTokens != 0 {
+			n += len(`,"cachedTokens":`) + intBytes(u.CachedTokens)
+		}
+	}
 	return n
+}
+
+// intBytes is the length of v in decimal, its sign included.
+func intBytes(v int) int {
+	var buf [20]byte
+	return len(strconv.AppendInt(buf[:0], int64(v), 10))
 }
 
 // ContentBytes is the length of c's JSON as chat.Content.MarshalJSON writes it.

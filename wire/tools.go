@@ -72,6 +72,9 @@ type CallToolInput struct {
 	CallID    string `json:"callId"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"` // a JSON object, as the model wrote it
+	// TurnID is the messageId of the user turn whose reply made the call (for traces
+	// and logs); empty from workflows before it existed.
+	TurnID string `json:"turnId,omitempty"`
 }
 
 // CallToolResult is the tool's result, as text the model reads.

@@ -157,6 +157,11 @@ type StateResult struct {
 	PendingApprovals []PendingApproval `json:"pendingApprovals,omitempty"`
 	// Runs is how many times the chat has continued as new.
 	Runs int `json:"runs,omitempty"`
+	// Usage is what the chat's agent replies have cost so far (UsageTotal, without an
+	// agentId); nil before the first reply that reported usage.
+	Usage *UsageTotal `json:"usage,omitempty"`
+	// UsageByAgent splits Usage by agent, in the order the agents first replied.
+	UsageByAgent []UsageTotal `json:"usageByAgent,omitempty"`
 }
 
 // ChannelInfo is one channel as State reports it.

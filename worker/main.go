@@ -15,11 +15,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/chatmcp"
+	"github.com/agentchat/agentchat/internal/logx"
 	"github.com/agentchat/agentchat/internal/serve"
 	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/wire"
@@ -34,10 +36,12 @@ func main() {
 
 func command() *cobra.Command {
 	var (
-		opts    serve.Options
-		dial    agentchat.DialOptions
-		verbose bool
-		listen  string
+		opts          serve.Options
+		dial          agentchat.DialOptions
+		verbose       bool
+		listen        string
+		logFormat     string
+		metricsListen string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker",
@@ -52,7 +56,13 @@ answers every agent with the built-in deterministic model instead.
 
 Temporal: TEMPORAL_ADDRESS (default localhost:7233), TEMPORAL_NAMESPACE (default
 "default"), TEMPORAL_API_KEY, TEMPORAL_TLS_*, or a profile of the Temporal CLI's
-config file; --address and --namespace override them.`,
+config file; --address and --namespace override them.
+
+OpenTelemetry is off unless its standard environment turns it on:
+OTEL_TRACES_EXPORTER=otlp|console|none, OTEL_METRICS_EXPORTER=otlp|console|prometheus|none,
+OTEL_EXPORTER_OTLP_ENDPOINT (OTLP for both), OTEL_SERVICE_NAME (default
+agentchat-worker); OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts message
+content into spans. --metrics-listen serves Prometheus metrics at /metrics.`,
 		Example: `  go run ./worker --offline
   OPENAI_API_KEY=sk-... go run ./worker
   OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2 go run ./worker`,
@@ -64,11 +74,14 @@ config file; --address and --namespace override them.`,
 			if verbose {
 				level = slog.LevelDebug
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			logger, err := logx.New(os.Stderr, logFormat, level)
+			if err != nil {
+				return err
+			}
 			opts.Logger, dial.Logger = logger, logger
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, dial, opts, listen, logger)
+			return run(ctx, dial, opts, listen, metricsListen, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -86,10 +99,26 @@ config file; --address and --namespace override them.`,
 	f.StringVar(&dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $"+keyring.Env+"; none: off)")
 	f.StringVar(&listen, "mcp-listen", "", "also serve chats as an MCP server (streamable HTTP) at HOST:PORT, path /mcp: tools start_chat, send_message, get_state, get_history, export_chat, approve_call; it has no authentication of its own: listen on localhost or behind a proxy that has")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
+	f.StringVar(&logFormat, "log-format", "text", "log lines as text or json (log/slog handlers)")
+	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics (Temporal SDK, gen_ai, turns) at http://ADDR/metrics, e.g. :9464")
 	return cmd
 }
 
-func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, listen string, logger *slog.Logger) error {
+func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, listen, metricsListen string, logger *slog.Logger) error {
+	tel, err := serve.SetupTelemetry(ctx, &dial, &opts, metricsListen)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(sctx); err != nil {
+			logger.Warn("telemetry: flushing on stop", "error", err)
+		}
+	}()
+	if tel.MetricsAddr != "" {
+		logger.Info("metrics served", "url", "http://"+tel.MetricsAddr+"/metrics")
+	}
 	c, err := agentchat.Dial(ctx, dial)
 	if err != nil {
 		return err

@@ -50,6 +50,7 @@ func TestACarryTakenOverIsCarriedOnWhole(t *testing.T) {
 		Decisions:    map[string]wire.Decision{"c1": {Approved: true, By: "ops"}},
 		ToolRuns:     []wire.ToolRun{{CallID: "c0", Name: "lookup", Arguments: "{}", Result: chat.Content{Type: chat.ContentFunctionResult, CallID: "c0", Result: "ok"}}},
 		CallIDs:      wire.CallIDFilter(nil).Add("c9"),
+		Usage:        []wire.UsageTotal{{AgentID: "helper", Calls: 2, InputTokens: 30, OutputTokens: 9, CachedTokens: 4, Cost: 0.5}},
 	}
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()

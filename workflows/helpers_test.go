@@ -39,11 +39,12 @@ type fakeModel struct {
 	replies  map[string]string         // "agent#n" → text
 	contents map[string][]chat.Content // "agent#n" → contents (tool calls)
 	errs     map[string]error          // "agent#n" → error
+	usages   map[string]chat.Usage     // "agent#n" → the usage the reply reports
 }
 
 func newFakeModel() *fakeModel {
 	return &fakeModel{replies: map[string]string{}, errs: map[string]error{}, contents: map[string][]chat.Content{},
-		runs: map[string][]chat.Message{}}
+		runs: map[string][]chat.Message{}, usages: map[string]chat.Usage{}}
 }
 
 // seen is the history a call sees: its inline history, or the run's messages rebuilt
@@ -94,7 +95,11 @@ func (f *fakeModel) invoke(_ context.Context, in wire.InvokeInput) (wire.InvokeR
 	if !ok {
 		text = fmt.Sprintf("%s saw %d messages, last user: %s", key, len(in.History), lastUser(in.History))
 	}
-	return wire.InvokeResult{Contents: []chat.Content{chat.Text(text)}, ChannelState: state}, nil
+	res := wire.InvokeResult{Contents: []chat.Content{chat.Text(text)}, ChannelState: state}
+	if u, ok := f.usages[key]; ok {
+		res.Usage, res.Cost = &u, float64(u.InputTokens)/1000
+	}
+	return res, nil
 }
 
 func (f *fakeModel) count() int {

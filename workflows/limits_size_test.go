@@ -32,6 +32,12 @@ func TestMessageBytesIsTheEncodedLength(t *testing.T) {
 		if i%2 == 0 {
 			m.CreatedAt = time.Date(2026, 12, 1, 20, 0, 0, r.IntN(1e9), time.UTC)
 		}
+		if i%3 == 0 { // usage with and without its optional members, counts of any length
+			m.Usage = &chat.Usage{InputTokens: r.IntN(1 << r.IntN(40)), OutputTokens: r.IntN(1 << r.IntN(20))}
+			if i%2 == 0 {
+				m.Usage.Model, m.Usage.CachedTokens = str(r), r.IntN(1<<r.IntN(30))
+			}
+		}
 		if i%5 != 0 {
 			m.Contents = []chat.Content{}
 			for range r.IntN(4) {

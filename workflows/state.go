@@ -25,6 +25,9 @@ type turn struct {
 	// bytes is msg's encoded size as sent (sentBytes), for QueuedTurnsLimit; set when
 	// the turn is queued.
 	bytes int
+	// span is the tracing span of the handler that queued the turn (wire.TraceSpanKey),
+	// nil without tracing; the turn runs under it.
+	span any
 }
 
 // chatState is the whole state of one chat, with a method per handler.
@@ -171,6 +174,7 @@ func (s *chatState) state() wire.StateResult {
 	}
 	r.Store, r.Runs = s.Store, s.Runs
 	r.PendingApprovals = s.awaitingApproval()
+	s.usageState(&r)
 	if m := s.migration; m != nil {
 		if m.result != nil {
 			loc := m.result.Target

@@ -209,7 +209,11 @@ func toolContext(ctx workflow.Context, spec wire.ToolSpec) workflow.Context {
 
 // toolInput is the CallTool input of call c of agent p.
 func (s *chatState) toolInput(p wire.Participant, c chat.Content) wire.CallToolInput {
-	return wire.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+	in := wire.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+	if s.active != nil {
+		in.TurnID = s.active.msg.MessageID
+	}
+	return in
 }
 
 // boundResults keeps the results of one model reply's calls under ToolResultLimit

@@ -252,9 +252,10 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = workflow.Now(ctx).UTC()
 	}
-	t := &turn{msg: m, signal: signal, bytes: sentBytes(m)}
+	t := &turn{msg: m, signal: signal, bytes: sentBytes(m), span: ctx.Value(wire.TraceSpanKey)}
 	s.turns[m.MessageID] = t
 	s.queue = append(s.queue, t)
+	s.queueDepth(ctx)
 	return t
 }
 
@@ -291,7 +292,12 @@ func (s *chatState) refuseQueued() {
 // state restored, the error goes to the caller (and to lastError), and the chat goes on.
 // A tool call that needs a person's approval suspends the turn instead (tools.go).
 func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
+	if t.span != nil { // traced: the turn's activities are children of the update's span
+		ctx = workflow.WithValue(ctx, wire.TraceSpanKey, t.span)
+	}
+	ctx = workflow.WithValue(ctx, wire.LogTurnKey, t.msg.MessageID) // on the turn's log lines
 	s.active = t
+	defer s.timeTurn(ctx, t)()
 	defer func() { s.active, t.done = nil, true }()
 	t.mark = len(s.History)
 	s.boundary = s.strategiesNow()
@@ -384,6 +390,7 @@ func (s *chatState) invoke(ctx workflow.Context, p wire.Participant, t *turn) (c
 // invokeWith is invoke with the request's tool choice ("" = the model's choice,
 // wire.ToolChoiceNone = answer without calling tools).
 func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn, toolChoice string) (chat.Message, error) {
+	ctx = workflow.WithValue(ctx, wire.LogAgentKey, p.ID) // on the reply's log lines
 	c := p.Call.WithDefaults()
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Duration(c.Timeout),
@@ -421,6 +428,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		ch.state = res.ChannelState // a service thread's new id and watermark
 	}
 	s.uniqueCallIDs(ctx, in.ReplyID, res.Contents)
+	s.addUsage(p.ID, res)
 	return chat.Message{
 		MessageID:  in.ReplyID,
 		Role:       chat.RoleAssistant,
@@ -428,6 +436,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		AgentID:    p.ID,
 		CreatedAt:  workflow.Now(ctx).UTC(),
 		Contents:   res.Contents,
+		Usage:      res.Usage,
 	}, nil
 }
 

@@ -193,6 +193,8 @@ func TestStateJSONAndHuman(t *testing.T) {
 	assert.Empty(t, st.PendingTurns)
 	require.NotNil(t, st.LastMessage)
 	assert.Equal(t, "m2/1", st.LastMessage.MessageID)
+	require.NotNil(t, st.Usage, "the replies' usage")
+	assert.Positive(t, st.Usage.InputTokens)
 
 	r := ok(t, h, "state", "--chat", id)
 	for _, want := range []string{
@@ -204,6 +206,8 @@ func TestStateJSONAndHuman(t *testing.T) {
 		"pending turns: none\n",
 		"selection:     sequential ",
 		"termination:   maxIterations ",
+		fmt.Sprintf("usage:         2 calls, %d input tokens, %d output tokens\n", st.Usage.InputTokens, st.Usage.OutputTokens),
+		fmt.Sprintf("  helper:      2 calls, %d input tokens, %d output tokens\n", st.Usage.InputTokens, st.Usage.OutputTokens),
 		"last message:  Helper: [offline] helper received 4 messages.",
 	} {
 		assert.Contains(t, r.out, want)

@@ -120,6 +120,12 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	}
 	row("selection", "%s %s", st.Selection.Type, compact(st.Selection.State))
 	row("termination", "%s %s", st.Termination.Type, compact(st.Termination.State))
+	if st.Usage != nil {
+		row("usage", "%s", describeUsage(*st.Usage))
+		for _, u := range st.UsageByAgent {
+			row("  "+u.AgentID, "%s", describeUsage(u))
+		}
+	}
 	if st.LastMessage != nil {
 		row("last message", "%s: %s", author(*st.LastMessage), truncate(summary(*st.LastMessage), 120))
 	}
@@ -129,6 +135,20 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	if st.Failure != "" {
 		row("failure", "%s", st.Failure)
 	}
+}
+
+// describeUsage is a usage total for people: "3 calls, 120 input tokens (64 cached), 30
+// output tokens, cost 0.0012".
+func describeUsage(u agentchat.UsageTotal) string {
+	s := fmt.Sprintf("%s, %s", plural(u.Calls, "call"), plural(u.InputTokens, "input token"))
+	if u.CachedTokens > 0 {
+		s += fmt.Sprintf(" (%d cached)", u.CachedTokens)
+	}
+	s += ", " + plural(u.OutputTokens, "output token")
+	if u.Cost > 0 {
+		s += fmt.Sprintf(", cost %.6g", u.Cost)
+	}
+	return s
 }
 
 func yesNo(b bool) string {

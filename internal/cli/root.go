@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -29,6 +30,9 @@ type globals struct {
 	dial    agentchat.DialOptions
 	timeout time.Duration
 	cancel  context.CancelFunc // of the --timeout context
+	// tel is the OpenTelemetry set up from the environment by the first connect; nil
+	// before it.
+	tel *telemetry.Telemetry
 }
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
@@ -40,6 +44,11 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	err := root.ExecuteContext(ctx)
 	if g.cancel != nil {
 		g.cancel()
+	}
+	if g.tel != nil { // flush the command's spans
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = g.tel.Shutdown(sctx)
+		cancel()
 	}
 	if err != nil {
 		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+approveHint(err))
@@ -60,7 +69,11 @@ workflow per chat. A worker must be running for chats to make progress
 
 Temporal is reached through its standard environment configuration
 (TEMPORAL_ADDRESS, default localhost:7233; TEMPORAL_NAMESPACE, default "default";
-TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.`,
+TEMPORAL_API_KEY, TLS settings, profiles), or --address and --namespace.
+
+OpenTelemetry is off unless its standard environment turns it on
+(OTEL_TRACES_EXPORTER=otlp|console, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, …):
+a command's Temporal calls are then traced, and the trace continues on the worker.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -98,8 +111,20 @@ func jsonFlag(cmd *cobra.Command, asJSON *bool, usage string) {
 	cmd.Flags().BoolVar(asJSON, "json", false, usage)
 }
 
-// connect dials Temporal with the global flags.
+// connect dials Temporal with the global flags, traced and measured as the
+// OpenTelemetry environment says (telemetry.Setup; off when unset).
 func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
+	if g.tel == nil {
+		tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "agentchat-starter"})
+		if err != nil {
+			return nil, err
+		}
+		g.tel = tel
+		if g.dial.Interceptors, err = tel.Interceptors(); err != nil {
+			return nil, err
+		}
+		g.dial.MetricsHandler = tel.TemporalMetricsHandler()
+	}
 	return agentchat.Dial(ctx, g.dial)
 }
 

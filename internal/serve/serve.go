@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -82,6 +84,13 @@ type Options struct {
 	// nil: envelope.FromEnv with Keys (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
 	// AGENTCHAT_REQUIRE_SIGNATURE).
 	Documents *envelope.Options
+	// TracerProvider, MeterProvider and CaptureContent are activities.Config's: spans
+	// and gen_ai metrics of model and tool calls (package telemetry); nil means none.
+	// CaptureContent (message content in spans) must stay false when chats are
+	// encrypted, whatever the environment asks (set it after SetupTelemetry).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	CaptureContent bool
 }
 
 // Worker is a started worker and what it runs on.
@@ -141,7 +150,8 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
 		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
 		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait,
-		WorkerIdentity: opts.Identity, Keys: opts.Keys, Documents: docs}
+		WorkerIdentity: opts.Identity, Keys: opts.Keys, Documents: docs,
+		TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider, CaptureContent: opts.CaptureContent}
 	for name, f := range opts.Tools {
 		cfg.Tools[name] = f
 	}

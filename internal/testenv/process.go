@@ -138,6 +138,8 @@ type ProcessOptions struct {
 	// path of this module, built by Binary); it takes the worker's flags --agents,
 	// --task-queue, --address, --namespace and --store (and --identity, when set).
 	Package string
+	// Env are more environment variables ("NAME=value"), after the test's own.
+	Env []string
 }
 
 // WorkerProcess is the real worker command running in its own process, as a user
@@ -185,6 +187,9 @@ func StartWorkerProcess(t testing.TB, opts ProcessOptions) *WorkerProcess {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	if len(opts.Env) > 0 {
+		cmd.Env = append(os.Environ(), opts.Env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start(), "start %s", bin)
 	p := &WorkerProcess{PID: cmd.Process.Pid, LogFile: logFile.Name(), cmd: cmd, exited: make(chan struct{})}

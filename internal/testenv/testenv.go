@@ -20,6 +20,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -37,6 +39,7 @@ import (
 	"github.com/agentchat/agentchat/msgstore/sqlite"
 	"github.com/agentchat/agentchat/msgstore/storeurl"
 	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/tools"
 )
 
@@ -194,6 +197,13 @@ type Options struct {
 	ModelFront func(offlineURL string) string
 	// Logger receives the activities' and the Temporal SDK's logs; nil discards them.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider, when set, trace the harness's client and worker
+	// with Temporal's OpenTelemetry interceptor and its activities' model and tool calls
+	// (telemetry), and give the Temporal SDK's metrics and the gen_ai metrics to the
+	// meter provider. CaptureContent is activities.Config.CaptureContent.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	CaptureContent bool
 }
 
 // DefaultConfig defines helper, writer and reviewer with fast retries, so tests of
@@ -250,6 +260,14 @@ func New(t testing.TB, opts Options) *Harness {
 	co := client.Options{HostPort: opts.Address, Namespace: opts.Namespace,
 		Logger: tlog.NewStructuredLogger(opts.Logger)}
 	codec.Apply(&co, opts.Keys)
+	if opts.TracerProvider != nil {
+		i, err := telemetry.TemporalInterceptor(opts.TracerProvider)
+		require.NoError(t, err)
+		co.Interceptors = append(co.Interceptors, i)
+	}
+	if opts.MeterProvider != nil {
+		co.MetricsHandler = telemetry.TemporalMetrics(opts.MeterProvider)
+	}
 	tc, err := client.Dial(co)
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
@@ -281,7 +299,8 @@ func New(t testing.TB, opts Options) *Harness {
 		SendKeysToOverride: opts.Getenv != nil, Logger: opts.Logger,
 		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
 		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}, Tools: tools.Builtin(),
-		Selectors: opts.Selectors, Judges: opts.Judges, Keys: opts.Keys, Documents: opts.Documents}
+		Selectors: opts.Selectors, Judges: opts.Judges, Keys: opts.Keys, Documents: opts.Documents,
+		TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider, CaptureContent: opts.CaptureContent}
 	for name, f := range opts.Tools {
 		acfg.Tools[name] = f
 	}
