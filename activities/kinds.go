@@ -64,7 +64,7 @@ func (chatCompletionKind) channel() wire.Channel { return channelOf(wire.KindCha
 
 func (k chatCompletionKind) invoke(ctx context.Context, def agents.Definition, in wire.InvokeInput,
 	history []chat.Message) (wire.InvokeResult, error) {
-	return k.a.invokeChatCompletion(ctx, def, history, in.ToolChoice)
+	return k.a.invokeChatCompletion(ctx, def, history, in.ToolChoice, in.Tools)
 }
 
 // responsesKind is kind responses: OpenAI's Responses API, the history kept by the

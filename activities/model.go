@@ -102,9 +102,9 @@ func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, e
 // request has tools (OpenAI refuses a tool_choice without tools); provider errors as
 // providerError.
 func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message,
-	toolChoice string) (wire.InvokeResult, error) {
+	toolChoice string, chatTools []string) (wire.InvokeResult, error) {
 	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
-		Tools: a.openAITools(def)}
+		Tools: a.offeredTools(def, chatTools)}
 	if toolChoice != "" && len(req.Tools) > 0 {
 		req.ToolChoice = toolChoice
 	}

@@ -51,7 +51,7 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	req := openai.CreateResponseRequest{
 		Model: def.Model, Instructions: def.Instructions, PreviousResponseID: st.PreviousResponseID,
 		Input: responsesInput(def.ID, unsynced(history, st.SyncedThrough)), Store: &store,
-		Tools: responseTools(a.openAITools(def)),
+		Tools: responseTools(a.offeredTools(def, in.Tools)),
 	}
 	if in.ToolChoice != "" && len(req.Tools) > 0 {
 		req.ToolChoice = in.ToolChoice

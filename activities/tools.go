@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -93,7 +94,25 @@ func checkTools(cfg agents.Config, funcs map[string]ToolFunc) error {
 	return nil
 }
 
-// openAITools returns the function tools of an agent, for a model request.
+// offeredTools returns the function tools of an agent for a model request: those of
+// its definition on this worker, and of them only the ones named in chatTools when it
+// is not nil (InvokeInput.Tools: the tools the chat resolved, which it can run; a tool
+// an MCP server added since is not offered to a chat that could not call it).
+func (a *Activities) offeredTools(d agents.Definition, chatTools []string) []openai.Tool {
+	all := a.openAITools(d)
+	if chatTools == nil {
+		return all
+	}
+	out := all[:0:0]
+	for _, t := range all {
+		if slices.Contains(chatTools, t.Function.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// openAITools returns the function tools of an agent's definition, for a model request.
 func (a *Activities) openAITools(d agents.Definition) []openai.Tool {
 	var out []openai.Tool
 	for _, name := range d.GoTools() {

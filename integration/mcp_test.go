@@ -193,7 +193,8 @@ func (tk *tickets) keysSeen() []string {
 // next model request; an error result (isError) and a refused call (unknown tool) are
 // error results the model reads; a server that dies mid-call gives a clear error result,
 // after which the next call succeeds; a tool the server adds later (list_changed) is
-// offered to the model.
+// offered to the chats that start after it, not to one that started before (it holds
+// the tools it resolved, and could not run the new one).
 func TestMCPToolsOfAStreamableHTTPServer(t *testing.T) {
 	tk := newTickets(t)
 	tk.crashes = 1
@@ -282,12 +283,24 @@ agents:
 		func(ctx context.Context, req *mcp.CallToolRequest, in ticketArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "escalated"}}}, nil, nil
 		})
-	require.Eventually(t, func() bool {
-		_, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{Text: "anything new?"})
+	n := 0
+	require.Eventually(t, func() bool { // a chat started after the change resolves the new tool
+		n++
+		later := fmt.Sprintf("%s-later-%d", id, n)
+		_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: later, Participants: []string{"desk"}})
+		require.NoError(t, err)
+		_, err = h.Client.Send(ctxFor(t), later, agentchat.SendMessageInput{MessageID: "m1", Text: "anything new?"})
 		require.NoError(t, err)
 		req, _ := h.Model.LastRequest("desk")
 		return slices.Contains(toolNamesOf(req), "tickets__escalate")
 	}, 20*time.Second, 200*time.Millisecond, "a tool the server adds reaches the model after notifications/tools/list_changed")
+	// The chat started before it is not offered the tool: it resolved its tools when it
+	// started and could not run one it does not hold, so the model sees only those.
+	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m9", Text: "and now?"})
+	require.NoError(t, err)
+	req, _ = h.Model.LastRequest("desk")
+	assert.NotContains(t, toolNamesOf(req), "tickets__escalate", "offered only what the chat can call")
+	assert.Contains(t, toolNamesOf(req), "tickets__create_ticket")
 }
 
 // A server that cannot be reached when the worker starts is a clear error at start; so

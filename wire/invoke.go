@@ -53,6 +53,11 @@ type InvokeInput struct {
 	// makes it answer without calling tools (the last call of a reply that reached its
 	// maxToolRounds). The tools stay in the request, so its history of calls stays valid.
 	ToolChoice string `json:"toolChoice,omitempty"`
+	// Tools names the tools the chat resolved for the participant when it started
+	// (Participant.Tools' names; [] for none): the model is offered only these, the
+	// tools the chat can run. Absent (nil), as from a workflow before it was set: every
+	// tool of the agent's definition on this worker.
+	Tools []string `json:"tools"`
 }
 
 // ToolChoiceNone is InvokeInput.ToolChoice for a reply without tool calls (OpenAI's

@@ -575,7 +575,10 @@ const maxDeltaBytes = 256 << 10
 // short; or not at all, the activity reading it from the run by its History query.
 func (s *chatState) invokeInput(ctx workflow.Context, p wire.Participant, t *turn) wire.InvokeInput {
 	in := wire.InvokeInput{ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID,
-		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.Store}
+		AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.Store, Tools: make([]string, 0, len(p.Tools))}
+	for _, tool := range p.Tools {
+		in.Tools = append(in.Tools, tool.Name)
+	}
 	if ch := s.channelOf(p); ch != nil {
 		in.ChannelState = ch.state
 	}
