@@ -42,6 +42,9 @@ type Carried struct {
 	ToolRuns []ToolRun `json:"toolRuns,omitempty"`
 	// CallIDs are the call ids of the stubbed messages (a fixed-size filter).
 	CallIDs CallIDFilter `json:"callIds,omitempty"`
+	// Stream is the chat's event log without the text deltas of finished messages (set
+	// by carry only; absent in runs before versionStreamCarry).
+	Stream *StreamCarry `json:"stream,omitempty"`
 }
 
 // CarriedRestore records the document a chat was restored from; the chat keeps it

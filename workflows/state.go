@@ -72,6 +72,10 @@ type chatState struct {
 	active *turn
 	// turns records every accepted turn by messageId: the idempotency record.
 	turns map[string]*turn
+	// events is the chat's stream (stream.go); carryStream: the carry takes it
+	// (versionStreamCarry).
+	events      eventLog
+	carryStream bool
 }
 
 func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {
@@ -100,6 +104,9 @@ func (s *chatState) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := s.registerTransfer(ctx); err != nil {
+		return err
+	}
+	if err := s.registerStream(ctx); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, wire.StateQuery, func() (wire.StateResult, error) { return s.state(), nil }); err != nil {

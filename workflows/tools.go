@@ -124,6 +124,8 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 		results = map[string]chat.Content{}
 	)
 	for _, c := range calls {
+		call := c
+		s.turnEvent(t, wire.StreamEvent{Type: wire.EventToolCall, AgentID: p.ID, Call: &call})
 		spec, ok := p.Tool(c.Name)
 		switch {
 		case !ok:
@@ -132,6 +134,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 			results[c.CallID] = errorResult(c, "the arguments are not a JSON object: "+c.Arguments)
 		case spec.Approval && !s.decided(c.CallID):
 			pending = append(pending, pendingApproval(c, p, t))
+			s.turnEvent(t, wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.ID, Call: &call})
 		case spec.Approval && !s.Decisions[c.CallID].Approved:
 			d := s.Decisions[c.CallID]
 			results[c.CallID] = errorResult(c, "rejected by a person"+reasonSuffix(d.Reason))
@@ -248,8 +251,12 @@ func (s *chatState) appendResults(t *turn, p wire.Participant, results []chat.Co
 	if len(results) == 0 {
 		return
 	}
-	s.History = append(s.History, chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID,
-		AuthorName: "tools", Contents: results})
+	m := chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID, AuthorName: "tools", Contents: results}
+	s.History = append(s.History, m)
+	for i := range results {
+		s.turnEvent(t, wire.StreamEvent{Type: wire.EventToolResult, AgentID: p.ID, Result: &results[i]})
+	}
+	s.messageDone(t, m)
 }
 
 func errorResults(calls []chat.Content, msg string) []chat.Content {

@@ -196,7 +196,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	if err != nil {
 		return wire.TurnResult{}, err
 	}
-	t := s.enqueue(ctx, m, false)
+	t := s.enqueueNew(ctx, m, false)
 	if err := workflow.Await(ctx, func() bool { return t.done }); err != nil {
 		return wire.TurnResult{}, err
 	}
@@ -241,7 +241,17 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 		workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
 		return
 	}
-	s.enqueue(ctx, m, true)
+	s.enqueueNew(ctx, m, true)
+}
+
+// enqueueNew is enqueue for a turn that arrives: a new one is accepted (turnAccepted).
+func (s *chatState) enqueueNew(ctx workflow.Context, m chat.Message, signal bool) *turn {
+	old := s.turns[m.MessageID]
+	t := s.enqueue(ctx, m, signal)
+	if t != old {
+		s.turnAccepted(t)
+	}
+	return t
 }
 
 // enqueue returns the live turn for m's messageId, or queues a new one.
@@ -344,6 +354,7 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 		}
 	}
 	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.History)
+	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnDone, IsComplete: s.IsComplete})
 	s.forgetAnswered(s.History[t.start:t.end])
 	s.TurnCount++
 	s.Attempted++
@@ -359,6 +370,8 @@ func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 	s.restoreChannels(s.boundary.channels)
 	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
 	t.err = turnError(t, p, err, *s.LastError)
+	failed := *s.LastError
+	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnFailed, Error: &failed})
 	s.Attempted++
 }
 
@@ -406,11 +419,13 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 	for resynced := false; ; resynced = true {
 		in = s.invokeInput(ctx, p, t)
 		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
+		s.startReply(t, p, in.ReplyID)
 		err := s.agentActivity(actx, wire.InvokeAgentActivity, in, &res)
 		if err == nil {
 			break
 		}
 		if err = unwrapActivityError(err); resynced || !s.dropLostThread(ctx, p, err) {
+			s.abandonReply()
 			return chat.Message{}, err
 		}
 	}
@@ -421,14 +436,16 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		ch.state = res.ChannelState // a service thread's new id and watermark
 	}
 	s.uniqueCallIDs(ctx, in.ReplyID, res.Contents)
-	return chat.Message{
+	m := chat.Message{
 		MessageID:  in.ReplyID,
 		Role:       chat.RoleAssistant,
 		AuthorName: p.Name,
 		AgentID:    p.ID,
 		CreatedAt:  workflow.Now(ctx).UTC(),
 		Contents:   res.Contents,
-	}, nil
+	}
+	s.finishReply(t, m)
+	return m, nil
 }
 
 func (s *chatState) participant(id string) wire.Participant {
