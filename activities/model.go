@@ -53,7 +53,9 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	res, err := kind.invoke(ctx, def, in, history)
+	pub := newPublisher(ctx, a.selfClient(), in.ReplyID, a.registry.PublishInterval(def))
+	res, err := kind.invoke(withPublisher(ctx, pub), def, in, history)
+	pub.close(ctx)
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
@@ -156,6 +158,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 	// not before the first third has passed: a short answer costs no heartbeat round
 	// trip, a long one still tells the server it is alive well within the timeout.
 	beat := newBeat(hb / 3)
+	pub := publisherOf(ctx)
 	stream, err := c.CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		return wire.InvokeResult{}, err
@@ -186,6 +189,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 		}
 		d := chunk.Choices[0].Delta
 		text.WriteString(d.Content)
+		pub.add(d.Content)
 		for _, tc := range d.ToolCalls {
 			mergeToolCall(calls, tc)
 		}

@@ -1,0 +1,287 @@
+package agentchat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/wire"
+)
+
+// StreamEvent is one event of a chat's stream (wire.StreamEvent; README, "Streaming").
+type StreamEvent = wire.StreamEvent
+
+// Event is a StreamEvent at its offset in the chat's stream: Follow from Offset+1 to
+// resume after it.
+type Event struct {
+	Offset int64 `json:"offset"`
+	StreamEvent
+}
+
+// streamRetry is the pause before polling again a run that hands over (StreamDraining)
+// or a chat whose run could not be reached.
+const streamRetry = 100 * time.Millisecond
+
+// endGrace is how long SendStream waits, once the turn's update has answered, for the
+// turn's last event before it reports the answer without it (a turn answered before:
+// a retried messageId).
+const endGrace = 2 * time.Second
+
+// Follow yields the chat's events from offset fromOffset on (0: from the oldest the chat
+// keeps), as they happen, by the Workflow Streams poll update; it follows the chat
+// across continue-as-new, and ends when the chat's workflow has closed and every event
+// was yielded, or with ctx's error. An offset dropped at a continue-as-new (the text
+// deltas of finished messages) resumes at the next event kept, the message's
+// messageDone; one before everything kept resumes at the oldest kept.
+//
+// Errors (yielded, then the sequence ends): ErrChatNotFound; ctx's error; an item
+// that is not a StreamEvent.
+func (c *Client) Follow(ctx context.Context, chatID string, fromOffset int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		offset := fromOffset
+		for {
+			res, err := c.poll(ctx, chatID, offset)
+			if err != nil {
+				retry, again := c.pollFailed(ctx, chatID, err)
+				switch {
+				case again && retry == 0:
+					offset = 0 // before the log's base: from the oldest kept
+					continue
+				case again:
+					if sleep(ctx, retry) == nil {
+						continue
+					}
+					err = ctx.Err()
+				case retry < 0:
+					return // closed: every event was yielded
+				default:
+					err = c.chatError(ctx, "follow", chatID, err)
+				}
+				yield(Event{}, err)
+				return
+			}
+			for _, it := range res.Items {
+				var ev StreamEvent
+				if err := wire.DecodeStreamData(it.Data, &ev); err != nil {
+					yield(Event{}, fmt.Errorf("agentchat: follow chat %q: offset %d: %w", chatID, it.Offset, err))
+					return
+				}
+				if !yield(Event{Offset: it.Offset, StreamEvent: ev}, nil) {
+					return
+				}
+			}
+			offset = res.NextOffset
+		}
+	}
+}
+
+// poll runs one poll update on the chat's current run.
+func (c *Client) poll(ctx context.Context, chatID string, offset int64) (wire.StreamPollResult, error) {
+	var res wire.StreamPollResult
+	h, err := c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID,
+		UpdateName: wire.StreamPollUpdate, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{wire.StreamPollInput{Topics: []string{wire.StreamTopic}, FromOffset: offset}}})
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	return res, err
+}
+
+// pollFailed says what to do after a failed poll: again after retry (0: from offset 0),
+// end (retry < 0, again false: the chat's workflow closed), or fail with the error
+// returned (again false, retry 0).
+func (c *Client) pollFailed(ctx context.Context, chatID string, err error) (retry time.Duration, again bool) {
+	if ctx.Err() != nil {
+		return 0, false
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		switch app.Type() {
+		case wire.ErrTypeTruncatedOffset:
+			return 0, true
+		case wire.ErrTypeStreamDraining:
+			return streamRetry, true
+		}
+	}
+	var busy *serviceerror.ResourceExhausted
+	if errors.As(err, &busy) {
+		return streamRetry, true
+	}
+	d, derr := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
+	if derr != nil {
+		return 0, false
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return streamRetry, true // the run the poll reached handed over
+	}
+	return -1, false
+}
+
+// SendStream sends a user turn, as Send does, and yields the turn's events as they
+// happen: turnAccepted, then per reply agentStarted, textDelta..., messageDone (and
+// toolCall, toolResult, approvalNeeded, retry), up to turnDone, turnFailed or
+// turnCancelled, which ends the sequence. A retried messageId the chat answered before
+// yields only turnDone.
+//
+// Errors (yielded, then the sequence ends): those of Send when the turn is refused.
+func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageInput) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if msg.MessageID == "" {
+			msg.MessageID = uuid.NewString()
+		}
+		if err := msg.Validate(); err != nil {
+			yield(Event{}, refused("send to", chatID, err))
+			return
+		}
+		var from int64
+		if err := c.query(ctx, chatID, wire.StreamOffsetQuery, &from); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		c.streamTurn(ctx, chatID, msg.MessageID, from, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+			var h client.WorkflowUpdateHandle
+			err := retryBusy(ctx, func() (err error) {
+				h, err = c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID,
+					UpdateName: wire.SendMessageUpdate, Args: []any{msg}, WaitForStage: client.WorkflowUpdateStageAccepted})
+				return err
+			})
+			if err != nil {
+				return nil, c.chatError(ctx, "send to", chatID, err)
+			}
+			return h, nil
+		}, yield)
+	}
+}
+
+// StartStream starts a chat with its first turn (update-with-start) and yields the
+// turn's events, as SendStream does. opts.ChatID "" gets a new UUID.
+//
+// Errors: those of Start; ErrChatExists when the id is taken.
+func (c *Client) StartStream(ctx context.Context, opts StartOptions, msg SendMessageInput) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		in, err := opts.input(false)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		id := opts.ChatID
+		if id == "" {
+			id = uuid.NewString()
+		}
+		c.startStream(ctx, id, in, msg, yield)
+	}
+}
+
+// RunStream answers one message on a temporary thread, as Run does, and yields the
+// turn's events, as SendStream does.
+func (c *Client) RunStream(ctx context.Context, opts RunOptions, msg SendMessageInput) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		in, err := StartOptions{Participants: opts.Agents, Selection: opts.Selection, Termination: opts.Termination}.input(true)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		id := opts.ChatID
+		if id == "" {
+			id = "run-" + uuid.NewString()
+		}
+		c.startStream(ctx, id, in, msg, yield)
+	}
+}
+
+func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatInput, msg SendMessageInput, yield func(Event, error) bool) {
+	if msg.MessageID == "" {
+		msg.MessageID = uuid.NewString()
+	}
+	if err := msg.Validate(); err != nil {
+		yield(Event{}, refused("start", id, err))
+		return
+	}
+	c.streamTurn(ctx, id, msg.MessageID, 0, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+		h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: c.startOperation(id, in, false),
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: wire.SendMessageUpdate, Args: []any{msg},
+				WaitForStage: client.WorkflowUpdateStageAccepted},
+		})
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		switch {
+		case errors.As(err, &started):
+			return nil, fmt.Errorf("agentchat: start chat %q: %w: %s", id, ErrChatExists, c.idTaken(ctx, id))
+		case err != nil:
+			if ce := asChatError("start", id, err); ce != nil {
+				return nil, ce
+			}
+			return nil, fmt.Errorf("agentchat: start chat %q: %w", id, err)
+		}
+		return h, nil
+	}, yield)
+}
+
+// streamTurn has turn turnID accepted (accept), then yields its events from offset
+// from on until its last one; when the turn's answer comes without it (answered
+// before), it yields a turnDone of its own, and the turn's error when it failed.
+func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int64,
+	accept func(context.Context) (client.WorkflowUpdateHandle, error), yield func(Event, error) bool) {
+	h, err := accept(ctx)
+	if err != nil {
+		yield(Event{}, err)
+		return
+	}
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type answer struct {
+		res TurnResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		var a answer
+		a.err = h.Get(fctx, &a.res)
+		answered <- a
+		if a.err != nil {
+			stop()
+		} else {
+			time.AfterFunc(endGrace, stop)
+		}
+	}()
+	for ev, err := range c.Follow(fctx, chatID, from) {
+		if err != nil {
+			break
+		}
+		if ev.TurnID != turnID {
+			continue
+		}
+		if !yield(ev, nil) || ev.Ends() {
+			return
+		}
+	}
+	select {
+	case a := <-answered:
+		if a.err != nil {
+			yield(Event{}, c.chatError(ctx, "send to", chatID, a.err))
+			return
+		}
+		yield(Event{StreamEvent: StreamEvent{Type: wire.EventTurnDone, TurnID: turnID, IsComplete: a.res.IsComplete}}, nil)
+	case <-ctx.Done():
+		yield(Event{}, ctx.Err())
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
