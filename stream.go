@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -79,8 +80,24 @@ func (c *Client) Follow(ctx context.Context, chatID string, fromOffset int64) it
 				}
 			}
 			offset = res.NextOffset
+			if len(res.Items) == 0 && sleep(ctx, streamRetry) != nil {
+				yield(Event{}, ctx.Err()) // answered empty: the run hands over or ends
+				return
+			}
 		}
 	}
+}
+
+// releaseTimeout bounds release's poll.
+const releaseTimeout = time.Second
+
+// release tells a chat whose run is closing that this subscriber has read its events
+// before offset, so that the run need not wait for it (a closed run answers no poll:
+// it stays open a few seconds for subscribers that have not read its last events).
+func (c *Client) release(ctx context.Context, chatID string, offset int64) {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	_, _ = c.poll(ctx, chatID, offset)
 }
 
 // poll runs one poll update on the chat's current run.
@@ -128,8 +145,10 @@ func (c *Client) pollFailed(ctx context.Context, chatID string, err error) (retr
 // SendStream sends a user turn, as Send does, and yields the turn's events as they
 // happen: turnAccepted, then per reply agentStarted, textDelta..., messageDone (and
 // toolCall, toolResult, approvalNeeded, retry), up to turnDone, turnFailed or
-// turnCancelled, which ends the sequence. A retried messageId the chat answered before
-// yields only turnDone.
+// turnCancelled, which ends the sequence; after turnFailed or turnCancelled, the turn's
+// error as Send returns it. Events the stream could not give (a retried messageId the
+// chat answered before; a temporary thread whose run closed before they were read)
+// come from the answer: a messageDone per message, then turnDone.
 //
 // Errors (yielded, then the sequence ends): those of Send when the turn is refused.
 func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageInput) iter.Seq2[Event, error] {
@@ -146,7 +165,7 @@ func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageI
 			yield(Event{}, err)
 			return
 		}
-		c.streamTurn(ctx, chatID, msg.MessageID, from, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+		c.streamTurn(ctx, chatID, msg.MessageID, from, false, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
 			var h client.WorkflowUpdateHandle
 			err := retryBusy(ctx, func() (err error) {
 				h, err = c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID,
@@ -205,7 +224,7 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 		yield(Event{}, refused("start", id, err))
 		return
 	}
-	c.streamTurn(ctx, id, msg.MessageID, 0, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+	c.streamTurn(ctx, id, msg.MessageID, 0, in.Temporary, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
 		h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: c.startOperation(id, in, false),
 			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: wire.SendMessageUpdate, Args: []any{msg},
@@ -228,7 +247,7 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 // streamTurn has turn turnID accepted (accept), then yields its events from offset
 // from on until its last one; when the turn's answer comes without it (answered
 // before), it yields a turnDone of its own, and the turn's error when it failed.
-func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int64,
+func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int64, closes bool,
 	accept func(context.Context) (client.WorkflowUpdateHandle, error), yield func(Event, error) bool) {
 	h, err := accept(ctx)
 	if err != nil {
@@ -252,6 +271,7 @@ func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int
 			time.AfterFunc(endGrace, stop)
 		}
 	}()
+	ended, seen := false, map[string]bool{}
 	for ev, err := range c.Follow(fctx, chatID, from) {
 		if err != nil {
 			break
@@ -259,8 +279,25 @@ func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int
 		if ev.TurnID != turnID {
 			continue
 		}
-		if !yield(ev, nil) || ev.Ends() {
+		if ev.Type == wire.EventMessageDone {
+			seen[ev.MessageID] = true
+		}
+		if ev.Type == wire.EventTurnDone {
+			if ev.IsComplete || closes {
+				c.release(ctx, chatID, ev.Offset+1)
+			}
+			yield(ev, nil)
 			return
+		}
+		if ev.Type == wire.EventApprovalNeeded {
+			seen[ev.Call.CallID] = true
+		}
+		if !yield(ev, nil) {
+			return
+		}
+		if ev.Ends() {
+			ended = true
+			break // then the turn's error, as Send returns it
 		}
 	}
 	select {
@@ -269,10 +306,36 @@ func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int
 			yield(Event{}, c.chatError(ctx, "send to", chatID, a.err))
 			return
 		}
-		yield(Event{StreamEvent: StreamEvent{Type: wire.EventTurnDone, TurnID: turnID, IsComplete: a.res.IsComplete}}, nil)
+		if !ended {
+			answerEvents(turnID, a.res, seen, yield)
+		}
 	case <-ctx.Done():
 		yield(Event{}, ctx.Err())
 	}
+}
+
+// answerEvents yields the events of answer res that the stream did not give (the
+// chat's run closed before they were read, or the turn was answered before): a
+// messageDone for each message not seen done, approvalNeeded for each call awaited
+// not seen, and turnDone.
+func answerEvents(turnID string, res TurnResult, seen map[string]bool, yield func(Event, error) bool) {
+	for i := range res.Messages {
+		m := res.Messages[i]
+		if !seen[m.MessageID] && !yield(Event{StreamEvent: StreamEvent{Type: wire.EventMessageDone, TurnID: turnID,
+			MessageID: m.MessageID, AgentID: m.AgentID, Message: &m}}, nil) {
+			return
+		}
+	}
+	for _, p := range res.AwaitingApproval {
+		if seen[p.CallID] {
+			continue
+		}
+		call := chat.Content{Type: chat.ContentFunctionCall, CallID: p.CallID, Name: p.Tool, Arguments: p.Arguments}
+		if !yield(Event{StreamEvent: StreamEvent{Type: wire.EventApprovalNeeded, TurnID: turnID, AgentID: p.AgentID, Call: &call}}, nil) {
+			return
+		}
+	}
+	yield(Event{StreamEvent: StreamEvent{Type: wire.EventTurnDone, TurnID: turnID, IsComplete: res.IsComplete}}, nil)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -42,6 +42,8 @@ type StreamEvent struct {
 	// MessageID is the reply's messageId (agentStarted, textDelta, retry, toolCall).
 	MessageID string `json:"messageId,omitempty"`
 	AgentID   string `json:"agentId,omitempty"`
+	// Author is the agent's name (agentStarted), as its messages carry it.
+	Author string `json:"author,omitempty"`
 	// Attempt counts from 1 the attempts at reply MessageID.
 	Attempt int `json:"attempt,omitempty"`
 	// Position is a queued turn's place (turnAccepted; 1: next).

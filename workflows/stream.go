@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -26,13 +27,35 @@ type eventLog struct {
 	// publishers are the attempts of the reply in flight, so live resets them.
 	sequences map[string]int64
 	live      *liveReply
+	// read is the highest offset a poll of this run asked for: its subscriber has read
+	// everything before it (0: none polled).
+	read int64
+}
+
+// streamLinger is how long a run whose chat closed stays open for the subscribers
+// that polled it to read its last events (a closed workflow answers no poll).
+const streamLinger = 5 * time.Second
+
+// versionStreamLinger: a closing run waits, up to streamLinger, for its subscribers to
+// read its last events; before, it ended at once.
+const versionStreamLinger = "stream-linger"
+
+// lingerForSubscribers keeps a closing run open until its subscribers have read every
+// event, or streamLinger has passed: only when one polled this run and has not.
+func (s *chatState) lingerForSubscribers(ctx workflow.Context) {
+	l := &s.events
+	caughtUp := func() bool { return l.read == 0 || l.read >= l.next }
+	if caughtUp() || !changed(ctx, versionStreamLinger) {
+		return
+	}
+	_, _ = workflow.AwaitWithTimeout(ctx, streamLinger, caughtUp)
 }
 
 // liveReply is the reply whose text deltas the log takes.
 type liveReply struct {
-	turnID, messageID, agentID string
-	attempt                    int
-	text                       strings.Builder
+	turnID, messageID, agentID, author string
+	attempt                            int
+	text                               strings.Builder
 }
 
 // emit appends ev to the log.
@@ -76,16 +99,14 @@ func (s *chatState) streamDetached() bool {
 	return false
 }
 
-// validatePoll refuses a negative offset, and, while the run hands over or ends, a poll
-// that would have to wait (StreamDraining: poll again, the next run answers).
+// validatePoll refuses a negative offset. While the run hands over or ends, a poll is
+// answered at once, empty when nothing is new (the protocol's reference refuses it
+// with StreamDraining instead): polling again reaches the next run, or finds the chat
+// closed; and the poll tells the run what its subscriber has read (lingerForSubscribers).
 func (s *chatState) validatePoll(in wire.StreamPollInput) error {
 	if in.FromOffset < 0 {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("stream poll: from_offset %d is negative", in.FromOffset), wire.ErrTypeInvalidInput, nil)
-	}
-	if s.streamDetached() && s.events.from(max(in.FromOffset, s.events.base)) == len(s.events.items) {
-		return temporal.NewNonRetryableApplicationError("stream poll: the chat's run is handing over or ending; poll again",
-			wire.ErrTypeStreamDraining, nil)
 	}
 	return nil
 }
@@ -105,6 +126,7 @@ func (s *chatState) poll(ctx workflow.Context, in wire.StreamPollInput) (wire.St
 		return wire.StreamPollResult{}, truncated()
 	}
 	from := max(in.FromOffset, l.base)
+	l.read = max(l.read, from, 1)
 	wanted := func(topic string) bool { return len(in.Topics) == 0 || contains(in.Topics, topic) }
 	if err := workflow.Await(ctx, func() bool {
 		for _, it := range l.items[l.from(from):] {
@@ -173,7 +195,7 @@ func (s *chatState) takePublish(in wire.StreamPublishInput) {
 			l.emit(wire.StreamEvent{Type: wire.EventRetry, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
 			r.attempt = ev.Attempt
 			r.text.Reset()
-			l.emit(wire.StreamEvent{Type: wire.EventAgentStarted, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
+			l.emit(r.started())
 		}
 		r.text.WriteString(ev.Text)
 		l.emit(wire.StreamEvent{Type: wire.EventTextDelta, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID,
@@ -191,9 +213,15 @@ func (s *chatState) startReply(t *turn, p wire.Participant, replyID string) {
 		l.emit(wire.StreamEvent{Type: wire.EventRetry, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
 		attempt = r.attempt + 1
 	}
-	l.live = &liveReply{turnID: t.msg.MessageID, messageID: replyID, agentID: p.ID, attempt: attempt}
+	l.live = &liveReply{turnID: t.msg.MessageID, messageID: replyID, agentID: p.ID, author: p.Name, attempt: attempt}
 	l.sequences = nil
-	l.emit(wire.StreamEvent{Type: wire.EventAgentStarted, TurnID: t.msg.MessageID, MessageID: replyID, AgentID: p.ID, Attempt: attempt})
+	l.emit(l.live.started())
+}
+
+// started is the agentStarted event of r's current attempt.
+func (r *liveReply) started() wire.StreamEvent {
+	return wire.StreamEvent{Type: wire.EventAgentStarted, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID,
+		Author: r.author, Attempt: r.attempt}
 }
 
 // finishReply ends the reply in flight with its final message m: when its deltas do not
@@ -217,7 +245,7 @@ func (s *chatState) finishReply(t *turn, m chat.Message) {
 		default:
 			l.emit(wire.StreamEvent{Type: wire.EventRetry, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
 			r.attempt++
-			l.emit(wire.StreamEvent{Type: wire.EventAgentStarted, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
+			l.emit(r.started())
 			if final != "" {
 				l.emit(delta(final))
 			}
