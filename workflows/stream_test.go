@@ -86,7 +86,7 @@ func TestStreamEventsOfARetriedReply(t *testing.T) {
 	e.publish(3*time.Second, "a1", 1, "m1/1", 1, "Hel") // sent again: dropped
 	e.publish(4*time.Second, "a1", 2, "m1/1", 1, "lo")
 	e.publish(5*time.Second, "a2", 1, "m1/1", 2, "Hi ")
-	e.publish(6*time.Second, "a1", 3, "m1/1", 1, "late") // the abandoned attempt: dropped
+	e.publish(6*time.Second, "a1", 3, "m1/1", 1, "late")  // the abandoned attempt: dropped
 	e.publish(7*time.Second, "a3", 1, "m9/1", 1, "other") // no such reply: dropped
 	var mid, all, rest wire.StreamPollResult
 	var midErr, allErr, restErr error
