@@ -3,6 +3,7 @@ package integration_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -174,4 +175,68 @@ agents:
 		}
 	}
 	assertStreamMatchesHistory(t, h, id, events)
+}
+
+// A follower of a chat that continues as new between its turns (a small history
+// budget) follows it into the next runs without a reconnect of its own: every turn's
+// events in order, offsets going on across runs, each reply's deltas its final text.
+// From offset 0 afterwards, the dropped deltas are gone and the messages done remain.
+func TestStreamFollowsContinueAsNew(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{ChunkDelay: 5 * time.Millisecond}})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"},
+		HistoryBudget: wire.HistoryBudget{MaxEvents: 40}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(ctxFor(t))
+	defer cancel()
+	followed := make(chan []agentchat.Event, 1)
+	go func() {
+		var evs []agentchat.Event
+		done := 0
+		for ev, err := range h.Client.Follow(ctx, id, 0) {
+			if err != nil {
+				break
+			}
+			evs = append(evs, ev)
+			if ev.Type == wire.EventTurnDone {
+				if done++; done == 4 {
+					break
+				}
+			}
+		}
+		followed <- evs
+	}()
+	for i := 1; i <= 4; i++ {
+		send(t, h, id, fmt.Sprintf("t%d", i), fmt.Sprintf("Turn %d", i))
+	}
+	var evs []agentchat.Event
+	select {
+	case evs = <-followed:
+	case <-time.After(time.Minute):
+		t.Fatal("the follower did not see the four turns")
+	}
+	st, err := h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	require.Greater(t, st.Runs, 0, "the chat continued as new")
+	assertStreamMatchesHistory(t, h, id, evs)
+	var turns []string
+	for _, ev := range evs {
+		if ev.Type == wire.EventTurnAccepted {
+			turns = append(turns, ev.TurnID)
+		}
+	}
+	assert.Equal(t, []string{"t1", "t2", "t3", "t4"}, turns)
+
+	var again []agentchat.Event
+	for ev, err := range h.Client.Follow(ctx, id, 0) {
+		require.NoError(t, err)
+		again = append(again, ev)
+		if ev.Type == wire.EventTurnDone && ev.TurnID == "t4" {
+			break
+		}
+	}
+	_, done := streamedTexts(again)
+	_, all := streamedTexts(evs)
+	assert.Equal(t, messageIDs(all), messageIDs(done), "the messages done stay after the deltas are dropped")
+	assert.Less(t, len(again), len(evs))
 }

@@ -103,6 +103,9 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 			break
 		}
 	}
+	if s.lingerForSubscribers(ctx) {
+		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	}
 	s.drainSignals(ctx)
 	s.carryStream = changed(ctx, versionStreamCarry)
 	next := s.in

@@ -32,23 +32,27 @@ type eventLog struct {
 	read int64
 }
 
-// streamLinger is how long a run whose chat closed stays open for the subscribers
-// that polled it to read its last events (a closed workflow answers no poll).
+// streamLinger is how long a run whose chat closed, or that continues as new, stays
+// open for the subscribers that polled it to read its last events (a closed workflow
+// answers no poll; the next run keeps no delta of a finished message).
 const streamLinger = 5 * time.Second
 
 // versionStreamLinger: a closing run waits, up to streamLinger, for its subscribers to
 // read its last events; before, it ended at once.
 const versionStreamLinger = "stream-linger"
 
-// lingerForSubscribers keeps a closing run open until its subscribers have read every
-// event, or streamLinger has passed: only when one polled this run and has not.
-func (s *chatState) lingerForSubscribers(ctx workflow.Context) {
+// lingerForSubscribers keeps a closing or handing-over run open until its subscribers
+// have read every event (the next run keeps no text delta of a finished message), or
+// streamLinger has passed: only when one polled this run and has not. It reports
+// whether it waited.
+func (s *chatState) lingerForSubscribers(ctx workflow.Context) bool {
 	l := &s.events
 	caughtUp := func() bool { return l.read == 0 || l.read >= l.next }
 	if caughtUp() || !changed(ctx, versionStreamLinger) {
-		return
+		return false
 	}
 	_, _ = workflow.AwaitWithTimeout(ctx, streamLinger, caughtUp)
+	return true
 }
 
 // liveReply is the reply whose text deltas the log takes.
