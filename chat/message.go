@@ -38,6 +38,9 @@ type Message struct {
 	AgentID    string    `json:"agentId,omitempty"`
 	CreatedAt  time.Time `json:"createdAt,omitzero"`
 	Contents   []Content `json:"contents"`
+	// Incomplete marks an agent's reply cut short when its turn was stopped (the
+	// CancelTurn update): the text it had written by then.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Text returns the message's text contents joined by a newline; "" when it has none.

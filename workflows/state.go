@@ -25,6 +25,13 @@ type turn struct {
 	// bytes is msg's encoded size as sent (sentBytes), for QueuedTurnsLimit; set when
 	// the turn is queued.
 	bytes int
+	// cancel cancels the turn's context while it runs; cancelled: CancelTurn stopped
+	// it (dropPartial: without its partial reply); partial is the reply in flight when
+	// its model call was cancelled (cancel.go).
+	cancel      workflow.CancelFunc
+	cancelled   bool
+	dropPartial bool
+	partial     *liveReply
 }
 
 // chatState is the whole state of one chat, with a method per handler.
@@ -107,6 +114,10 @@ func (s *chatState) register(ctx workflow.Context) error {
 		return err
 	}
 	if err := s.registerStream(ctx); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.CancelTurnUpdate, s.handleCancel,
+		workflow.UpdateHandlerOptions{Validator: s.validateCancel}); err != nil {
 		return err
 	}
 	if err := workflow.SetQueryHandler(ctx, wire.StateQuery, func() (wire.StateResult, error) { return s.state(), nil }); err != nil {

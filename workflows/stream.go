@@ -263,8 +263,13 @@ func (s *chatState) messageDone(t *turn, m chat.Message) {
 	s.turnEvent(t, wire.StreamEvent{Type: wire.EventMessageDone, MessageID: m.MessageID, AgentID: m.AgentID, Message: &m})
 }
 
-// abandonReply forgets the reply in flight (its call failed).
-func (s *chatState) abandonReply() { s.events.live = nil }
+// abandonReply forgets the reply in flight (its call failed or was cancelled) and
+// returns it.
+func (s *chatState) abandonReply() *liveReply {
+	r := s.events.live
+	s.events.live = nil
+	return r
+}
 
 // turnEvent appends an event of turn t.
 func (s *chatState) turnEvent(t *turn, ev wire.StreamEvent) {

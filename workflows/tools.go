@@ -63,6 +63,9 @@ type suspension struct {
 // returns the agent's final message, or errSuspended when a call waits for approval.
 func (s *chatState) runAgent(ctx workflow.Context, p wire.Participant, t *turn) (chat.Message, error) {
 	for round := 0; ; round++ {
+		if t.cancelled {
+			return chat.Message{}, errStopped // between tool rounds: no next call
+		}
 		reply, err := s.invoke(ctx, p, t)
 		if err != nil {
 			return chat.Message{}, err
@@ -151,6 +154,10 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 		}
 		var res wire.CallToolResult
 		err := f.Get(ctx, &res)
+		if err != nil && t.cancelled {
+			results[c.CallID] = errorResult(c, stoppedResult) // cut short: not recorded as run
+			continue
+		}
 		if err != nil {
 			// A worker without the tool's function: another of the queue may have it.
 			spec, _ := p.Tool(c.Name)

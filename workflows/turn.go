@@ -310,6 +310,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	if s.IsComplete && s.in.Termination.AutoReset {
 		s.IsComplete = false // the strategy resets for the next user turn
 	}
+	ctx, t.cancel = workflow.WithCancel(ctx)
 	s.continueTurn(ctx, t, nil)
 }
 
@@ -327,6 +328,10 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 				break
 			}
 			next, err := s.selectNext(ctx, t)
+			if err != nil && t.cancelled {
+				s.stopTurn(ctx, t, wire.Participant{ID: "(selection)"})
+				return
+			}
 			if err != nil {
 				s.failTurn(t, wire.Participant{ID: "(selection)"}, err)
 				return
@@ -338,12 +343,24 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 			t.suspended = true
 			return
 		}
+		if err != nil && t.cancelled {
+			s.stopTurn(ctx, t, p)
+			return
+		}
 		if err != nil {
 			s.failTurn(t, p, err)
 			return
 		}
 		s.Termination.Iterations++
+		if t.cancelled { // stopped after the agent's reply
+			s.stopTurn(ctx, t, p)
+			return
+		}
 		done, err := s.terminates(ctx, s.in.Termination, t, final)
+		if err != nil && t.cancelled {
+			s.stopTurn(ctx, t, p)
+			return
+		}
 		if err != nil {
 			s.failTurn(t, wire.Participant{ID: "(termination)"}, err)
 			return
@@ -353,8 +370,13 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 			break
 		}
 	}
-	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.History)
 	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnDone, IsComplete: s.IsComplete})
+	s.answered(t)
+}
+
+// answered records turn t as answered with the messages after its user message.
+func (s *chatState) answered(t *turn) {
+	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.History)
 	s.forgetAnswered(s.History[t.start:t.end])
 	s.TurnCount++
 	s.Attempted++
@@ -423,6 +445,10 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		err := s.agentActivity(actx, wire.InvokeAgentActivity, in, &res)
 		if err == nil {
 			break
+		}
+		if t.cancelled {
+			t.partial = s.abandonReply()
+			return chat.Message{}, err
 		}
 		if err = unwrapActivityError(err); resynced || !s.dropLostThread(ctx, p, err) {
 			s.abandonReply()
@@ -507,7 +533,7 @@ func (s *chatState) nextID(t *turn) string {
 func (s *chatState) turnResult(t *turn) wire.TurnResult {
 	msgs := boundMessages(s.History[t.start:t.end])
 	complete := s.IsComplete && t.end == len(s.History)
-	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
+	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete, Cancelled: t.cancelled}
 }
 
 // unwrapActivityError returns the application error an activity failed with, without
