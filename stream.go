@@ -338,6 +338,22 @@ func answerEvents(turnID string, res TurnResult, seen map[string]bool, yield fun
 	yield(Event{StreamEvent: StreamEvent{Type: wire.EventTurnDone, TurnID: turnID, IsComplete: res.IsComplete}}, nil)
 }
 
+// CancelTurn stops a turn of the chat (the CancelTurn update): in.MessageID "" is the
+// turn in flight, whose model call and tools are cancelled; it ends with what it
+// produced, the last reply kept marked incomplete (chat.Message.Incomplete) unless
+// in.DropPartial, every tool call answered, and the chat takes its next turn. A queued
+// turn's messageId takes it out of the queue (its Send fails with TurnCancelled).
+//
+// Errors: ErrChatNotFound, ErrChatClosed; InvalidInput when no such turn is in flight
+// or queued (or it waits for approvals: reject its calls instead).
+func (c *Client) CancelTurn(ctx context.Context, chatID string, in CancelTurnInput) (CancelTurnResult, error) {
+	var res CancelTurnResult
+	if err := c.update(ctx, chatID, "cancel a turn of", wire.CancelTurnUpdate, in, &res); err != nil {
+		return CancelTurnResult{}, err
+	}
+	return res, nil
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

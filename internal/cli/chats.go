@@ -197,7 +197,9 @@ func chatCmd(g *globals, s Streams) *cobra.Command {
 		Use:   "chat --chat ID [--agents ID,...]",
 		Short: "Talk to a chat interactively, one line a turn",
 		Long: `Talk to a chat, one line a turn; the agents' replies are printed as they are
-written (--no-stream: once the turn is answered).
+written (--no-stream: once the turn is answered). Ctrl-C while a reply is written
+stops the turn (as starter stop does: the partial reply stays, marked incomplete)
+and ends the session.
 With --agents, the chat is started first if it does not exist. A turn that waits for
 the approval of a tool call prints the starter approve command that decides it; run
 it in another shell, then go on.
@@ -290,7 +292,11 @@ Commands: /state, /history, /quit (or end of input).`,
 					p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNoteShort}
 					complete, err := p.print(c.SendStream(ctx, chatID, agentchat.SendMessageInput{Text: line, AuthorName: author}))
 					if err != nil {
-						if errors.Is(err, agentchat.ErrChatClosed) || ctx.Err() != nil {
+						if ctx.Err() != nil { // Ctrl-C while the reply is written: stop the turn
+							stopTurn(c, s, chatID)
+							return err
+						}
+						if errors.Is(err, agentchat.ErrChatClosed) {
 							return err
 						}
 						fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+approveHint(err))

@@ -215,3 +215,58 @@ until it closes or Ctrl-C.`,
 	jsonFlag(cmd, &asJSON, "print each event as a line of JSON")
 	return cmd
 }
+
+// stopTimeout bounds the CancelTurn that Ctrl-C in chat sends.
+const stopTimeout = 10 * time.Second
+
+// stopTurn stops the turn in flight of chat chatID after an interrupt, on a context of
+// its own (the command's ended with the interrupt).
+func stopTurn(c *agentchat.Client, s Streams, chatID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	if res, err := c.CancelTurn(ctx, chatID, agentchat.CancelTurnInput{}); err != nil {
+		fmt.Fprintln(s.Err, "could not stop the turn:", oneLine(err.Error()))
+	} else {
+		fmt.Fprintf(s.Out, "(turn %s stopped)\n", res.MessageID)
+	}
+}
+
+func stopCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID, msgID string
+		drop          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "stop --chat ID [--id MESSAGE_ID] [--drop]",
+		Short: "Stop the turn in flight, or a queued turn (the CancelTurn update)",
+		Long: `Stop a turn of a chat. Without --id, the turn in flight: its model call and tools are
+cancelled, the partial reply stays as the agent's message marked incomplete (--drop
+drops it), every tool call gets a result, and the chat takes its next turn. With
+--id, that turn: in flight, or queued (it leaves the queue and never runs; its
+sender gets TurnCancelled and may send it again).`,
+		Example: `  starter stop --chat support-42
+  starter stop --chat support-42 --id turn-9`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connectChat(cmd.Context(), chatID)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.CancelTurn(cmd.Context(), chatID, agentchat.CancelTurnInput{MessageID: msgID, DropPartial: drop})
+			if err != nil {
+				return err
+			}
+			if res.Queued {
+				fmt.Fprintf(s.Out, "cancelled queued turn %s of chat %s (it never ran)\n", res.MessageID, chatID)
+			} else {
+				fmt.Fprintf(s.Out, "stopped turn %s of chat %s\n", res.MessageID, chatID)
+			}
+			return nil
+		},
+	}
+	chatFlag(cmd, &chatID)
+	cmd.Flags().StringVar(&msgID, "id", "", "messageId of the turn (default: the turn in flight)")
+	cmd.Flags().BoolVar(&drop, "drop", false, "drop the partial reply instead of keeping it marked incomplete")
+	return cmd
+}
