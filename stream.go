@@ -170,7 +170,10 @@ func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageI
 			err := retryBusy(ctx, func() (err error) {
 				h, err = c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID,
 					UpdateName: wire.SendMessageUpdate, Args: []any{msg}, WaitForStage: client.WorkflowUpdateStageAccepted})
-				return err
+				if err != nil {
+					return err
+				}
+				return rejection(ctx, h)
 			})
 			if err != nil {
 				return nil, c.chatError(ctx, "send to", chatID, err)
@@ -312,6 +315,21 @@ func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int
 	case <-ctx.Done():
 		yield(Event{}, ctx.Err())
 	}
+}
+
+// rejection returns the error of an update its validator refused (the handle then
+// holds the outcome already, and Get returns it without a call), or nil for one that
+// was accepted. A refusal comes from Get, not from UpdateWorkflow, when the update
+// waits only for acceptance; retryBusy retries the retryable ones (ContinuingAsNew,
+// QueueFull).
+func rejection(ctx context.Context, h client.WorkflowUpdateHandle) error {
+	probe, cancel := context.WithCancel(ctx)
+	cancel() // an accepted update's Get would wait: it returns at once instead
+	var app *temporal.ApplicationError
+	if err := h.Get(probe, nil); errors.As(err, &app) {
+		return err
+	}
+	return nil
 }
 
 // answerEvents yields the events of answer res that the stream did not give (the
