@@ -112,3 +112,23 @@ func TestCancelTurnWhileAToolRuns(t *testing.T) {
 	assert.Equal(t, "not run: the turn was stopped", first.result.Messages[1].Contents[0].Error)
 	assert.Equal(t, 1, e.model.count(), "no model call after the stop")
 }
+
+// With dropPartial, the stopped agent's partial reply is dropped: the turn keeps only
+// its user message, and says turnCancelled.
+func TestCancelTurnDropsThePartialReply(t *testing.T) {
+	e := newEnv(t)
+	e.slowModel(10 * time.Second)
+	first := e.send(time.Second, msg("m1", "Hello"))
+	e.publish(2*time.Second, "a1", 1, "m1/1", 1, "Once upon")
+	var res wire.CancelTurnResult
+	var err error
+	e.cancelAt(3*time.Second, wire.CancelTurnInput{MessageID: "m1", DropPartial: true}, &res, &err)
+	e.run(thread(), 20*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, first.err)
+	assert.True(t, first.result.Cancelled)
+	assert.Empty(t, first.result.Messages)
+	assert.Equal(t, []string{"m1"}, ids(e.history()))
+	st := e.state()
+	assert.Equal(t, 1, st.TurnCount, "a stopped turn counts as answered")
+}

@@ -38,6 +38,9 @@ func TestSendStreamsFollowPrintsEventsStopRefuses(t *testing.T) {
 			Type   string `json:"type"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(l), &ev), l)
+		if ev.Type == wire.EventTextDelta && len(types) > 0 && types[len(types)-1] == ev.Type {
+			continue // the reply's text may come in one delta or several
+		}
 		types = append(types, ev.Type)
 		assert.GreaterOrEqual(t, ev.Offset, int64(2))
 	}
