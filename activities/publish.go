@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -26,6 +27,8 @@ type publisher struct {
 	mu      sync.Mutex
 	pending string
 	seq     int64
+	// taken is how much text add took, at most wire.StreamReplyBytes.
+	taken   int
 	flushed chan struct{} // a flush wanted now (the first delta)
 	stop    chan struct{}
 	done    chan struct{}
@@ -74,6 +77,13 @@ func (p *publisher) add(text string) {
 		return
 	}
 	p.mu.Lock()
+	if room := wire.StreamReplyBytes - p.taken; len(text) > room {
+		text = text[:max(room, 0)] // the rest comes with the final message
+		for text != "" && !utf8.ValidString(text) {
+			text = text[:len(text)-1]
+		}
+	}
+	p.taken += len(text)
 	first := p.seq == 0 && p.pending == ""
 	p.pending += text
 	p.mu.Unlock()
@@ -113,19 +123,21 @@ func (p *publisher) run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// flush signals the queued text as one delta.
+// flush signals the queued text as deltas of at most wire.StreamDeltaBytes, one signal
+// each.
 func (p *publisher) flush(ctx context.Context) {
 	p.mu.Lock()
-	text := p.pending
+	pieces := wire.SplitDelta(p.pending)
 	p.pending = ""
-	if text != "" {
-		p.seq++
-	}
-	seq := p.seq
+	first := p.seq
+	p.seq += int64(len(pieces))
 	p.mu.Unlock()
-	if text == "" {
-		return
+	for i, piece := range pieces { // run's loop and close flush one after the other
+		p.signal(ctx, piece, first+int64(i)+1)
 	}
+}
+
+func (p *publisher) signal(ctx context.Context, text string, seq int64) {
 	data, err := wire.EncodeStreamData(wire.StreamEvent{Type: wire.EventTextDelta, MessageID: p.messageID, Attempt: p.attempt, Text: text})
 	if err == nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,4 +240,25 @@ func TestStreamFollowsContinueAsNew(t *testing.T) {
 	_, all := streamedTexts(evs)
 	assert.Equal(t, messageIDs(all), messageIDs(done), "the messages done stay after the deltas are dropped")
 	assert.Less(t, len(again), len(evs))
+}
+
+// A long reply (600 KiB, inline) streams in deltas of at most wire.StreamDeltaBytes:
+// the model call publishes its first wire.StreamReplyBytes, the chat gives the rest
+// with the final message; the deltas concatenate to the final text, and no event of the
+// chat's history comes near a payload's limit.
+func TestStreamALongReplyInBoundedDeltas(t *testing.T) {
+	big := strings.Repeat("z", 600<<10)
+	h := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: big}}}}})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	events := collect(t, h.Client.SendStream(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "t1", Text: "Write a lot"}))
+	for _, ev := range events {
+		assert.LessOrEqual(t, len(ev.Text), wire.StreamDeltaBytes)
+	}
+	texts, _ := streamedTexts(events)
+	assert.Equal(t, "[offline] helper: "+big, texts["t1/1"])
+	assertStreamMatchesHistory(t, h, id, events)
+	assert.Less(t, largestPayload(t, h, id, currentRun(t, h, id).runID), int64(wire.ReplyInlineLimit*3/2+(64<<10)),
+		"the largest payload is the reply itself (in its activity result and its messageDone), not more")
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/base64"
 	"fmt"
+	"unicode/utf8"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -82,6 +83,34 @@ type StreamItem struct {
 // StreamPollBytes bounds a poll result's items (base64 and topic lengths), as the
 // protocol's own workflow side does (1,000,000): a result always holds at least one.
 const StreamPollBytes = 1_000_000
+
+// StreamDeltaBytes is the most text one textDelta carries, in bytes: 32 KiB, so that
+// every publication and event stays far under a payload (a longer text is split, at a
+// rune boundary).
+const StreamDeltaBytes = 32 << 10
+
+// StreamReplyBytes is the most text of one attempt at a reply that its model call
+// publishes: 256 KiB. A longer reply's text comes whole with its messageDone (one
+// over ReplyInlineLimit, which goes to the message store, as a reference: History has
+// its text).
+const StreamReplyBytes = 256 << 10
+
+// SplitDelta cuts text into pieces of at most StreamDeltaBytes, at rune boundaries.
+func SplitDelta(text string) []string {
+	var out []string
+	for len(text) > StreamDeltaBytes {
+		cut := StreamDeltaBytes
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		out = append(out, text[:cut])
+		text = text[cut:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}
 
 // StreamCarry is the log a run hands the next at continue-as-new: the events of the
 // latest turns without their text deltas, within StreamCarryBytes, and the log's next

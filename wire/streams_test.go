@@ -2,7 +2,9 @@ package wire_test
 
 import (
 	"encoding/base64"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,4 +49,17 @@ func FuzzDecodeStreamData(f *testing.F) {
 		var ev wire.StreamEvent
 		_ = wire.DecodeStreamData(data, &ev)
 	})
+}
+
+func TestSplitDeltaCutsAtRuneBoundaries(t *testing.T) {
+	text := strings.Repeat("é", wire.StreamDeltaBytes) // two bytes each
+	pieces := wire.SplitDelta(text)
+	require.Len(t, pieces, 2)
+	assert.Equal(t, text, strings.Join(pieces, ""))
+	for _, p := range pieces {
+		assert.LessOrEqual(t, len(p), wire.StreamDeltaBytes)
+		assert.True(t, utf8.ValidString(p))
+	}
+	assert.Nil(t, wire.SplitDelta(""))
+	assert.Equal(t, []string{"short"}, wire.SplitDelta("short"))
 }

@@ -192,7 +192,7 @@ func (s *chatState) takePublish(in wire.StreamPublishInput) {
 			continue
 		}
 		r := l.live
-		if r == nil || ev.MessageID != r.messageID || ev.Attempt < r.attempt || ev.Text == "" {
+		if r == nil || ev.MessageID != r.messageID || ev.Attempt < r.attempt || ev.Text == "" || len(ev.Text) > wire.StreamDeltaBytes {
 			continue
 		}
 		if ev.Attempt > r.attempt {
@@ -239,20 +239,21 @@ func (s *chatState) finishReply(t *turn, m chat.Message) {
 	l.live = nil
 	if r != nil && r.messageID == m.MessageID && m.Contents != nil {
 		final, sent := m.Text(), r.text.String()
-		delta := func(text string) wire.StreamEvent {
-			return wire.StreamEvent{Type: wire.EventTextDelta, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt, Text: text}
+		deltas := func(text string) {
+			for _, piece := range wire.SplitDelta(text) {
+				l.emit(wire.StreamEvent{Type: wire.EventTextDelta, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID,
+					Attempt: r.attempt, Text: piece})
+			}
 		}
 		switch {
 		case final == sent:
 		case strings.HasPrefix(final, sent):
-			l.emit(delta(final[len(sent):]))
+			deltas(final[len(sent):])
 		default:
 			l.emit(wire.StreamEvent{Type: wire.EventRetry, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
 			r.attempt++
 			l.emit(r.started())
-			if final != "" {
-				l.emit(delta(final))
-			}
+			deltas(final)
 		}
 	}
 	s.messageDone(t, m)
