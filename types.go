@@ -19,6 +19,8 @@ type (
 	HistoryInput        = wire.HistoryInput
 	HistoryResult       = wire.HistoryResult
 	ApproveInput        = wire.ApproveInput
+	CancelTurnInput     = wire.CancelTurnInput
+	CancelTurnResult    = wire.CancelTurnResult
 	PendingApproval     = wire.PendingApproval
 	ExportInput         = wire.ExportInput
 	ExportResult        = wire.ExportResult

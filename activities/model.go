@@ -53,10 +53,12 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
+	pub := newPublisher(ctx, a.selfClient(), in.ReplyID, a.registry.PublishInterval(def))
 	res, err := a.tracedInvoke(ctx, def, in, history, func(ctx context.Context) (wire.InvokeResult, error) {
-		res, err := kind.invoke(ctx, def, in, history)
+		res, err := kind.invoke(withPublisher(ctx, pub), def, in, history)
 		return withUsage(res, a.registry.Config(), def, res.Usage), err
 	})
+	pub.close(ctx)
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
@@ -161,6 +163,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 	// not before the first third has passed: a short answer costs no heartbeat round
 	// trip, a long one still tells the server it is alive well within the timeout.
 	beat := newBeat(hb / 3)
+	pub := publisherOf(ctx)
 	stream, err := c.CreateChatCompletionStream(ctx, req)
 	if err != nil {
 		return wire.InvokeResult{}, err
@@ -196,6 +199,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 		noteFinish(ctx, string(chunk.Choices[0].FinishReason))
 		d := chunk.Choices[0].Delta
 		text.WriteString(d.Content)
+		pub.add(d.Content)
 		for _, tc := range d.ToolCalls {
 			mergeToolCall(calls, tc)
 		}

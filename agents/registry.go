@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentchat/agentchat/wire"
 )
@@ -106,4 +107,16 @@ func (d Definition) Participant(e Endpoint) (wire.Participant, error) {
 		Call: d.Call.WithDefaults(), Reducer: d.Reducer,
 		MaxToolRounds: cmp.Or(d.MaxToolRounds, wire.DefaultMaxToolRounds),
 	}, nil
+}
+
+// PublishInterval returns how often agent d's text deltas are published: its own
+// PublishInterval, else its endpoint's, else DefaultPublishInterval; negative: never.
+func (r *Registry) PublishInterval(d Definition) time.Duration {
+	if d.PublishInterval != 0 {
+		return time.Duration(d.PublishInterval)
+	}
+	if e := r.Endpoint(d); e.PublishInterval != 0 {
+		return time.Duration(e.PublishInterval)
+	}
+	return DefaultPublishInterval
 }

@@ -38,6 +38,9 @@ type Message struct {
 	AgentID    string    `json:"agentId,omitempty"`
 	CreatedAt  time.Time `json:"createdAt,omitzero"`
 	Contents   []Content `json:"contents"`
+	// Incomplete marks an agent's reply cut short when its turn was stopped (the
+	// CancelTurn update): the text it had written by then.
+	Incomplete bool `json:"incomplete,omitempty"`
 	// Usage is what the model call that wrote an assistant message cost, when the
 	// provider reported it; nil otherwise (and on other roles).
 	Usage *Usage `json:"usage,omitempty"`

@@ -240,8 +240,8 @@ func (e *encoder) messages(name string, ms []chat.Message) error {
 	return nil
 }
 
-// message writes list[i], m: agentId?, authorName?, contents, createdAt?, messageId, role,
-// usage?.
+// message writes list[i], m: agentId?, authorName?, contents, createdAt?, incomplete?,
+// messageId, role, usage?.
 func (e *encoder) message(list string, i int, m chat.Message) error {
 	e.b = append(e.b, '{')
 	if m.AgentID != "" {
@@ -269,6 +269,9 @@ func (e *encoder) message(list string, i int, m chat.Message) error {
 			return err
 		}
 		e.b = append(e.b, ',')
+	}
+	if m.Incomplete {
+		e.b = append(e.b, `"incomplete":true,`...)
 	}
 	e.str("messageId", m.MessageID)
 	e.b = append(e.b, ',')

@@ -31,8 +31,8 @@ func (ms *canonicalMessages) UnmarshalJSON(b []byte) error {
 }
 
 // readMessages reads a JSON array of messages laid out as the encoder writes them
-// (members in RFC 8785 order: agentId?, authorName?, contents, createdAt?, messageId,
-// role, usage?) and returns what encoding/json would return for the same bytes. Text,
+// (members in RFC 8785 order: agentId?, authorName?, contents, createdAt?, incomplete?,
+// messageId, role, usage?) and returns what encoding/json would return for the same bytes. Text,
 // functionCall and functionResult contents are read here; any other content, and any
 // string with an escape, by encoding/json. Anything else is errNotCanonical.
 //
@@ -321,6 +321,7 @@ func (r *reader) message() (chat.Message, error) {
 			return m, errNotCanonical
 		}
 	}
+	m.Incomplete = r.lit(`"incomplete":true,`)
 	if m.MessageID, err = r.member("messageId"); err != nil || !r.lit(",") {
 		return m, errNotCanonical
 	}

@@ -9,6 +9,7 @@ package hosting
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -77,19 +78,33 @@ func LoadRegistry(path string) (*agents.Registry, error) {
 // OfflineScripts collects the scripted offline replies of every agent in the registry
 // (each definition's "offline": {"replies": [...]}), by agent id, for offline.Options.
 func OfflineScripts(r *agents.Registry) (map[string][]offline.Reply, error) {
-	scripts := map[string][]offline.Reply{}
+	opts, err := OfflineOptions(r)
+	return opts.Scripts, err
+}
+
+// OfflineOptions are the offline model's options from every agent in the registry:
+// each definition's "offline": {"replies": [...], "chunkDelay": "40ms"} gives its
+// scripted replies (Scripts) and the pause between its streamed chunks (ChunkDelays).
+func OfflineOptions(r *agents.Registry) (offline.Options, error) {
+	opts := offline.Options{Scripts: map[string][]offline.Reply{}, ChunkDelays: map[string]time.Duration{}}
 	for _, id := range r.IDs() {
 		d, _ := r.Get(id)
 		if len(d.Offline) == 0 {
 			continue
 		}
 		var s struct {
-			Replies []offline.Reply `json:"replies"`
+			Replies    []offline.Reply `json:"replies"`
+			ChunkDelay wire.Duration   `json:"chunkDelay"`
 		}
 		if err := json.Unmarshal(d.Offline, &s); err != nil {
-			return nil, fmt.Errorf("agentchat: agent %q: offline script: %w", id, err)
+			return offline.Options{}, fmt.Errorf("agentchat: agent %q: offline script: %w", id, err)
 		}
-		scripts[id] = s.Replies
+		if s.Replies != nil {
+			opts.Scripts[id] = s.Replies
+		}
+		if s.ChunkDelay > 0 {
+			opts.ChunkDelays[id] = time.Duration(s.ChunkDelay)
+		}
 	}
-	return scripts, nil
+	return opts, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,6 +70,13 @@ func TestOfflineScripts(t *testing.T) {
 	scripts, err := hosting.OfflineScripts(reg)
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]offline.Reply{"scripted": {{Text: "one"}, {Text: "two"}}}, scripts)
+
+	timed := agents.NewRegistry(agents.Config{Agents: []agents.Definition{
+		{ID: "paced", Offline: json.RawMessage(`{"chunkDelay":"40ms","replies":[{"text":"one","chunkDelay":"10ms"}]}`)}, {ID: "plain"}}})
+	opts, err := hosting.OfflineOptions(timed)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]time.Duration{"paced": 40 * time.Millisecond}, opts.ChunkDelays)
+	assert.Equal(t, map[string][]offline.Reply{"paced": {{Text: "one", ChunkDelay: wire.Duration(10 * time.Millisecond)}}}, opts.Scripts)
 
 	bad := agents.NewRegistry(agents.Config{Agents: []agents.Definition{{ID: "broken", Offline: json.RawMessage(`{"replies":"no"}`)}}})
 	_, err = hosting.OfflineScripts(bad)

@@ -27,6 +27,18 @@ type answer struct {
 	usage     openai.Usage
 }
 
+// chunkDelay is the pause between the stream events of agent's reply: the reply's own,
+// else the agent's, else the server's.
+func (s *Server) chunkDelay(agent string, reply Reply) time.Duration {
+	if reply.ChunkDelay > 0 {
+		return time.Duration(reply.ChunkDelay)
+	}
+	if d, ok := s.opts.ChunkDelays[agent]; ok {
+		return d
+	}
+	return s.opts.ChunkDelay
+}
+
 // chatCompletions answers POST /v1/chat/completions: it counts the request, decodes
 // and checks the body (400/413 at once when it is malformed or breaks a rule of
 // Validate, recorded in Violations), takes the agent's scripted reply for this
@@ -61,7 +73,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		if includeUsage {
 			s.reported.add(agent, ans.usage)
 		}
-		s.stream(w, r, ans, includeUsage)
+		s.stream(w, r, ans, includeUsage, s.chunkDelay(agent, reply))
 		return
 	}
 	s.reported.add(agent, ans.usage)

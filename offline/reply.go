@@ -35,6 +35,10 @@ type Reply struct {
 	// the request is cancelled. Non-streaming, the whole reply waits; streaming, the first
 	// byte (the response headers) waits. Zero means no delay.
 	Delay wire.Duration `json:"delay,omitempty"`
+	// ChunkDelay, streaming, is the pause between this reply's Server-Sent Events, in
+	// place of the agent's (Options.ChunkDelays) and the server's (Options.ChunkDelay);
+	// zero means theirs.
+	ChunkDelay wire.Duration `json:"chunkDelay,omitempty"`
 }
 
 // ToolCall is one scripted function tool call of a Reply.

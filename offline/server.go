@@ -60,6 +60,9 @@ type Options struct {
 	Latency time.Duration
 	// ChunkDelay is the pause between Server-Sent Events when streaming; zero means none.
 	ChunkDelay time.Duration
+	// ChunkDelays are the pauses of single agents, by agent id, in place of ChunkDelay
+	// (a Reply's own ChunkDelay wins over both).
+	ChunkDelays map[string]time.Duration
 	// Logger receives one Debug record per request and an Info record per refused
 	// request (never its headers, so never the Authorization key); nil discards.
 	Logger *slog.Logger

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -61,22 +62,22 @@ var jsonNull = json.RawMessage("null")
 
 // stream answers ans as Server-Sent Events: a role chunk, the content in word chunks,
 // each tool call (header, then argument fragments), a chunk with the finish reason, a
-// usage chunk if includeUsage, then "data: [DONE]". With a ChunkDelay, each event is
-// flushed and the next one waits ChunkDelay; without, the events are written back to
+// usage chunk if includeUsage, then "data: [DONE]". With a delay (chunkDelay), each
+// event is flushed and the next one waits delay; without, the events are written back to
 // back and flushed once, as a model that has its whole answer at once would send them.
 // It stops quietly when the request is cancelled or a write fails (the client is gone).
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, ans answer, includeUsage bool) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, ans answer, includeUsage bool, delay time.Duration) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	paced := s.opts.ChunkDelay > 0
+	paced := delay > 0
 
 	events := streamChunks(ans, includeUsage)
 	var buf []byte
 	for i, c := range events {
-		if i > 0 && paced && !sleep(r.Context(), s.opts.ChunkDelay) {
+		if i > 0 && paced && !sleep(r.Context(), delay) {
 			s.log.Debug("offline: stream cancelled", "id", ans.id, "sent", i)
 			return
 		}
@@ -90,7 +91,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ans answer, incl
 			return
 		}
 	}
-	if sleep(r.Context(), s.opts.ChunkDelay) {
+	if sleep(r.Context(), delay) {
 		writeEvent(w, rc, appendEvent(buf[:0], []byte("[DONE]")), true)
 	}
 }

@@ -133,3 +133,23 @@ func TestStreamDelayHoldsTheFirstByte(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), latency+delay)
 	assert.Equal(t, "[offline] a: late", got.text)
 }
+
+// An agent's chunk delay (Options.ChunkDelays) and a reply's own (Reply.ChunkDelay)
+// pace the stream in place of the server's.
+func TestStreamChunkDelayPerAgentAndPerReply(t *testing.T) {
+	const agentDelay, replyDelay = 60 * time.Millisecond, 120 * time.Millisecond
+	s := startServer(t, offline.Options{
+		ChunkDelays: map[string]time.Duration{"slow": agentDelay},
+		Scripts: map[string][]offline.Reply{"slow": {{Text: "one two three"}},
+			"own": {{Text: "one two three", ChunkDelay: wire.Duration(replyDelay)}}, "fast": {{Text: "one two three"}}},
+	})
+	timed := func(agent string) time.Duration {
+		start := time.Now()
+		completeStream(t, newClient(s, agent), chatRequest("hi"))
+		return time.Since(start)
+	}
+	const events = 1 + 5 + 1 + 1 // role, five words, finish, [DONE]
+	assert.GreaterOrEqual(t, timed("slow"), time.Duration(events-1)*agentDelay)
+	assert.GreaterOrEqual(t, timed("own"), time.Duration(events-1)*replyDelay)
+	assert.Less(t, timed("fast"), agentDelay, "an agent without a delay streams at once")
+}

@@ -46,6 +46,9 @@ type Carried struct {
 	// usage: one entry per agent that ever replied, so bounded by the agents a chat
 	// names.
 	Usage []UsageTotal `json:"usage,omitempty"`
+	// Stream is the chat's event log without the text deltas of finished messages (set
+	// by carry only; absent in runs before versionStreamCarry).
+	Stream *StreamCarry `json:"stream,omitempty"`
 }
 
 // CarriedRestore records the document a chat was restored from; the chat keeps it

@@ -40,6 +40,9 @@ const (
 	ErrTypeMigrating = "Migrating"
 	// ErrTypeMigrated: the chat has moved; the message and details name where.
 	ErrTypeMigrated = "Migrated"
+	// ErrTypeTurnCancelled: the turn was cancelled while queued (CancelTurn) and never
+	// ran; the same messageId may be sent again.
+	ErrTypeTurnCancelled = "TurnCancelled"
 	// ErrTypeMigrationFailed: a migration could not finish; the source chat took turns again.
 	ErrTypeMigrationFailed = "MigrationFailed"
 	// ErrTypeContinuingAsNew: the chat is handing over to a new run; retry at once and

@@ -40,6 +40,10 @@ const (
 	// ApproveUpdate approves or rejects a tool call the chat waits for (ApproveInput →
 	// TurnResult of the resumed turn).
 	ApproveUpdate = "Approve"
+	// CancelTurnUpdate stops a turn: the one in flight (its model call and tools are
+	// cancelled, its partial reply kept marked incomplete), or a queued one, by its
+	// messageId (CancelTurnInput → CancelTurnResult).
+	CancelTurnUpdate = "CancelTurn"
 	// SnapshotQuery returns everything of the document except the history, at the last
 	// turn boundary (no input → Snapshot). The export activity pairs it with History.
 	SnapshotQuery = "ExportSnapshot"

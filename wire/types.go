@@ -86,6 +86,24 @@ type TurnResult struct {
 	// AwaitingApproval lists the tool calls the turn waits for: it resumes when a
 	// person approves or rejects each (the Approve update).
 	AwaitingApproval []PendingApproval `json:"awaitingApproval,omitempty"`
+	// Cancelled: the turn was stopped (CancelTurn) while it ran; Messages are what it
+	// had produced, the last reply marked incomplete.
+	Cancelled bool `json:"cancelled,omitempty"`
+}
+
+// CancelTurnInput names the turn to stop: MessageID "" is the turn in flight; a queued
+// turn's messageId takes it out of the queue. DropPartial drops the partial reply of
+// the stopped agent instead of keeping it (marked incomplete).
+type CancelTurnInput struct {
+	MessageID   string `json:"messageId,omitempty"`
+	DropPartial bool   `json:"dropPartial,omitempty"`
+}
+
+// CancelTurnResult says which turn was stopped: Queued when it had not begun (it left
+// nothing in the chat), else it was in flight and ended with what it had produced.
+type CancelTurnResult struct {
+	MessageID string `json:"messageId"`
+	Queued    bool   `json:"queued,omitempty"`
 }
 
 // Chat statuses, in StateResult.Status.

@@ -39,6 +39,7 @@ func AgentChat(ctx workflow.Context, in wire.AgentChatInput) (wire.AgentChatResu
 			return s.result(), err
 		}
 	}
+	s.lingerForSubscribers(ctx)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	return s.result(), nil
 }

@@ -40,7 +40,8 @@ const (
 // rebuilt from it (channels, the idempotency record, a suspension, the queued turns).
 func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.Carried = *c
-	s.Channels, s.Pending, s.stubs = nil, nil, stubTotal{}
+	s.Channels, s.Pending, s.stubs, s.Stream = nil, nil, stubTotal{}, nil
+	s.resumeEvents(c.Stream)
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
 	}
@@ -102,7 +103,11 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 			break
 		}
 	}
+	if s.lingerForSubscribers(ctx) {
+		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	}
 	s.drainSignals(ctx)
+	s.carryStream = changed(ctx, versionStreamCarry)
 	next := s.in
 	next.Restore = nil
 	if !changed(ctx, carryBySizeChange) {
@@ -113,6 +118,10 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	}
 	return workflow.NewContinueAsNewError(ctx, wire.WorkflowType, next)
 }
+
+// versionStreamCarry: the carry takes the chat's event log (without the text deltas of
+// finished messages, wire.StreamCarry); before, a run carried no log.
+const versionStreamCarry = "stream-carry"
 
 // versionDrainInOrder: a draining run answers the queued turns in order up to the last
 // one an update waits for; before, it took the update turns first, so a signalled turn
@@ -195,6 +204,9 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 func (s *chatState) carry() *wire.Carried {
 	c := s.Carried
 	c.Channels, c.Pending = s.documentChannels(), nil
+	if s.carryStream {
+		c.Stream = s.carryEvents()
+	}
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}

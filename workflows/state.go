@@ -28,6 +28,13 @@ type turn struct {
 	// span is the tracing span of the handler that queued the turn (wire.TraceSpanKey),
 	// nil without tracing; the turn runs under it.
 	span any
+	// cancel cancels the turn's context while it runs; cancelled: CancelTurn stopped
+	// it (dropPartial: without its partial reply); partial is the reply in flight when
+	// its model call was cancelled (cancel.go).
+	cancel      workflow.CancelFunc
+	cancelled   bool
+	dropPartial bool
+	partial     *liveReply
 }
 
 // chatState is the whole state of one chat, with a method per handler.
@@ -77,6 +84,10 @@ type chatState struct {
 	active *turn
 	// turns records every accepted turn by messageId: the idempotency record.
 	turns map[string]*turn
+	// events is the chat's stream (stream.go); carryStream: the carry takes it
+	// (versionStreamCarry).
+	events      eventLog
+	carryStream bool
 }
 
 func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {
@@ -108,6 +119,13 @@ func (s *chatState) register(ctx workflow.Context) error {
 		return err
 	}
 	s.registerReencrypt(ctx)
+	if err := s.registerStream(ctx); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.CancelTurnUpdate, s.handleCancel,
+		workflow.UpdateHandlerOptions{Validator: s.validateCancel}); err != nil {
+		return err
+	}
 	if err := workflow.SetQueryHandler(ctx, wire.StateQuery, func() (wire.StateResult, error) { return s.state(), nil }); err != nil {
 		return err
 	}

@@ -63,6 +63,9 @@ type suspension struct {
 // returns the agent's final message, or errSuspended when a call waits for approval.
 func (s *chatState) runAgent(ctx workflow.Context, p wire.Participant, t *turn) (chat.Message, error) {
 	for round := 0; ; round++ {
+		if t.cancelled {
+			return chat.Message{}, errStopped // between tool rounds: no next call
+		}
 		reply, err := s.invoke(ctx, p, t)
 		if err != nil {
 			return chat.Message{}, err
@@ -124,6 +127,8 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 		results = map[string]chat.Content{}
 	)
 	for _, c := range calls {
+		call := c
+		s.turnEvent(t, wire.StreamEvent{Type: wire.EventToolCall, AgentID: p.ID, Call: &call})
 		spec, ok := p.Tool(c.Name)
 		switch {
 		case !ok:
@@ -132,6 +137,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 			results[c.CallID] = errorResult(c, "the arguments are not a JSON object: "+c.Arguments)
 		case spec.Approval && !s.decided(c.CallID):
 			pending = append(pending, pendingApproval(c, p, t))
+			s.turnEvent(t, wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.ID, Call: &call})
 		case spec.Approval && !s.Decisions[c.CallID].Approved:
 			d := s.Decisions[c.CallID]
 			results[c.CallID] = errorResult(c, "rejected by a person"+reasonSuffix(d.Reason))
@@ -148,6 +154,10 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 		}
 		var res wire.CallToolResult
 		err := f.Get(ctx, &res)
+		if err != nil && t.cancelled {
+			results[c.CallID] = errorResult(c, stoppedResult) // cut short: not recorded as run
+			continue
+		}
 		if err != nil {
 			// A worker without the tool's function: another of the queue may have it.
 			spec, _ := p.Tool(c.Name)
@@ -252,8 +262,12 @@ func (s *chatState) appendResults(t *turn, p wire.Participant, results []chat.Co
 	if len(results) == 0 {
 		return
 	}
-	s.History = append(s.History, chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID,
-		AuthorName: "tools", Contents: results})
+	m := chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID, AuthorName: "tools", Contents: results}
+	s.History = append(s.History, m)
+	for i := range results {
+		s.turnEvent(t, wire.StreamEvent{Type: wire.EventToolResult, AgentID: p.ID, Result: &results[i]})
+	}
+	s.messageDone(t, m)
 }
 
 func errorResults(calls []chat.Content, msg string) []chat.Content {

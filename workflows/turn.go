@@ -196,7 +196,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	if err != nil {
 		return wire.TurnResult{}, err
 	}
-	t := s.enqueue(ctx, m, false)
+	t := s.enqueueNew(ctx, m, false)
 	if err := workflow.Await(ctx, func() bool { return t.done }); err != nil {
 		return wire.TurnResult{}, err
 	}
@@ -241,7 +241,17 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 		workflow.GetLogger(ctx).Warn("UserMessage signal refused", "messageId", in.MessageID, "error", err)
 		return
 	}
-	s.enqueue(ctx, m, true)
+	s.enqueueNew(ctx, m, true)
+}
+
+// enqueueNew is enqueue for a turn that arrives: a new one is accepted (turnAccepted).
+func (s *chatState) enqueueNew(ctx workflow.Context, m chat.Message, signal bool) *turn {
+	old := s.turns[m.MessageID]
+	t := s.enqueue(ctx, m, signal)
+	if t != old {
+		s.turnAccepted(t)
+	}
+	return t
 }
 
 // enqueue returns the live turn for m's messageId, or queues a new one.
@@ -306,6 +316,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	if s.IsComplete && s.in.Termination.AutoReset {
 		s.IsComplete = false // the strategy resets for the next user turn
 	}
+	ctx, t.cancel = workflow.WithCancel(ctx)
 	s.continueTurn(ctx, t, nil)
 }
 
@@ -323,6 +334,10 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 				break
 			}
 			next, err := s.selectNext(ctx, t)
+			if err != nil && t.cancelled {
+				s.stopTurn(ctx, t, wire.Participant{ID: "(selection)"})
+				return
+			}
 			if err != nil {
 				s.failTurn(t, wire.Participant{ID: "(selection)"}, err)
 				return
@@ -334,12 +349,24 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 			t.suspended = true
 			return
 		}
+		if err != nil && t.cancelled {
+			s.stopTurn(ctx, t, p)
+			return
+		}
 		if err != nil {
 			s.failTurn(t, p, err)
 			return
 		}
 		s.Termination.Iterations++
+		if t.cancelled { // stopped after the agent's reply
+			s.stopTurn(ctx, t, p)
+			return
+		}
 		done, err := s.terminates(ctx, s.in.Termination, t, final)
+		if err != nil && t.cancelled {
+			s.stopTurn(ctx, t, p)
+			return
+		}
 		if err != nil {
 			s.failTurn(t, wire.Participant{ID: "(termination)"}, err)
 			return
@@ -349,6 +376,12 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 			break
 		}
 	}
+	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnDone, IsComplete: s.IsComplete})
+	s.answered(t)
+}
+
+// answered records turn t as answered with the messages after its user message.
+func (s *chatState) answered(t *turn) {
 	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.History)
 	s.forgetAnswered(s.History[t.start:t.end])
 	s.TurnCount++
@@ -365,6 +398,8 @@ func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 	s.restoreChannels(s.boundary.channels)
 	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
 	t.err = turnError(t, p, err, *s.LastError)
+	failed := *s.LastError
+	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnFailed, Error: &failed})
 	s.Attempted++
 }
 
@@ -413,11 +448,17 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 	for resynced := false; ; resynced = true {
 		in = s.invokeInput(ctx, p, t)
 		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
+		s.startReply(t, p, in.ReplyID)
 		err := s.agentActivity(actx, wire.InvokeAgentActivity, in, &res)
 		if err == nil {
 			break
 		}
+		if t.cancelled {
+			t.partial = s.abandonReply()
+			return chat.Message{}, err
+		}
 		if err = unwrapActivityError(err); resynced || !s.dropLostThread(ctx, p, err) {
+			s.abandonReply()
 			return chat.Message{}, err
 		}
 	}
@@ -429,7 +470,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 	}
 	s.uniqueCallIDs(ctx, in.ReplyID, res.Contents)
 	s.addUsage(p.ID, res)
-	return chat.Message{
+	m := chat.Message{
 		MessageID:  in.ReplyID,
 		Role:       chat.RoleAssistant,
 		AuthorName: p.Name,
@@ -437,7 +478,9 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		CreatedAt:  workflow.Now(ctx).UTC(),
 		Contents:   res.Contents,
 		Usage:      res.Usage,
-	}, nil
+	}
+	s.finishReply(t, m)
+	return m, nil
 }
 
 func (s *chatState) participant(id string) wire.Participant {
@@ -499,7 +542,7 @@ func (s *chatState) nextID(t *turn) string {
 func (s *chatState) turnResult(t *turn) wire.TurnResult {
 	msgs := boundMessages(s.History[t.start:t.end])
 	complete := s.IsComplete && t.end == len(s.History)
-	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete}
+	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete, Cancelled: t.cancelled}
 }
 
 // unwrapActivityError returns the application error an activity failed with, without

@@ -78,6 +78,7 @@ func sendCmd(g *globals, s Streams) *cobra.Command {
 		chatID, msgID, author string
 		ids                   []string
 		noWait, asJSON        bool
+		noStream              bool
 		strat                 strategyFlags
 	)
 	cmd := &cobra.Command{
@@ -87,7 +88,8 @@ func sendCmd(g *globals, s Streams) *cobra.Command {
 
 With --chat, the turn goes to that chat. Without it, the turn runs on a temporary
 thread: a one-turn chat with --agents (default helper) that completes afterwards.
---id makes the turn idempotent: sending the same id again prints the first answer
+The replies are printed as the agents write them (the chat's event stream);
+--no-stream (or --json) prints them once the whole turn is answered. --id makes the turn idempotent: sending the same id again prints the first answer
 and calls no model. --no-wait sends it as the UserMessage signal instead.
 
 A turn whose agent calls a tool that needs a person's approval (approval: true in
@@ -137,6 +139,9 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 				res   agentchat.TurnResult
 				runID string
 			)
+			if !noWait && !noStream && !asJSON {
+				return streamSend(cmd.Context(), c, s, chatID, msg, agentchat.RunOptions{Agents: ids, Selection: sel, Termination: term}, notice)
+			}
 			switch {
 			case noWait:
 				id, err := c.Post(cmd.Context(), chatID, msg)
@@ -176,6 +181,7 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 	fl.StringVar(&msgID, "id", "", "messageId of the turn (default: a new UUID); the idempotency key")
 	fl.StringVar(&author, "author", "", "author name of the user message")
 	fl.BoolVar(&noWait, "no-wait", false, "send as a signal and return at once")
+	fl.BoolVar(&noStream, "no-stream", false, "print the replies once the whole turn is answered, not as they are written")
 	jsonFlag(cmd, &asJSON, "print the turn result as JSON")
 	strat.add(cmd)
 	return cmd
@@ -185,11 +191,15 @@ func chatCmd(g *globals, s Streams) *cobra.Command {
 	var (
 		chatID, author string
 		ids            []string
+		noStream       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "chat --chat ID [--agents ID,...]",
 		Short: "Talk to a chat interactively, one line a turn",
-		Long: `Talk to a chat, one line a turn; the agents' replies are printed after each.
+		Long: `Talk to a chat, one line a turn; the agents' replies are printed as they are
+written (--no-stream: once the turn is answered). Ctrl-C while a reply is written
+stops the turn (as starter stop does: the partial reply stays, marked incomplete)
+and ends the session.
 With --agents, the chat is started first if it does not exist. A turn that waits for
 the approval of a tool call prints the starter approve command that decides it; run
 it in another shell, then go on.
@@ -278,6 +288,25 @@ Commands: /state, /history, /quit (or end of input).`,
 					continue
 				}
 				line = strings.TrimPrefix(line, "/")
+				if !noStream {
+					p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNoteShort}
+					complete, err := p.print(c.SendStream(ctx, chatID, agentchat.SendMessageInput{Text: line, AuthorName: author}))
+					if err != nil {
+						if ctx.Err() != nil { // Ctrl-C while the reply is written: stop the turn
+							stopTurn(c, s, chatID)
+							return err
+						}
+						if errors.Is(err, agentchat.ErrChatClosed) {
+							return err
+						}
+						fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+approveHint(err))
+						continue
+					}
+					if complete {
+						return nil
+					}
+					continue
+				}
 				res, err := c.Send(ctx, chatID, agentchat.SendMessageInput{Text: line, AuthorName: author})
 				if err != nil {
 					if errors.Is(err, agentchat.ErrChatClosed) {
@@ -296,6 +325,7 @@ Commands: /state, /history, /quit (or end of input).`,
 	chatFlag(cmd, &chatID)
 	cmd.Flags().StringSliceVar(&ids, "agents", nil, "start the chat with these agents if it does not exist")
 	cmd.Flags().StringVar(&author, "author", "", "author name of your messages")
+	cmd.Flags().BoolVar(&noStream, "no-stream", false, "print the replies once each turn is answered, not as they are written")
 	return cmd
 }
 

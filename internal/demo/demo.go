@@ -86,6 +86,11 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	exportDir := filepath.Join(opts.DataDir, "exports")
+	if opts.AgentsPath == "" {
+		if opts.AgentsPath, err = writeDemoAgents(opts.DataDir); err != nil {
+			return err
+		}
+	}
 	w, err := serve.Start(c.Temporal(), serve.Options{AgentsPath: opts.AgentsPath, Offline: offline, Namespace: c.Namespace(),
 		TaskQueue: TaskQueue, Logger: quiet, StoreDir: exportDir, MessageStores: []string{"sqlite://" + messages}, Keys: c.Keys()})
 	if err != nil {
@@ -129,7 +134,8 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	d := &run{c: c, cb: cb, p: p, suffix: uuid.NewString()[:8], exportDir: exportDir}
-	steps := []func(context.Context) error{d.thread, d.temporary, d.groupChat, d.saveAndRestore, d.migrate, d.state}
+	_, d.storyteller = w.Registry.Get("storyteller")
+	steps := []func(context.Context) error{d.thread, d.temporary, d.streamed, d.groupChat, d.saveAndRestore, d.migrate, d.state}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err
@@ -167,6 +173,8 @@ type run struct {
 	threadID   string
 	restoredID string
 	chats      []link // in order, for the links
+	// storyteller: the registry has the streaming step's agent.
+	storyteller bool
 }
 
 // link is a chat to print a UI link for.

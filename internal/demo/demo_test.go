@@ -42,6 +42,10 @@ func TestDemoPlaysEveryPart(t *testing.T) {
 	// Group chat: the reviewer's script approves on its second reply.
 	assert.Regexp(t, `(?s)Writer: .*Reviewer: +\[offline\] reviewer: Suggestion.*Writer: .*Reviewer: +\[offline\] reviewer: APPROVED`, text)
 	assert.Contains(t, text, "the chat is complete")
+	// Streaming: a reply as it is written, then a turn stopped half-way.
+	assert.Contains(t, text, "Storyteller: [offline] storyteller: Once upon a time a small lighthouse kept watch over a quiet harbour")
+	assert.Regexp(t, `(?s)stopped after 12 deltas.*Storyteller: \[offline\] storyteller: Long ago, .*turn story-2 stopped.*marked incomplete \(true\), after 1[2-9] text deltas`, text)
+	assert.NotContains(t, text, "each one telling a different story", "the long story was stopped before its end")
 	// Save and resume, then migration: each time the next reply lists the whole earlier conversation.
 	recap := `We talked about: "Hello, how are you?", "My name is Alice", "What's my name?".`
 	assert.Regexp(t, `(?s)4\. Save and resume.*exported .*demo-thread-[0-9a-f]{8}\.json: \d+ bytes, sha256:[0-9a-f]{64}.*restored into demo-restored-[0-9a-f]{8}: 6 messages in 3 turns.*`+regexp.QuoteMeta(recap), text)

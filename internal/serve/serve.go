@@ -156,11 +156,12 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		cfg.Tools[name] = f
 	}
 	if opts.Offline {
-		scripts, err := hosting.OfflineScripts(reg)
+		mopts, err := hosting.OfflineOptions(reg)
 		if err != nil {
 			return nil, err
 		}
-		if w.Model, err = offline.Start(offline.Options{Scripts: scripts, Logger: opts.Logger}); err != nil {
+		mopts.Logger = opts.Logger
+		if w.Model, err = offline.Start(mopts); err != nil {
 			return nil, fmt.Errorf("start the offline model: %w", err)
 		}
 		cfg.BaseURLOverride = w.Model.URL()

@@ -1,0 +1,151 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentchat/agentchat/wire"
+)
+
+// publisher sends a reply's text deltas to its own chat's event stream, a batch per
+// interval, by the Workflow Streams publish signal (wire.StreamPublishSignal) to the
+// run that scheduled the activity. Publishing is best effort: a batch that cannot be
+// signalled is logged and dropped, since the workflow completes the deltas from the
+// final message (workflows.finishReply). A nil publisher publishes nothing.
+type publisher struct {
+	tc                     client.Client
+	workflowID, runID, pid string
+	messageID              string
+	attempt                int
+
+	mu      sync.Mutex
+	pending string
+	seq     int64
+	// taken is how much text add took, at most wire.StreamReplyBytes.
+	taken   int
+	flushed chan struct{} // a flush wanted now (the first delta)
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// newPublisher returns the publisher of reply messageID, flushing every interval, or
+// nil when there is nothing to publish to (no client, no reply id, a negative
+// interval, an activity not scheduled by a workflow).
+func newPublisher(ctx context.Context, tc client.Client, messageID string, interval time.Duration) *publisher {
+	if tc == nil || messageID == "" || interval < 0 || !activity.IsActivity(ctx) {
+		return nil
+	}
+	info := activity.GetInfo(ctx)
+	if info.WorkflowExecution.ID == "" {
+		return nil
+	}
+	p := &publisher{tc: tc, workflowID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
+		pid:       fmt.Sprintf("%s/%s/%d", info.WorkflowExecution.RunID, info.ActivityID, info.Attempt),
+		messageID: messageID, attempt: int(info.Attempt),
+		stop: make(chan struct{}), done: make(chan struct{}), flushed: make(chan struct{}, 1)}
+	go p.run(ctx, interval)
+	return p
+}
+
+type publisherKey struct{}
+
+// withPublisher returns ctx carrying p, for the model call of the reply it publishes.
+func withPublisher(ctx context.Context, p *publisher) context.Context {
+	return context.WithValue(ctx, publisherKey{}, p)
+}
+
+// publisherOf returns the publisher ctx carries, or nil.
+func publisherOf(ctx context.Context) *publisher {
+	p, _ := ctx.Value(publisherKey{}).(*publisher)
+	return p
+}
+
+// selfClient returns the worker's own Temporal client, or nil.
+func (a *Activities) selfClient() client.Client {
+	return a.clients.clusters[a.clients.self].Client
+}
+
+// add queues text for the next batch; the first text of the reply goes at once.
+func (p *publisher) add(text string) {
+	if p == nil || text == "" {
+		return
+	}
+	p.mu.Lock()
+	if room := wire.StreamReplyBytes - p.taken; len(text) > room {
+		text = text[:max(room, 0)] // the rest comes with the final message
+		for text != "" && !utf8.ValidString(text) {
+			text = text[:len(text)-1]
+		}
+	}
+	p.taken += len(text)
+	first := p.seq == 0 && p.pending == ""
+	p.pending += text
+	p.mu.Unlock()
+	if first {
+		select {
+		case p.flushed <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// close sends what is queued and stops; the reply's deltas are then in the workflow's
+// history before the activity's result.
+func (p *publisher) close(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.flush(ctx)
+}
+
+func (p *publisher) run(ctx context.Context, interval time.Duration) {
+	defer close(p.done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-p.flushed:
+		}
+		p.flush(ctx)
+	}
+}
+
+// flush signals the queued text as deltas of at most wire.StreamDeltaBytes, one signal
+// each.
+func (p *publisher) flush(ctx context.Context) {
+	p.mu.Lock()
+	pieces := wire.SplitDelta(p.pending)
+	p.pending = ""
+	first := p.seq
+	p.seq += int64(len(pieces))
+	p.mu.Unlock()
+	for i, piece := range pieces { // run's loop and close flush one after the other
+		p.signal(ctx, piece, first+int64(i)+1)
+	}
+}
+
+func (p *publisher) signal(ctx context.Context, text string, seq int64) {
+	data, err := wire.EncodeStreamData(wire.StreamEvent{Type: wire.EventTextDelta, MessageID: p.messageID, Attempt: p.attempt, Text: text})
+	if err == nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		err = p.tc.SignalWorkflow(sctx, p.workflowID, p.runID, wire.StreamPublishSignal, wire.StreamPublishInput{
+			Items: []wire.StreamEntry{{Topic: wire.StreamTopic, Data: data}}, PublisherID: p.pid, Sequence: seq})
+		cancel()
+	}
+	if err != nil {
+		activity.GetLogger(ctx).Warn("text deltas not published", "messageId", p.messageID, "error", err)
+	}
+}

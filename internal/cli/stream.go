@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// streamPrinter writes a turn's events as they come: a reply's text as it is written,
+// "Author: " before its first delta, then its tool calls and the tool results as
+// printMessage does; for a turn that ends complete, the complete note, and the calls
+// it waits for. What it prints for a finished turn is what printTurn prints.
+type streamPrinter struct {
+	w        io.Writer
+	chatID   string
+	complete string
+	// author is the reply's author, written before its first delta; open: a reply's
+	// text is being written (its line not ended yet).
+	author   string
+	open     bool
+	awaiting []wire.PendingApproval
+	// events: print every event's type and offset too (follow).
+	events bool
+}
+
+// print writes events until the sequence ends; it returns the first error, and
+// whether the last turn completed the chat.
+func (p *streamPrinter) print(seq iter.Seq2[agentchat.Event, error]) (complete bool, err error) {
+	for ev, err := range seq {
+		if err != nil {
+			p.endLine()
+			return false, err
+		}
+		if p.take(ev) {
+			complete = true
+		}
+	}
+	p.endLine()
+	return complete, nil
+}
+
+// take writes one event; it reports whether the event ended a turn that completed
+// the chat.
+func (p *streamPrinter) take(ev agentchat.Event) bool {
+	switch ev.Type {
+	case wire.EventTurnAccepted:
+		p.awaiting = nil
+		if p.events {
+			fmt.Fprintf(p.w, "[%d] turn %s accepted (queue position %d)\n", ev.Offset, ev.TurnID, ev.Position)
+		}
+	case wire.EventAgentStarted:
+		p.endLine()
+		if p.events {
+			fmt.Fprintf(p.w, "[%d] %s starts %s (attempt %d)\n", ev.Offset, ev.AgentID, ev.MessageID, ev.Attempt)
+		}
+		p.author = cmpOr(ev.Author, ev.AgentID)
+	case wire.EventTextDelta:
+		if !p.open {
+			fmt.Fprintf(p.w, "%s: ", p.author)
+			p.open = true
+		}
+		fmt.Fprint(p.w, ev.Text)
+	case wire.EventRetry:
+		p.endLine()
+		fmt.Fprintf(p.w, "(attempt %d of %s was abandoned; its reply starts again)\n", ev.Attempt, ev.MessageID)
+	case wire.EventMessageDone:
+		p.messageDone(*ev.Message)
+	case wire.EventApprovalNeeded:
+		p.awaiting = append(p.awaiting, wire.PendingApproval{CallID: ev.Call.CallID, Tool: ev.Call.Name,
+			Arguments: ev.Call.Arguments, AgentID: ev.AgentID, TurnID: ev.TurnID})
+	case wire.EventTurnDone:
+		p.endLine()
+		if ev.IsComplete {
+			fmt.Fprintln(p.w, p.complete)
+		}
+		printAwaiting(p.w, p.chatID, p.awaiting)
+		if p.events {
+			fmt.Fprintf(p.w, "[%d] turn %s done\n", ev.Offset, ev.TurnID)
+		}
+		return ev.IsComplete
+	case wire.EventTurnFailed:
+		p.endLine()
+		if p.events {
+			fmt.Fprintf(p.w, "[%d] turn %s failed: %s\n", ev.Offset, ev.TurnID, ev.Error.Message)
+		}
+	case wire.EventTurnCancelled:
+		p.endLine()
+		fmt.Fprintf(p.w, "(turn %s was stopped)\n", ev.TurnID)
+	}
+	return false
+}
+
+// messageDone ends a reply's text line and writes the rest of the message (tool calls,
+// results) as printMessage does.
+func (p *streamPrinter) messageDone(m chat.Message) {
+	if m.Role != chat.RoleAssistant || (!p.open && m.Text() != "") {
+		p.endLine()
+		printMessage(p.w, m)
+		return
+	}
+	p.endLine()
+	rest := m
+	rest.Contents = nil
+	for _, c := range m.Contents {
+		if c.Type != chat.ContentText {
+			rest.Contents = append(rest.Contents, c)
+		}
+	}
+	printMessage(p.w, rest)
+}
+
+func (p *streamPrinter) endLine() {
+	if p.open {
+		fmt.Fprintln(p.w)
+		p.open = false
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// streamSend is send without --no-stream: the turn's events printed as they come, on
+// chat chatID, or on a temporary thread of run (chatID "").
+func streamSend(ctx context.Context, c *agentchat.Client, s Streams, chatID string, msg agentchat.SendMessageInput,
+	run agentchat.RunOptions, notice *time.Timer) error {
+	var seq iter.Seq2[agentchat.Event, error]
+	if chatID == "" {
+		run.ChatID = "run-" + uuid.NewString()
+		seq = c.RunStream(ctx, run, msg)
+	} else {
+		seq = c.SendStream(ctx, chatID, msg)
+	}
+	p := &streamPrinter{w: s.Out, chatID: cmp.Or(chatID, run.ChatID), complete: completeNote}
+	_, err := p.print(func(yield func(agentchat.Event, error) bool) {
+		for ev, err := range seq {
+			notice.Stop() // the turn is under way: no "still waiting" notice
+			if !yield(ev, err) {
+				return
+			}
+		}
+	})
+	switch {
+	case err != nil && chatID != "" && ctx.Err() != nil:
+		return fmt.Errorf("%w (the turn may still be answered; to retry without a second turn: --id %s)", err, msg.MessageID)
+	case err != nil:
+		return sendAgainHint(err, chatID, msg.MessageID)
+	case chatID == "" && len(p.awaiting) > 0:
+		fmt.Fprintf(s.Out, "(temporary thread %s; its workflow completes once the turn is answered)\n", run.ChatID)
+	case chatID == "":
+		fmt.Fprintf(s.Out, "(temporary thread %s; its workflow has completed)\n", run.ChatID)
+	}
+	return nil
+}
+
+func followCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID string
+		from   int64
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "follow --chat ID [--from N]",
+		Short: "Print a chat's live events (its Workflow Streams event stream)",
+		Long: `Print a chat's events as they happen: turns accepted, replies as they are written,
+tool calls and results, turns done or failed, each with its offset in brackets.
+--from N resumes after a disconnect at offset N (the offset after the last one seen);
+0 starts from the oldest event the chat keeps. --json prints one event a line, as
+the stream carries it (README, "Streaming"). Follows the chat across continue-as-new,
+until it closes or Ctrl-C.`,
+		Example: `  starter follow --chat support-42
+  starter follow --chat support-42 --from 120 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			c, err := g.connectChat(ctx, chatID)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			seq := c.Follow(ctx, chatID, from)
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				for ev, err := range seq {
+					if err != nil {
+						return err
+					}
+					if err := enc.Encode(ev); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNote, events: true}
+			_, err = p.print(seq)
+			return err
+		},
+	}
+	chatFlag(cmd, &chatID)
+	cmd.Flags().Int64Var(&from, "from", 0, "offset to start at (0: the oldest the chat keeps)")
+	jsonFlag(cmd, &asJSON, "print each event as a line of JSON")
+	return cmd
+}
+
+// stopTimeout bounds the CancelTurn that Ctrl-C in chat sends.
+const stopTimeout = 10 * time.Second
+
+// stopTurn stops the turn in flight of chat chatID after an interrupt, on a context of
+// its own (the command's ended with the interrupt).
+func stopTurn(c *agentchat.Client, s Streams, chatID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	if res, err := c.CancelTurn(ctx, chatID, agentchat.CancelTurnInput{}); err != nil {
+		fmt.Fprintln(s.Err, "could not stop the turn:", oneLine(err.Error()))
+	} else {
+		fmt.Fprintf(s.Out, "(turn %s stopped)\n", res.MessageID)
+	}
+}
+
+func stopCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		chatID, msgID string
+		drop          bool
+	)
+	cmd := &cobra.Command{
+		Use:   "stop --chat ID [--id MESSAGE_ID] [--drop]",
+		Short: "Stop the turn in flight, or a queued turn (the CancelTurn update)",
+		Long: `Stop a turn of a chat. Without --id, the turn in flight: its model call and tools are
+cancelled, the partial reply stays as the agent's message marked incomplete (--drop
+drops it), every tool call gets a result, and the chat takes its next turn. With
+--id, that turn: in flight, or queued (it leaves the queue and never runs; its
+sender gets TurnCancelled and may send it again).`,
+		Example: `  starter stop --chat support-42
+  starter stop --chat support-42 --id turn-9`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := g.connectChat(cmd.Context(), chatID)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.CancelTurn(cmd.Context(), chatID, agentchat.CancelTurnInput{MessageID: msgID, DropPartial: drop})
+			if err != nil {
+				return err
+			}
+			if res.Queued {
+				fmt.Fprintf(s.Out, "cancelled queued turn %s of chat %s (it never ran)\n", res.MessageID, chatID)
+			} else {
+				fmt.Fprintf(s.Out, "stopped turn %s of chat %s\n", res.MessageID, chatID)
+			}
+			return nil
+		},
+	}
+	chatFlag(cmd, &chatID)
+	cmd.Flags().StringVar(&msgID, "id", "", "messageId of the turn (default: the turn in flight)")
+	cmd.Flags().BoolVar(&drop, "drop", false, "drop the partial reply instead of keeping it marked incomplete")
+	return cmd
+}

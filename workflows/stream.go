@@ -1,0 +1,324 @@
+package workflows
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// eventLog is the chat's stream: an offset-addressed log of wire.StreamEvent items,
+// read by Temporal's Workflow Streams protocol (wire/streams.go). The workflow appends
+// the turn's events itself; the model call's activity publishes the text deltas by the
+// publish signal, and the log takes those of the reply in flight only (live), of its
+// latest attempt. Nothing here emits a command: the log is state, rebuilt by replay.
+type eventLog struct {
+	items []wire.StreamItem
+	// base is the first offset the log can answer; offsets before it were dropped at a
+	// continue-as-new. next is one past the last item.
+	base, next int64
+	// sequences are the publishers' last sequences (the protocol's deduplication); the
+	// publishers are the attempts of the reply in flight, so live resets them.
+	sequences map[string]int64
+	live      *liveReply
+	// read is the highest offset a poll of this run asked for: its subscriber has read
+	// everything before it (0: none polled).
+	read int64
+}
+
+// streamLinger is how long a run whose chat closed, or that continues as new, stays
+// open for the subscribers that polled it to read its last events (a closed workflow
+// answers no poll; the next run keeps no delta of a finished message).
+const streamLinger = 5 * time.Second
+
+// versionStreamLinger: a closing run waits, up to streamLinger, for its subscribers to
+// read its last events; before, it ended at once.
+const versionStreamLinger = "stream-linger"
+
+// lingerForSubscribers keeps a closing or handing-over run open until its subscribers
+// have read every event (the next run keeps no text delta of a finished message), or
+// streamLinger has passed: only when one polled this run and has not. It reports
+// whether it waited.
+func (s *chatState) lingerForSubscribers(ctx workflow.Context) bool {
+	l := &s.events
+	caughtUp := func() bool { return l.read == 0 || l.read >= l.next }
+	if caughtUp() || !changed(ctx, versionStreamLinger) {
+		return false
+	}
+	_, _ = workflow.AwaitWithTimeout(ctx, streamLinger, caughtUp)
+	return true
+}
+
+// liveReply is the reply whose text deltas the log takes.
+type liveReply struct {
+	turnID, messageID, agentID, author string
+	attempt                            int
+	text                               strings.Builder
+}
+
+// emit appends ev to the log.
+func (l *eventLog) emit(ev wire.StreamEvent) {
+	l.items = append(l.items, wire.StreamItem{Topic: wire.StreamTopic, Data: wire.EncodedStreamEvent(ev), Offset: l.next})
+	l.next++
+}
+
+// from returns the index in items of the first item at or after offset.
+func (l *eventLog) from(offset int64) int {
+	return sort.Search(len(l.items), func(i int) bool { return l.items[i].Offset >= offset })
+}
+
+// registerStream sets the protocol's handlers: the publish signal (taken by a
+// goroutine of its own), the poll update and the offset query.
+func (s *chatState) registerStream(ctx workflow.Context) error {
+	publish := workflow.GetSignalChannel(ctx, wire.StreamPublishSignal)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var in wire.StreamPublishInput
+			if !publish.Receive(ctx, &in) {
+				return
+			}
+			s.takePublish(in)
+		}
+	})
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.StreamPollUpdate, s.poll,
+		workflow.UpdateHandlerOptions{Validator: s.validatePoll}); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(ctx, wire.StreamOffsetQuery, func() (int64, error) { return s.events.next, nil })
+}
+
+// streamDetached reports whether polls must not wait: the run hands over or ends (no
+// turn runs or waits to run), so every handler must finish.
+func (s *chatState) streamDetached() bool {
+	switch s.phase {
+	case phaseDraining, phaseCompleted, phaseFailed, phaseMigrated:
+		return s.active == nil && !s.hasUpdateTurn()
+	}
+	return false
+}
+
+// validatePoll refuses a negative offset. While the run hands over or ends, a poll is
+// answered at once, empty when nothing is new (the protocol's reference refuses it
+// with StreamDraining instead): polling again reaches the next run, or finds the chat
+// closed; and the poll tells the run what its subscriber has read (lingerForSubscribers).
+func (s *chatState) validatePoll(in wire.StreamPollInput) error {
+	if in.FromOffset < 0 {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("stream poll: from_offset %d is negative", in.FromOffset), wire.ErrTypeInvalidInput, nil)
+	}
+	return nil
+}
+
+// poll is the poll update: it waits until the log holds an item at or after
+// in.FromOffset (0: the log's base) on one of in.Topics (none: any), or the run hands
+// over, and returns them, at most wire.StreamPollBytes of them.
+//
+// Errors: TruncatedOffset when in.FromOffset is before the log's base.
+func (s *chatState) poll(ctx workflow.Context, in wire.StreamPollInput) (wire.StreamPollResult, error) {
+	l := &s.events
+	truncated := func() error {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"stream poll: offset %d was dropped; the log begins at %d", in.FromOffset, l.base), wire.ErrTypeTruncatedOffset, nil)
+	}
+	if in.FromOffset != 0 && in.FromOffset < l.base {
+		return wire.StreamPollResult{}, truncated()
+	}
+	from := max(in.FromOffset, l.base)
+	l.read = max(l.read, from, 1)
+	wanted := func(topic string) bool { return len(in.Topics) == 0 || contains(in.Topics, topic) }
+	if err := workflow.Await(ctx, func() bool {
+		for _, it := range l.items[l.from(from):] {
+			if wanted(it.Topic) {
+				return true
+			}
+		}
+		return s.streamDetached()
+	}); err != nil {
+		return wire.StreamPollResult{}, err
+	}
+	if in.FromOffset != 0 && in.FromOffset < l.base {
+		return wire.StreamPollResult{}, truncated()
+	}
+	res := wire.StreamPollResult{Items: []wire.StreamItem{}, NextOffset: l.next}
+	size := 0
+	for _, it := range l.items[l.from(from):] {
+		if !wanted(it.Topic) {
+			continue
+		}
+		n := len(it.Data) + len(it.Topic)
+		if size+n > wire.StreamPollBytes && len(res.Items) > 0 {
+			res.NextOffset, res.MoreReady = it.Offset, true
+			break
+		}
+		size += n
+		res.Items = append(res.Items, it)
+	}
+	return res, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// takePublish takes a published batch: a text delta of the reply in flight, of its
+// latest attempt, is appended; anything else is dropped (the workflow alone writes the
+// other events). A delta of a later attempt than the log knows says the earlier one was
+// abandoned: the log says so (retry) before it.
+func (s *chatState) takePublish(in wire.StreamPublishInput) {
+	l := &s.events
+	if in.PublisherID != "" {
+		if in.Sequence <= l.sequences[in.PublisherID] {
+			return // a batch sent again
+		}
+		if l.sequences == nil {
+			l.sequences = map[string]int64{}
+		}
+		l.sequences[in.PublisherID] = in.Sequence
+	}
+	for _, e := range in.Items {
+		var ev wire.StreamEvent
+		if e.Topic != wire.StreamTopic || wire.DecodeStreamData(e.Data, &ev) != nil || ev.Type != wire.EventTextDelta {
+			continue
+		}
+		r := l.live
+		if r == nil || ev.MessageID != r.messageID || ev.Attempt < r.attempt || ev.Text == "" || len(ev.Text) > wire.StreamDeltaBytes {
+			continue
+		}
+		if ev.Attempt > r.attempt {
+			l.emit(wire.StreamEvent{Type: wire.EventRetry, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
+			r.attempt = ev.Attempt
+			r.text.Reset()
+			l.emit(r.started())
+		}
+		r.text.WriteString(ev.Text)
+		l.emit(wire.StreamEvent{Type: wire.EventTextDelta, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID,
+			Attempt: r.attempt, Text: ev.Text})
+	}
+}
+
+// startReply says agent p begins reply replyID of turn t, and takes its deltas from now
+// on. A reply begun again under the same id (a lost thread resynchronized) drops the
+// deltas of the first (retry).
+func (s *chatState) startReply(t *turn, p wire.Participant, replyID string) {
+	l := &s.events
+	attempt := 1
+	if r := l.live; r != nil && r.messageID == replyID {
+		l.emit(wire.StreamEvent{Type: wire.EventRetry, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
+		attempt = r.attempt + 1
+	}
+	l.live = &liveReply{turnID: t.msg.MessageID, messageID: replyID, agentID: p.ID, author: p.Name, attempt: attempt}
+	l.sequences = nil
+	l.emit(l.live.started())
+}
+
+// started is the agentStarted event of r's current attempt.
+func (r *liveReply) started() wire.StreamEvent {
+	return wire.StreamEvent{Type: wire.EventAgentStarted, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID,
+		Author: r.author, Attempt: r.attempt}
+}
+
+// finishReply ends the reply in flight with its final message m: when its deltas do not
+// concatenate to m's text (an agent kind or endpoint that does not stream, a batch
+// lost), the log completes them, or drops them (retry) and gives the whole text, so
+// the deltas of the last attempt always concatenate to the final text. A message whose
+// body is in the store (a reference) keeps its deltas as they are.
+func (s *chatState) finishReply(t *turn, m chat.Message) {
+	l := &s.events
+	r := l.live
+	l.live = nil
+	if r != nil && r.messageID == m.MessageID && m.Contents != nil {
+		final, sent := m.Text(), r.text.String()
+		deltas := func(text string) {
+			for _, piece := range wire.SplitDelta(text) {
+				l.emit(wire.StreamEvent{Type: wire.EventTextDelta, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID,
+					Attempt: r.attempt, Text: piece})
+			}
+		}
+		switch {
+		case final == sent:
+		case strings.HasPrefix(final, sent):
+			deltas(final[len(sent):])
+		default:
+			l.emit(wire.StreamEvent{Type: wire.EventRetry, TurnID: r.turnID, MessageID: r.messageID, AgentID: r.agentID, Attempt: r.attempt})
+			r.attempt++
+			l.emit(r.started())
+			deltas(final)
+		}
+	}
+	s.messageDone(t, m)
+}
+
+// messageDone says m, a message of turn t, is final.
+func (s *chatState) messageDone(t *turn, m chat.Message) {
+	s.turnEvent(t, wire.StreamEvent{Type: wire.EventMessageDone, MessageID: m.MessageID, AgentID: m.AgentID, Message: &m})
+}
+
+// abandonReply forgets the reply in flight (its call failed or was cancelled) and
+// returns it.
+func (s *chatState) abandonReply() *liveReply {
+	r := s.events.live
+	s.events.live = nil
+	return r
+}
+
+// turnEvent appends an event of turn t.
+func (s *chatState) turnEvent(t *turn, ev wire.StreamEvent) {
+	ev.TurnID = t.msg.MessageID
+	s.events.emit(ev)
+}
+
+// turnAccepted says turn t was queued, at its place in the queue.
+func (s *chatState) turnAccepted(t *turn) {
+	pos := len(s.queue)
+	if s.active != nil {
+		pos++
+	}
+	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnAccepted, Position: pos})
+}
+
+// carryEvents is the log the next run takes: the latest events other than text deltas
+// and retries, within wire.StreamCarryBytes, and the next offset.
+func (s *chatState) carryEvents() *wire.StreamCarry {
+	l := &s.events
+	c := &wire.StreamCarry{NextOffset: l.next}
+	size := 0
+	for i := len(l.items) - 1; i >= 0; i-- {
+		it := l.items[i]
+		var ev wire.StreamEvent
+		if wire.DecodeStreamData(it.Data, &ev) == nil && (ev.Type == wire.EventTextDelta || ev.Type == wire.EventRetry) {
+			continue
+		}
+		if size += len(it.Data) + len(it.Topic); size > wire.StreamCarryBytes {
+			break
+		}
+		c.Items = append(c.Items, it)
+	}
+	for i, j := 0, len(c.Items)-1; i < j; i, j = i+1, j-1 {
+		c.Items[i], c.Items[j] = c.Items[j], c.Items[i]
+	}
+	return c
+}
+
+// resumeEvents takes over the log a previous run carried.
+func (s *chatState) resumeEvents(c *wire.StreamCarry) {
+	if c == nil {
+		return
+	}
+	l := &s.events
+	l.items = append([]wire.StreamItem(nil), c.Items...)
+	l.next, l.base = c.NextOffset, c.NextOffset
+	if len(l.items) > 0 {
+		l.base = l.items[0].Offset
+	}
+}
