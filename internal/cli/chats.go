@@ -299,7 +299,7 @@ Commands: /state, /history, /quit (or end of input).`,
 						if errors.Is(err, agentchat.ErrChatClosed) {
 							return err
 						}
-						fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+approveHint(err))
+						fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err))
 						continue
 					}
 					if complete {
@@ -312,7 +312,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					if errors.Is(err, agentchat.ErrChatClosed) {
 						return err
 					}
-					fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+approveHint(err))
+					fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err))
 					continue
 				}
 				printTurn(s.Out, chatID, res, completeNoteShort)

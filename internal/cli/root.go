@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -37,7 +39,7 @@ type globals struct {
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
 // printing a one-line error to Err (with the starter command that goes on, for an
-// error that asks for one: approveHint).
+// error that asks for one: errorHint).
 func Execute(ctx context.Context, args []string, s Streams) int {
 	root, g := newRoot(s)
 	root.SetArgs(args)
@@ -51,7 +53,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		cancel()
 	}
 	if err != nil {
-		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+approveHint(err))
+		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+errorHint(err))
 		return 1
 	}
 	return 0
@@ -147,11 +149,18 @@ func (g *globals) connectChat(ctx context.Context, chatID string) (*agentchat.Cl
 	return c, nil
 }
 
-// approveHint is what the starter adds to a chat's AwaitingApproval error: the
-// command that decides a call, " (run: go run ./starter approve --chat ID --call ID
-// [--reject --reason TEXT])"; "" for any other error. The chat's own error says what to
-// do in wire terms (the Approve update), as clients in any language read it.
-func approveHint(err error) string {
+// errorHint is what the starter adds to an error it prints: for a chat's
+// AwaitingApproval error the command that decides a call, " (run: go run ./starter approve --chat ID --call ID
+// [--reject --reason TEXT])". The chat's own error says what to
+// do in wire terms (the Approve update), as clients in any language read it. For a
+// payload the SDK cannot decode (an encrypted chat read without its ring): where the
+// ring goes. "" for any other error.
+func errorHint(err error) string {
+	if err != nil && strings.Contains(err.Error(), "payload encoding is not supported") {
+		// The SDK's words for a payload it cannot decode: an encrypted chat read
+		// without its key ring.
+		return " (the chat's payloads are encrypted: give the key ring with --keys or $" + keyring.Env + ")"
+	}
 	var ce *agentchat.Error
 	if !errors.As(err, &ce) || ce.Type != wire.ErrTypeAwaitingApproval {
 		return ""

@@ -197,7 +197,7 @@ until it closes or Ctrl-C.`,
 				enc := json.NewEncoder(s.Out)
 				for ev, err := range seq {
 					if err != nil {
-						return err
+						return stoppedFollowing(ctx, err)
 					}
 					if err := enc.Encode(ev); err != nil {
 						return err
@@ -207,7 +207,7 @@ until it closes or Ctrl-C.`,
 			}
 			p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNote, events: true}
 			_, err = p.print(seq)
-			return err
+			return stoppedFollowing(ctx, err)
 		},
 	}
 	chatFlag(cmd, &chatID)
@@ -269,4 +269,13 @@ sender gets TurnCancelled and may send it again).`,
 	cmd.Flags().StringVar(&msgID, "id", "", "messageId of the turn (default: the turn in flight)")
 	cmd.Flags().BoolVar(&drop, "drop", false, "drop the partial reply instead of keeping it marked incomplete")
 	return cmd
+}
+
+// stoppedFollowing is follow's error: none when the user stopped following (Ctrl-C, or
+// the command's context ended), which is how following ends.
+func stoppedFollowing(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -19,4 +20,18 @@ func TestMigrateHintNamesTheCommandForWhatTheErrorAsks(t *testing.T) {
 	assert.Equal(t, " (run: temporal operator namespace create --namespace archive)", migrateHint(missing, opts, "agentchat"))
 	assert.Equal(t, " (run: go run ./worker --namespace archive --task-queue agentchat)", migrateHint(unserved, opts, "agentchat"))
 	assert.Empty(t, migrateHint(errors.New("migrate: the chat is waiting for an approval"), opts, "agentchat"))
+}
+
+// An encrypted chat read without its key ring fails in the SDK's words; the starter
+// says where the ring goes. Following ends without an error when the user stops it.
+func TestHintsForAnEncryptedChatAndAStoppedFollow(t *testing.T) {
+	err := errors.New(`query chat "c1": payload encoding is not supported`)
+	assert.Contains(t, errorHint(err), "--keys or $AGENTCHAT_KEYS")
+	assert.Empty(t, errorHint(errors.New("query chat: not found")))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	boom := errors.New("follow chat: Timeout or cancellation waiting for update: context canceled")
+	assert.Equal(t, boom, stoppedFollowing(ctx, boom), "an error while following is one")
+	cancel()
+	assert.NoError(t, stoppedFollowing(ctx, boom), "Ctrl-C ends following, no error")
 }
