@@ -157,6 +157,11 @@ func (s *Store) Put(ctx context.Context, chatID string, msgs []chat.Message) err
 	if err != nil || len(rows) == 0 {
 		return err
 	}
+	return s.putChecked(ctx, chatID, rows)
+}
+
+// putChecked writes checked rows under chatID in one transaction, one writer at a time.
+func (s *Store) putChecked(ctx context.Context, chatID string, rows []msgstore.Row) error {
 	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
 	defer cancel()
 	s.writeMu.Lock()
@@ -317,14 +322,7 @@ func (s *Store) PutRows(ctx context.Context, chatID string, rows []msgstore.Row)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
-	defer cancel()
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if err := s.inTx(opCtx, func(tx *sql.Tx) error { return putRows(opCtx, tx, chatID, rows) }); err != nil {
-		return msgstore.WrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID), err, sqliteUnavailable)
-	}
-	return nil
+	return s.putChecked(ctx, chatID, rows)
 }
 
 // GetRows returns the stored bodies of those ids chatID holds (msgstore.RowStore).
