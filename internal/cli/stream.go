@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -271,10 +272,11 @@ sender gets TurnCancelled and may send it again).`,
 	return cmd
 }
 
-// stoppedFollowing is follow's error: none when the user stopped following (Ctrl-C, or
-// the command's context ended), which is how following ends.
+// stoppedFollowing is follow's error: none when the user stopped following (Ctrl-C
+// cancels the command's context), which is how following ends; --timeout running out
+// stays an error, as for every command.
 func stoppedFollowing(ctx context.Context, err error) error {
-	if err != nil && ctx.Err() != nil {
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return nil
 	}
 	return err

@@ -34,4 +34,8 @@ func TestHintsForAnEncryptedChatAndAStoppedFollow(t *testing.T) {
 	assert.Equal(t, boom, stoppedFollowing(ctx, boom), "an error while following is one")
 	cancel()
 	assert.NoError(t, stoppedFollowing(ctx, boom), "Ctrl-C ends following, no error")
+	expired, stop := context.WithTimeout(context.Background(), 0)
+	defer stop()
+	<-expired.Done()
+	assert.Equal(t, boom, stoppedFollowing(expired, boom), "--timeout running out is an error")
 }
