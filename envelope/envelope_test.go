@@ -18,12 +18,8 @@ const doc = `{"chatId":"c1","digest":"sha256:00ff","history":[{"contents":[{"tex
 
 func ring(t *testing.T, ids ...string) *keyring.Ring {
 	t.Helper()
-	f := keyring.File{Keys: map[string]string{}}
-	for _, id := range ids {
-		g, err := keyring.Generate(id)
-		require.NoError(t, err)
-		f.Keys[id], f.Current = g.Keys[id], id
-	}
+	f, err := keyring.Generate(ids...)
+	require.NoError(t, err)
 	r, err := keyring.New(f)
 	require.NoError(t, err)
 	return r

@@ -31,12 +31,8 @@ import (
 // testRing is a ring of fresh keys with these ids, the last current.
 func testRing(t *testing.T, ids ...string) *keyring.Ring {
 	t.Helper()
-	f := keyring.File{Keys: map[string]string{}}
-	for _, id := range ids {
-		g, err := keyring.Generate(id)
-		require.NoError(t, err)
-		f.Keys[id], f.Current = g.Keys[id], id
-	}
+	f, err := keyring.Generate(ids...)
+	require.NoError(t, err)
 	r, err := keyring.New(f)
 	require.NoError(t, err)
 	return r
@@ -45,12 +41,8 @@ func testRing(t *testing.T, ids ...string) *keyring.Ring {
 // ringFile is a ring file of fresh keys with these ids, the last current.
 func ringFile(t *testing.T, ids ...string) keyring.File {
 	t.Helper()
-	f := keyring.File{Keys: map[string]string{}}
-	for _, id := range ids {
-		g, err := keyring.Generate(id)
-		require.NoError(t, err)
-		f.Keys[id], f.Current = g.Keys[id], id
-	}
+	f, err := keyring.Generate(ids...)
+	require.NoError(t, err)
 	return f
 }
 

@@ -180,11 +180,16 @@ func (r *Ring) Open(keyID string, sealed, aad []byte) ([]byte, error) {
 	return plain, nil
 }
 
-// Generate returns a ring file with one fresh random key named id, current.
-func Generate(id string) (File, error) {
-	key := make([]byte, KeyBytes)
-	if _, err := rand.Read(key); err != nil {
-		return File{}, err
+// Generate returns a ring file with a fresh random key for each id, the last current
+// (one id: a ring of one key).
+func Generate(ids ...string) (File, error) {
+	f := File{Keys: map[string]string{}}
+	for _, id := range ids {
+		key := make([]byte, KeyBytes)
+		if _, err := rand.Read(key); err != nil {
+			return File{}, err
+		}
+		f.Keys[id], f.Current = base64.StdEncoding.EncodeToString(key), id
 	}
-	return File{Current: id, Keys: map[string]string{id: base64.StdEncoding.EncodeToString(key)}}, nil
+	return f, nil
 }

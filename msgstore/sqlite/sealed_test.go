@@ -23,12 +23,8 @@ func sealRing(t *testing.T, f keyring.File) *keyring.Ring {
 
 func ringFile(t *testing.T, ids ...string) keyring.File {
 	t.Helper()
-	f := keyring.File{Keys: map[string]string{}}
-	for _, id := range ids {
-		g, err := keyring.Generate(id)
-		require.NoError(t, err)
-		f.Keys[id], f.Current = g.Keys[id], id
-	}
+	f, err := keyring.Generate(ids...)
+	require.NoError(t, err)
 	return f
 }
 
