@@ -43,6 +43,25 @@ agents:
 	return acts, srv
 }
 
+// scripted starts an offline model that answers agent id (display name) with replies,
+// and activities whose one agent it is, on a non-streaming "default" endpoint.
+func scripted(t *testing.T, id, name string, replies ...offline.Reply) *activities.Activities {
+	t.Helper()
+	srv, err := offline.Start(offline.Options{Scripts: map[string][]offline.Reply{id: replies}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	cfg, err := agents.ParseConfig(fmt.Appendf(nil, `
+endpoints:
+  default: {baseURL: %q, apiKeyEnv: TEST_KEY, stream: false}
+agents:
+  - {id: %s, name: %s, model: test-model}
+`, srv.URL(), id, name))
+	require.NoError(t, err)
+	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" }})
+	require.NoError(t, err)
+	return acts
+}
+
 func invoke(t *testing.T, acts *activities.Activities, in wire.InvokeInput) (wire.InvokeResult, error, int) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -19,21 +18,9 @@ import (
 // limit. Calls under it come back inline.
 func TestReplyWithToolCallsOverTheInlineLimitIsRefused(t *testing.T) {
 	args := func(n int) string { return `{"q":"` + strings.Repeat("a", n) + `"}` }
-	srv, err := offline.Start(offline.Options{Scripts: map[string][]offline.Reply{"helper": {
-		{ToolCalls: []offline.ToolCall{{ID: "c1", Name: "lookup", Arguments: args(1000)}}},
-		{ToolCalls: []offline.ToolCall{{ID: "c2", Name: "lookup", Arguments: args(activities.ReplyInlineLimit)}}},
-	}}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	cfg, err := agents.ParseConfig(fmt.Appendf(nil, `
-endpoints:
-  default: {baseURL: %q, apiKeyEnv: TEST_KEY, stream: false}
-agents:
-  - {id: helper, name: Helper, model: test-model}
-`, srv.URL()))
-	require.NoError(t, err)
-	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" }})
-	require.NoError(t, err)
+	acts := scripted(t, "helper", "Helper",
+		offline.Reply{ToolCalls: []offline.ToolCall{{ID: "c1", Name: "lookup", Arguments: args(1000)}}},
+		offline.Reply{ToolCalls: []offline.ToolCall{{ID: "c2", Name: "lookup", Arguments: args(activities.ReplyInlineLimit)}}})
 
 	in := wire.InvokeInput{ChatID: "c", AgentID: "helper", TurnID: "m1", ReplyID: "m1/1", History: seed[:1]}
 	res, err, _ := invoke(t, acts, in)

@@ -1,7 +1,6 @@
 package activities_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -9,8 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -19,18 +16,7 @@ import (
 // answers reply.
 func summarize(t *testing.T, reply string) wire.SummarizeResult {
 	t.Helper()
-	srv, err := offline.Start(offline.Options{Scripts: map[string][]offline.Reply{"summarizer": {{Text: reply}}}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	cfg, err := agents.ParseConfig(fmt.Appendf(nil, `
-endpoints:
-  default: {baseURL: %q, apiKeyEnv: TEST_KEY, stream: false}
-agents:
-  - {id: summarizer, name: Summarizer, model: test-model}
-`, srv.URL()))
-	require.NoError(t, err)
-	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" }})
-	require.NoError(t, err)
+	acts := scripted(t, "summarizer", "Summarizer", offline.Reply{Text: reply})
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(acts.Summarize)
