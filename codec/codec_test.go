@@ -182,3 +182,24 @@ func TestNewHandlerNeedsRingAndToken(t *testing.T) {
 	_, err = codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{})
 	assert.ErrorContains(t, err, codec.TokenEnv)
 }
+
+// The codec server reads at most MaxRequestBytes of a request: a body of exactly that
+// size is encoded, one byte more is refused (the SDK's handler reads bodies whole and
+// unbounded).
+func TestHandlerBodyAtTheLimitAndJustOver(t *testing.T) {
+	srv := serve(t, newRing(t, "k1", "k1"))
+	data := make([]byte, codec.MaxRequestBytes/4*3-1024) // base64 grows it by a third
+	body, err := protojson.Marshal(&commonpb.Payloads{Payloads: []*commonpb.Payload{{
+		Metadata: map[string][]byte{"encoding": []byte("binary/plain")}, Data: data}}})
+	require.NoError(t, err)
+	require.Less(t, len(body), codec.MaxRequestBytes)
+	at := append(body, bytes.Repeat([]byte(" "), codec.MaxRequestBytes-len(body))...) // JSON allows trailing space
+	resp, out := post(t, srv.URL+"/encode", "Bearer tok", at)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "at the limit: %.200s", out)
+	var sealed commonpb.Payloads
+	require.NoError(t, protojson.Unmarshal(out, &sealed))
+	assert.Equal(t, codec.EncodingEncrypted, string(sealed.Payloads[0].Metadata[codec.MetadataEncoding]))
+
+	resp, out = post(t, srv.URL+"/encode", "Bearer tok", append(at, ' '))
+	assert.NotEqual(t, http.StatusOK, resp.StatusCode, "one byte over: refused, %.200s", out)
+}
