@@ -36,6 +36,49 @@ type (
 // the chat's worker to export (the Export update) and reads the result, inline or from
 // a file:// URI on this machine.
 func (c *Client) Export(ctx context.Context, chatID string) ([]byte, string, error) {
+	e, err := c.export(ctx, chatID)
+	return e.plain, e.Digest, err
+}
+
+// ExportedDocument is a document exported for rest (ExportSealed).
+type ExportedDocument struct {
+	// Bytes are the envelope, or the document itself when ClientOptions.Documents
+	// neither encrypt nor sign (SealDocument's result).
+	Bytes []byte
+	// Digest is the document's digest ("sha256:<hex>").
+	Digest string
+	// MessageCount counts its history; PendingTurns its pending turns.
+	MessageCount, PendingTurns int
+}
+
+// ExportSealed is Export, then SealDocument: the chat's document wrapped for rest as
+// ClientOptions.Documents say (what `starter export --out` writes). When the chat's
+// worker wrote the document already wrapped that way (encrypted with this client's
+// current key or not at all, signed by this client's signing key or not at all),
+// its bytes are returned as they are once they open here (authentic, any signature
+// verified): the document is decrypted once, not decrypted and sealed again.
+// Errors: those of Export and SealDocument.
+func (c *Client) ExportSealed(ctx context.Context, chatID string) (ExportedDocument, error) {
+	e, err := c.export(ctx, chatID)
+	if err != nil {
+		return ExportedDocument{}, err
+	}
+	if e.Bytes == nil {
+		if e.Bytes, err = c.SealDocument(e.plain, e.Digest); err != nil {
+			return ExportedDocument{}, fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
+		}
+	}
+	return e.ExportedDocument, nil
+}
+
+// exported is an export's document in the clear, and wrapped when it came wrapped as
+// the client wraps (else Bytes is nil).
+type exported struct {
+	ExportedDocument
+	plain []byte
+}
+
+func (c *Client) export(ctx context.Context, chatID string) (exported, error) {
 	var fill transfer.Filler
 	if len(c.stores) > 0 {
 		fill = func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
@@ -47,42 +90,43 @@ func (c *Client) Export(ctx context.Context, chatID string) ([]byte, string, err
 		return c.exportThroughWorker(ctx, chatID)
 	}
 	if err != nil {
-		return nil, "", c.chatError(ctx, "export", chatID, err)
+		return exported{}, c.chatError(ctx, "export", chatID, err)
 	}
 	b, digest, err := chatstate.Encode(doc)
 	if err != nil {
-		return nil, "", fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
+		return exported{}, fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
 	}
-	return b, digest, nil
+	return exported{plain: b, ExportedDocument: ExportedDocument{Digest: digest,
+		MessageCount: len(doc.History), PendingTurns: len(doc.PendingTurns)}}, nil
 }
 
 // exportThroughWorker runs the Export update and reads the document it wrote.
-func (c *Client) exportThroughWorker(ctx context.Context, chatID string) ([]byte, string, error) {
+func (c *Client) exportThroughWorker(ctx context.Context, chatID string) (exported, error) {
 	res, err := c.ExportTo(ctx, chatID, wire.ExportInput{Sink: wire.SinkAuto})
 	if err != nil {
-		return nil, "", err
+		return exported{}, err
 	}
-	if len(res.Document) > 0 {
-		return c.openDocument(chatID, res.Document, res.Digest)
-	}
-	path, err := transfer.PathOf(res.URI)
-	if err == nil {
-		var b []byte
-		if b, err = os.ReadFile(path); err == nil {
-			return c.openDocument(chatID, b, res.Digest)
+	b := []byte(res.Document)
+	if len(b) == 0 {
+		path, err := transfer.PathOf(res.URI)
+		if err == nil {
+			b, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return exported{}, fmt.Errorf("agentchat: export chat %q: the worker wrote it to %s, which this machine cannot read (%v); "+
+				"give the client the message store (ClientOptions.MessageStores) or read it there", chatID, res.URI, err)
 		}
 	}
-	return nil, "", fmt.Errorf("agentchat: export chat %q: the worker wrote it to %s, which this machine cannot read (%v); "+
-		"give the client the message store (ClientOptions.MessageStores) or read it there", chatID, res.URI, err)
-}
-
-// openDocument opens what the worker wrote (an envelope, or the document).
-func (c *Client) openDocument(chatID string, b []byte, digest string) ([]byte, string, error) {
-	doc, _, err := envelope.Open(b, c.docs)
+	e := exported{ExportedDocument: ExportedDocument{Digest: res.Digest, MessageCount: res.MessageCount, PendingTurns: len(res.PendingTurns)}}
+	doc, info, err := envelope.Open(b, c.docs) // b itself is left as it is
 	if err != nil {
-		return nil, "", fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
+		return exported{}, fmt.Errorf("agentchat: export chat %q: %w", chatID, err)
 	}
-	return doc, digest, nil
+	e.plain = doc
+	if c.docs.Wraps(info) {
+		e.Bytes = b
+	}
+	return e, nil
 }
 
 // SealDocument wraps a document for rest as ClientOptions.Documents say: encrypted

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -202,4 +203,23 @@ func TestHandlerBodyAtTheLimitAndJustOver(t *testing.T) {
 
 	resp, out = post(t, srv.URL+"/encode", "Bearer tok", append(at, ' '))
 	assert.NotEqual(t, http.StatusOK, resp.StatusCode, "one byte over: refused, %.200s", out)
+}
+
+// With a ring, Apply turns gzip of requests off (payloads are ciphertext) unless the
+// options already choose a compression; without one it changes nothing.
+func TestApplyTurnsGzipOffForCiphertextUnlessChosen(t *testing.T) {
+	r := newRing(t, "k1", "k1")
+	var co client.Options
+	codec.Apply(&co, r)
+	assert.IsType(t, &client.GrpcCompressionNone{}, co.ConnectionOptions.GrpcCompression)
+	assert.NotNil(t, co.DataConverter)
+
+	chosen := client.Options{ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionGzip{}}}
+	codec.Apply(&chosen, r)
+	assert.IsType(t, &client.GrpcCompressionGzip{}, chosen.ConnectionOptions.GrpcCompression)
+
+	var off client.Options
+	codec.Apply(&off, nil)
+	assert.Nil(t, off.ConnectionOptions.GrpcCompression)
+	assert.Nil(t, off.DataConverter)
 }

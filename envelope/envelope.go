@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/agentchat/agentchat/internal/b64"
 )
 
 // Version is the envelope's format version, its "envelope" field.
@@ -85,9 +87,7 @@ func Seal(doc []byte, digest string, o Options) ([]byte, error) {
 		buf.WriteString(`,"keyId":`)
 		buf.Write(keyID)
 		buf.WriteString(`,"ciphertext":"`)
-		enc := base64.NewEncoder(base64.StdEncoding, &buf)
-		_, _ = enc.Write(sealed)
-		_ = enc.Close()
+		b64.Append(&buf, sealed)
 		buf.WriteString(`"`)
 	} else {
 		if !json.Valid(doc) {
@@ -121,7 +121,7 @@ func Open(b []byte, o Options) ([]byte, Info, error) {
 		}
 		return b, Info{}, nil
 	}
-	e, err := parse(b)
+	e, ciphertext, err := parse(b)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -131,17 +131,17 @@ func Open(b []byte, o Options) ([]byte, Info, error) {
 	info := Info{KeyID: e.KeyID}
 	doc := []byte(e.Document)
 	switch {
-	case e.Ciphertext != "" && len(e.Document) > 0:
+	case len(ciphertext) > 0 && len(e.Document) > 0:
 		return nil, info, fmt.Errorf("%w: both ciphertext and document", ErrMalformed)
-	case e.Ciphertext != "":
+	case len(ciphertext) > 0:
 		if o.Ring == nil {
 			return nil, info, fmt.Errorf("%w (key %q)", ErrNoRing, e.KeyID)
 		}
-		sealed, err := base64.StdEncoding.DecodeString(e.Ciphertext)
+		sealed, err := b64.Decode(ciphertext)
 		if err != nil {
 			return nil, info, fmt.Errorf("%w: ciphertext: not standard base64", ErrMalformed)
 		}
-		if doc, err = o.Ring.Open(e.KeyID, sealed, additionalData); err != nil {
+		if doc, err = o.Ring.OpenInPlace(e.KeyID, sealed, additionalData); err != nil {
 			return nil, info, fmt.Errorf("envelope: %w", err)
 		}
 	case len(doc) == 0:
@@ -160,11 +160,12 @@ func Open(b []byte, o Options) ([]byte, Info, error) {
 	return doc, info, nil
 }
 
-// parse reads an envelope strictly (no unknown fields). A large ciphertext is cut out
-// before the JSON decoder reads the rest, as base64 holds no character JSON escapes;
-// one that holds an escape, or an envelope with a document, goes through the decoder
-// whole.
-func parse(b []byte) (Envelope, error) {
+// parse reads an envelope strictly (no unknown fields) and returns it with its
+// ciphertext's base64 (nil when it has none; Envelope.Ciphertext is left empty). A
+// large ciphertext is cut out before the JSON decoder reads the rest, as base64 holds
+// no character JSON escapes, and is returned as a part of b, not copied; one that
+// holds an escape, or an envelope with a document, goes through the decoder whole.
+func parse(b []byte) (Envelope, []byte, error) {
 	const key = `"ciphertext":"`
 	var e Envelope
 	rest := b
@@ -181,12 +182,13 @@ func parse(b []byte) (Envelope, error) {
 	dec := json.NewDecoder(bytes.NewReader(rest))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return Envelope{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return Envelope{}, nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if ciphertext != nil {
-		e.Ciphertext = string(ciphertext)
+	if ciphertext == nil && e.Ciphertext != "" {
+		ciphertext = []byte(e.Ciphertext)
 	}
-	return e, nil
+	e.Ciphertext = ""
+	return e, ciphertext, nil
 }
 
 // Info says how an opened document was wrapped.

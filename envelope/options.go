@@ -119,3 +119,18 @@ func readJSON(path string, v any) error {
 	}
 	return nil
 }
+
+// Wraps reports whether Seal with o wraps a document as Open found one wrapped (its
+// Info): encrypted with o.Ring's current key, or not encrypted when o.Ring is nil;
+// signed by o.Signer, or unsigned when o.Signer is nil. Such an envelope can be kept
+// as it is rather than opened and sealed again.
+func (o Options) Wraps(info Info) bool {
+	wantKey, wantSigner := "", ""
+	if o.Ring != nil {
+		wantKey = o.Ring.Current()
+	}
+	if o.Signer != nil {
+		wantSigner = o.Signer.KeyID
+	}
+	return info.KeyID == wantKey && info.SignedBy == wantSigner
+}

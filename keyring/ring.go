@@ -11,10 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Env names the environment variable holding the path of the key ring file.
@@ -41,9 +43,11 @@ type File struct {
 type Ring struct {
 	current string
 	aeads   map[string]cipher.AEAD
-	// nonceKeys derive SealDeterministic's nonces, one per key (HMAC-SHA256 of the
-	// key and "agentchat-synthetic-nonce"), so the AES key itself is used by GCM only.
-	nonceKeys map[string][]byte
+	// macs derive SealDeterministic's nonces: per key, a pool of HMAC-SHA256 keyed
+	// with the nonce key (HMAC-SHA256 of the key and "agentchat-synthetic-nonce"), so
+	// the AES key itself is used by GCM only, and sealing many small values does not
+	// build an HMAC each time.
+	macs map[string]*sync.Pool
 }
 
 // Parse reads a ring from its JSON file content. Errors name the field: an unknown
@@ -67,7 +71,7 @@ func New(f File) (*Ring, error) {
 	if f.Current == "" {
 		return nil, errors.New("keyring: current: missing (the id of the key that encrypts)")
 	}
-	r := &Ring{current: f.Current, aeads: map[string]cipher.AEAD{}, nonceKeys: map[string][]byte{}}
+	r := &Ring{current: f.Current, aeads: map[string]cipher.AEAD{}, macs: map[string]*sync.Pool{}}
 	for id, enc := range f.Keys {
 		if !keyIDPattern.MatchString(id) {
 			return nil, fmt.Errorf("keyring: keys: id %q: want 1 to 64 of A-Z a-z 0-9 . _ -", id)
@@ -88,7 +92,8 @@ func New(f File) (*Ring, error) {
 		}
 		mac := hmac.New(sha256.New, key)
 		mac.Write([]byte("agentchat-synthetic-nonce"))
-		r.nonceKeys[id] = mac.Sum(nil)
+		nonceKey := mac.Sum(nil)
+		r.macs[id] = &sync.Pool{New: func() any { return hmac.New(sha256.New, nonceKey) }}
 	}
 	if _, ok := r.aeads[f.Current]; !ok {
 		return nil, fmt.Errorf("keyring: current: %q is not among the keys (%s)", f.Current, strings.Join(r.IDs(), ", "))
@@ -150,22 +155,44 @@ func (r *Ring) Seal(plain, aad []byte) (keyID string, sealed []byte, err error) 
 // key give the same bytes (a store's idempotent put compares them), and equal values
 // are all it tells apart. Open opens it.
 func (r *Ring) SealDeterministic(plain, aad []byte) (keyID string, sealed []byte) {
+	return r.AppendSealDeterministic(nil, plain, aad)
+}
+
+// AppendSealDeterministic is SealDeterministic appending nonce‖ciphertext‖tag to dst
+// (which must not overlap plain), for a caller sealing many values into one buffer.
+func (r *Ring) AppendSealDeterministic(dst, plain, aad []byte) (keyID string, sealed []byte) {
 	aead := r.aeads[r.current]
-	mac := hmac.New(sha256.New, r.nonceKeys[r.current])
+	pool := r.macs[r.current]
+	mac := pool.Get().(hash.Hash)
+	mac.Reset()
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(aad)))
 	mac.Write(n[:])
 	mac.Write(aad)
 	mac.Write(plain)
-	out := make([]byte, NonceBytes, NonceBytes+len(plain)+aead.Overhead())
-	copy(out, mac.Sum(nil)[:NonceBytes])
-	return r.current, aead.Seal(out, out[:NonceBytes], plain, aad)
+	var sum [sha256.Size]byte
+	nonce := mac.Sum(sum[:0])[:NonceBytes]
+	pool.Put(mac)
+	dst = slices.Grow(dst, NonceBytes+len(plain)+aead.Overhead())
+	start := len(dst)
+	dst = append(dst, nonce...)
+	return r.current, aead.Seal(dst, dst[start:start+NonceBytes], plain, aad)
 }
 
 // Open decrypts what Seal returned under keyID. Errors: *UnknownKeyError for a key id
 // the ring lacks; ErrNotAuthentic when the bytes were altered, cut, or sealed by
 // another key or with another aad.
 func (r *Ring) Open(keyID string, sealed, aad []byte) ([]byte, error) {
+	return r.open(keyID, sealed, aad, false)
+}
+
+// OpenInPlace is Open decrypting into sealed's own storage (so sealed is overwritten,
+// also when it fails): for large values whose sealed bytes are not needed after.
+func (r *Ring) OpenInPlace(keyID string, sealed, aad []byte) ([]byte, error) {
+	return r.open(keyID, sealed, aad, true)
+}
+
+func (r *Ring) open(keyID string, sealed, aad []byte, inPlace bool) ([]byte, error) {
 	aead, ok := r.aeads[keyID]
 	if !ok {
 		return nil, &UnknownKeyError{KeyID: keyID, Known: r.IDs()}
@@ -173,7 +200,11 @@ func (r *Ring) Open(keyID string, sealed, aad []byte) ([]byte, error) {
 	if len(sealed) < NonceBytes+aead.Overhead() {
 		return nil, fmt.Errorf("%w (key %q: %d bytes, shorter than nonce and tag)", ErrNotAuthentic, keyID, len(sealed))
 	}
-	plain, err := aead.Open(nil, sealed[:NonceBytes], sealed[NonceBytes:], aad)
+	var dst []byte
+	if inPlace {
+		dst = sealed[NonceBytes:NonceBytes]
+	}
+	plain, err := aead.Open(dst, sealed[:NonceBytes], sealed[NonceBytes:], aad)
 	if err != nil {
 		return nil, fmt.Errorf("%w (key %q)", ErrNotAuthentic, keyID)
 	}

@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/internal/b64"
 	"github.com/agentchat/agentchat/keyring"
 )
 
@@ -45,29 +48,42 @@ func (s *sealed) Close() error { return s.inner.Close() }
 
 func aad(chatID, messageID string) []byte { return []byte(chatID + "\x00" + messageID) }
 
-// sealedRow returns the stored body of m: the bytes EncodeBody writes for the message
-// {messageId, role, contents: [{"type": "encrypted", "keyId", "data"}]}.
-func (s *sealed) sealedRow(chatID string, m chat.Message) ([]byte, error) {
-	body, err := EncodeBody(m)
+// sealedRow appends to arena the stored body of m: the bytes EncodeBody writes for
+// the message {messageId, role, contents: [{"type": "encrypted", "keyId", "data"}]}.
+// It returns arena and the body (a part of it); scratch holds the sealed bytes on
+// the way, and is returned for the next row.
+func (s *sealed) sealedRow(arena, scratch []byte, chatID string, m chat.Message) (outArena, body, outScratch []byte, err error) {
+	plain, err := EncodeBody(m)
 	if err != nil {
-		return nil, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", s.Name(), chatID, m.MessageID, ErrInvalid, err)
+		return arena, nil, scratch, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", s.Name(), chatID, m.MessageID, ErrInvalid, err)
 	}
-	id, data := s.ring.SealDeterministic(body, aad(chatID, m.MessageID))
-	var b bytes.Buffer
-	b.Grow(len(data)*4/3 + len(m.MessageID) + 96)
+	id, data := s.ring.AppendSealDeterministic(scratch[:0], plain, aad(chatID, m.MessageID))
+	need := base64.StdEncoding.EncodedLen(len(data)) + 2*len(m.MessageID) + len(id) + 96
+	if cap(arena)-len(arena) < need { // a new block; the rows before keep the old one
+		arena = make([]byte, 0, max(need, arenaBlock))
+	}
+	// A buffer of at most need bytes in arena's free space: it stays there unless the
+	// row outgrows need, when the buffer moves to memory of its own.
+	b := bytes.NewBuffer(arena[len(arena) : len(arena) : len(arena)+need])
 	b.WriteString(`{"messageId":`)
-	writeJSONString(&b, m.MessageID)
+	writeJSONString(b, m.MessageID)
 	b.WriteString(`,"role":`)
-	writeJSONString(&b, string(m.Role))
+	writeJSONString(b, string(m.Role))
 	b.WriteString(`,"contents":[{"type":"encrypted","keyId":`)
-	writeJSONString(&b, id)
+	writeJSONString(b, id)
 	b.WriteString(`,"data":"`)
-	enc := base64.NewEncoder(base64.StdEncoding, &b)
-	_, _ = enc.Write(data)
-	_ = enc.Close()
+	b64.Append(b, data)
 	b.WriteString(`"}]}`)
-	return b.Bytes(), nil
+	body = b.Bytes()
+	if len(body) > need { // it moved: arena is not used
+		return arena, body, data, nil
+	}
+	return arena[:len(arena)+len(body)], body[:len(body):len(body)], data, nil
 }
+
+// arenaBlock is the size of the blocks Put seals rows into (one allocation for many
+// rows rather than one each).
+const arenaBlock = 1 << 20
 
 // writeJSONString writes s as a JSON string, as EncodeBody does (no HTML escaping).
 func writeJSONString(b *bytes.Buffer, s string) {
@@ -128,13 +144,12 @@ func (s *sealed) open(chatID, id string, m chat.Message) (chat.Message, error) {
 }
 
 // openData opens the base64 data of an encrypted content stored under id.
-func (s *sealed) openData(chatID, id, keyID string, b64 []byte) (chat.Message, error) {
-	data := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
-	n, err := base64.StdEncoding.Decode(data, b64)
+func (s *sealed) openData(chatID, id, keyID string, b64data []byte) (chat.Message, error) {
+	data, err := b64.Decode(b64data)
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: encrypted content: data: not standard base64", s.Name(), chatID, id)
 	}
-	body, err := s.ring.Open(keyID, data[:n], aad(chatID, id))
+	body, err := s.ring.OpenInPlace(keyID, data, aad(chatID, id))
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", s.Name(), chatID, id, err)
 	}
@@ -147,14 +162,22 @@ func (s *sealed) openData(chatID, id, keyID string, b64 []byte) (chat.Message, e
 
 func (s *sealed) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
 	rows := make([]Row, len(msgs))
-	for i, m := range msgs {
-		body, err := s.sealedRow(chatID, m)
-		if err != nil {
-			return err
+	err := inParallel(len(msgs), func(lo, hi int) error {
+		var arena, scratch []byte
+		for i, m := range msgs[lo:hi] {
+			var body []byte
+			var err error
+			if arena, body, scratch, err = s.sealedRow(arena, scratch, chatID, m); err != nil {
+				return err
+			}
+			rows[lo+i] = Row{ID: m.MessageID, Body: body}
 		}
-		rows[i] = Row{ID: m.MessageID, Body: body}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	err := s.putRows(ctx, chatID, msgs, rows)
+	err = s.putRows(ctx, chatID, msgs, rows)
 	if !errors.Is(err, ErrConflict) {
 		return err
 	}
@@ -204,14 +227,21 @@ func (s *sealed) Get(ctx context.Context, chatID string, ids []string) ([]chat.M
 			return nil, err
 		}
 		out := make([]chat.Message, len(ids))
-		for i, id := range ids {
-			body, ok := found[id]
-			if !ok {
-				return nil, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", s.Name(), chatID, id, ErrNotFound)
+		err = inParallel(len(ids), func(lo, hi int) error {
+			for i := lo; i < hi; i++ {
+				body, ok := found[ids[i]]
+				if !ok {
+					return fmt.Errorf("msgstore: %s get chat %q: message %q: %w", s.Name(), chatID, ids[i], ErrNotFound)
+				}
+				var err error
+				if out[i], err = s.openRow(chatID, ids[i], body); err != nil {
+					return err
+				}
 			}
-			if out[i], err = s.openRow(chatID, id, body); err != nil {
-				return nil, err
-			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		return out, nil
 	}
@@ -220,12 +250,45 @@ func (s *sealed) Get(ctx context.Context, chatID string, ids []string) ([]chat.M
 		return nil, err
 	}
 	out := make([]chat.Message, len(msgs))
-	for i, m := range msgs {
-		if out[i], err = s.open(chatID, ids[i], m); err != nil {
-			return nil, err
+	err = inParallel(len(msgs), func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			var err error
+			if out[i], err = s.open(chatID, ids[i], msgs[i]); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// parallelMin is the fewest rows worth a goroutine of their own in inParallel.
+const parallelMin = 128
+
+// inParallel runs f over [0, n) split into up to GOMAXPROCS consecutive parts at once
+// (parts of at least parallelMin), and returns the error of the first part that
+// failed: the first error in index order, as one loop would.
+func inParallel(n int, f func(lo, hi int) error) error {
+	parts := min(runtime.GOMAXPROCS(0), n/parallelMin)
+	if parts <= 1 {
+		return f(0, n)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*n/parts, (p+1)*n/parts
+		wg.Go(func() { errs[p] = f(lo, hi) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RowStore is a Store that also writes and reads stored bodies as they are, for a

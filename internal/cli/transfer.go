@@ -40,20 +40,21 @@ for a person to read.`,
 				return err
 			}
 			defer c.Close()
-			b, digest, err := c.Export(cmd.Context(), chatID)
-			if err != nil {
-				return err
-			}
-			doc, _, err := chatstate.Decode(b)
-			if err != nil {
-				return err
-			}
-			written := b
-			if !plain {
-				if written, err = c.SealDocument(b, digest); err != nil {
+			var e agentchat.ExportedDocument
+			if plain {
+				b, digest, err := c.Export(cmd.Context(), chatID)
+				if err != nil {
 					return err
 				}
+				doc, _, err := chatstate.Decode(b)
+				if err != nil {
+					return err
+				}
+				e = agentchat.ExportedDocument{Bytes: b, Digest: digest, MessageCount: len(doc.History), PendingTurns: len(doc.PendingTurns)}
+			} else if e, err = c.ExportSealed(cmd.Context(), chatID); err != nil {
+				return err
 			}
+			written, digest := e.Bytes, e.Digest
 			if out == "-" {
 				_, err := s.Out.Write(append(written, '\n'))
 				return err
@@ -62,7 +63,7 @@ for a person to read.`,
 				return err
 			}
 			fmt.Fprintf(s.Out, "exported chat %s to %s: %d messages, %d pending turns, %d bytes, %s%s\n",
-				chatID, out, len(doc.History), len(doc.PendingTurns), len(written), digest, sealedNote(c.Documents(), plain))
+				chatID, out, e.MessageCount, e.PendingTurns, len(written), digest, sealedNote(c.Documents(), plain))
 			return nil
 		},
 	}
