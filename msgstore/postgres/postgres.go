@@ -63,7 +63,7 @@ type Store struct {
 	closed atomic.Bool
 }
 
-var _ msgstore.Store = (*Store)(nil)
+var _ msgstore.RowStore = (*Store)(nil)
 
 // Open connects to the database dsn names (a postgres:// URL or key=value string, as
 // pgx parses it), then creates or checks its tables. A DSN pgx cannot parse is
@@ -140,11 +140,51 @@ func (s *Store) Put(ctx context.Context, chatID string, msgs []chat.Message) err
 	if err != nil || len(rows) == 0 {
 		return err
 	}
+	return s.putChecked(ctx, chatID, rows)
+}
+
+// PutRows is Put of bodies already encoded (msgstore.RowStore, for msgstore.Sealed):
+// the same checks of the ids, one transaction, idempotent, ErrConflict for an id
+// stored with another body.
+func (s *Store) PutRows(ctx context.Context, chatID string, rows []msgstore.Row) error {
+	if s.closed.Load() {
+		return fmt.Errorf("msgstore: postgres put: %w", msgstore.ErrClosed)
+	}
+	rows, err := msgstore.CheckRows(msgstore.NamePostgres, chatID, rows)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	return s.putChecked(ctx, chatID, rows)
+}
+
+// GetRows returns the stored bodies of those ids chatID holds (msgstore.RowStore).
+func (s *Store) GetRows(ctx context.Context, chatID string, ids []string) (map[string][]byte, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("msgstore: postgres get: %w", msgstore.ErrClosed)
+	}
+	distinct, err := msgstore.CheckGet(msgstore.NamePostgres, chatID, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(distinct) == 0 {
+		return map[string][]byte{}, nil
+	}
+	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
+	defer cancel()
+	found, err := postgresBodies(opCtx, s.pool, chatID, distinct)
+	if err != nil {
+		return nil, s.wrap(ctx, opCtx, "postgres get chat "+strconv.Quote(chatID), err)
+	}
+	return found, nil
+}
+
+// putChecked writes checked rows under chatID in one transaction.
+func (s *Store) putChecked(ctx context.Context, chatID string, rows []msgstore.Row) error {
 	// One lock order for all writers, so two Puts sharing ids cannot deadlock.
 	slices.SortFunc(rows, func(a, b msgstore.Row) int { return strings.Compare(a.ID, b.ID) })
 	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
 	defer cancel()
-	err = pgx.BeginFunc(opCtx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(opCtx, s.pool, func(tx pgx.Tx) error {
 		for part := range slices.Chunk(rows, postgresChunk) {
 			if err := putChunk(opCtx, tx, chatID, part); err != nil {
 				return err
