@@ -49,9 +49,11 @@ func TestSealedLargeBatchesRoundTripAndNameTheFirstBadRow(t *testing.T) {
 	for _, i := range []int{1200, 700} { // alter two rows in two parts
 		var body []byte
 		require.NoError(t, raw.db.QueryRow("SELECT body FROM chat_messages WHERE chat_id = 'c' AND message_id = ?", ids[i]).Scan(&body))
-		k := strings.LastIndex(string(body), `"}]}`) - 5
-		body[k] ^= 0x01 // still base64, no longer the sealed bytes
-		if body[k] == '"' || body[k] == '\\' {
+		start := strings.Index(string(body), `"data":"`) + len(`"data":"`)
+		k := (start + strings.LastIndex(string(body), `"}]}`)) / 2 // mid-data: every bit counts
+		if body[k] == 'A' {                                        // still base64, no longer the sealed bytes
+			body[k] = 'B'
+		} else {
 			body[k] = 'A'
 		}
 		_, err := raw.db.Exec("UPDATE chat_messages SET body = ? WHERE chat_id = 'c' AND message_id = ?", body, ids[i])
