@@ -220,14 +220,18 @@ until it closes or Ctrl-C.`,
 // stopTimeout bounds the CancelTurn that Ctrl-C in chat sends.
 const stopTimeout = 10 * time.Second
 
-// stopTurn stops the turn in flight of chat chatID after an interrupt, on a context of
-// its own (the command's ended with the interrupt).
-func stopTurn(c *agentchat.Client, s Streams, chatID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+// stopTurn stops turn turnID of chat chatID (in flight or queued) after an interrupt,
+// within stopTimeout of ctx.
+func stopTurn(ctx context.Context, c *agentchat.Client, s Streams, chatID, turnID string) {
+	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 	defer cancel()
-	if res, err := c.CancelTurn(ctx, chatID, agentchat.CancelTurnInput{}); err != nil {
+	res, err := c.CancelTurn(ctx, chatID, agentchat.CancelTurnInput{MessageID: turnID})
+	switch {
+	case err != nil:
 		fmt.Fprintln(s.Err, "could not stop the turn:", oneLine(err.Error()))
-	} else {
+	case res.Queued:
+		fmt.Fprintf(s.Out, "(queued turn %s cancelled)\n", res.MessageID)
+	default:
 		fmt.Fprintf(s.Out, "(turn %s stopped)\n", res.MessageID)
 	}
 }

@@ -2,13 +2,19 @@ package cli_test
 
 import (
 	"encoding/json"
+	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -45,4 +51,64 @@ func TestSendStreamsFollowPrintsEventsStopRefuses(t *testing.T) {
 		assert.GreaterOrEqual(t, ev.Offset, int64(2))
 	}
 	assert.Equal(t, []string{wire.EventTextDelta, wire.EventMessageDone, wire.EventTurnDone}, types)
+}
+
+// Ctrl-C in chat while a reply is written stops that turn only (its partial reply
+// stays, marked incomplete) and the session goes on: the next line gets its reply;
+// Ctrl-C at the prompt then ends the session.
+func TestChatInterruptStopsTheTurnThenThePromptEnds(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{ChunkDelay: 40 * time.Millisecond}})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+
+	in, typing := io.Pipe()
+	t.Cleanup(func() { _ = typing.Close() })
+	interrupts := make(chan os.Signal, 1)
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Execute(t.Context(), []string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "chat", "--chat", id},
+			cli.Streams{In: in, Out: &out, Err: &errOut, Interrupts: interrupts})
+	}()
+	type_ := func(line string) {
+		t.Helper()
+		_, err := io.WriteString(typing, line+"\n")
+		require.NoError(t, err)
+	}
+	type_("Tell me a story")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "Helper: [offline]") },
+		20*time.Second, 5*time.Millisecond, "the reply starts streaming")
+	interrupts <- os.Interrupt
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "stopped)") },
+		20*time.Second, 10*time.Millisecond, "the turn is stopped: %s", &out)
+	select {
+	case code := <-done:
+		t.Fatalf("chat ended (%d) after Ctrl-C during a reply:\n%s\n%s", code, out.String(), errOut.String())
+	case <-time.After(200 * time.Millisecond):
+	}
+	hist, err := h.Client.History(t.Context(), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 2)
+	assert.True(t, hist.Messages[1].Incomplete, "the partial reply is kept, marked incomplete")
+
+	type_("And now?")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), `Last user message: "And now?"`) },
+		20*time.Second, 10*time.Millisecond, "the next line is answered in the same session: %s", &out)
+	type_("/state") // answered once the session is back at the prompt
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "messages:      4 messages in 2 turns") },
+		20*time.Second, 10*time.Millisecond, "back at the prompt: %s", &out)
+	hist, err = h.Client.History(t.Context(), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 4)
+	assert.False(t, hist.Messages[3].Incomplete, "the second reply is whole")
+
+	interrupts <- os.Interrupt // at the prompt: the session ends
+	select {
+	case code := <-done:
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "starter: context canceled\n", errOut.String())
+	case <-time.After(5 * time.Second):
+		t.Fatalf("chat kept waiting for input after Ctrl-C at the prompt:\n%s\n%s", &out, &errOut)
+	}
+	assert.Equal(t, 2, h.Model.Requests("helper"))
 }
