@@ -33,6 +33,9 @@ type streamPrinter struct {
 	awaiting []wire.PendingApproval
 	// events: print every event's type and offset too (follow).
 	events bool
+	// on is the chat whose stream the events are in, when Follow went on in a
+	// migration's target (Event.ChatID); "": the chat followed.
+	on string
 }
 
 // print writes events until the sequence ends; it returns the first error, and
@@ -54,6 +57,11 @@ func (p *streamPrinter) print(seq iter.Seq2[agentchat.Event, error]) (complete b
 // take writes one event; it reports whether the event ended a turn that completed
 // the chat.
 func (p *streamPrinter) take(ev agentchat.Event) bool {
+	if p.events && ev.ChatID != p.on {
+		p.endLine()
+		fmt.Fprintf(p.w, "(the chat migrated: following chat %s, whose offsets are its own)\n", ev.ChatID)
+		p.on = ev.ChatID
+	}
 	switch ev.Type {
 	case wire.EventTurnAccepted:
 		p.awaiting = nil
@@ -182,7 +190,11 @@ tool calls and results, turns done or failed, each with its offset in brackets.
 --from N resumes after a disconnect at offset N (the offset after the last one seen);
 0 starts from the oldest event the chat keeps. --json prints one event a line, as
 the stream carries it (README, "Streaming"). Follows the chat across continue-as-new,
-until it closes or Ctrl-C.`,
+until it closes or Ctrl-C. A closed chat prints the events it holds from --from on,
+then follow ends (at once for an offset past its end). A chat that migrates is
+followed into its target when that is in the same namespace (a new chat id: its
+events then carry "chatId", their offsets the target's); to another namespace or
+cluster, follow ends with an error that says how to follow it there.`,
 		Example: `  starter follow --chat support-42
   starter follow --chat support-42 --from 120 --json`,
 		Args: cobra.NoArgs,
@@ -278,10 +290,24 @@ sender gets TurnCancelled and may send it again).`,
 
 // stoppedFollowing is follow's error: none when the user stopped following (Ctrl-C
 // cancels the command's context), which is how following ends; --timeout running out
-// stays an error, as for every command.
+// stays an error, as for every command; a chat that migrated where the command does
+// not reach says how to follow it there.
 func stoppedFollowing(ctx context.Context, err error) error {
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+	var moved *agentchat.MigratedError
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		return nil
+	case errors.As(err, &moved):
+		to := moved.Target
+		where := ""
+		switch {
+		case to.Address != "":
+			where = " --address " + shellQuote(to.Address)
+		case to.Cluster != "":
+			where = " --address <address of cluster " + to.Cluster + ">"
+		}
+		return fmt.Errorf("%w (follow it there: go run ./starter follow%s --namespace %s --chat %s)",
+			err, where, shellQuote(to.Namespace), shellQuote(to.ChatID))
 	}
 	return err
 }

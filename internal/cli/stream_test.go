@@ -112,3 +112,20 @@ func TestChatInterruptStopsTheTurnThenThePromptEnds(t *testing.T) {
 	}
 	assert.Equal(t, 2, h.Model.Requests("helper"))
 }
+
+// follow on a closed chat prints the events it holds from --from on and ends with no
+// error; --from past its end prints nothing.
+func TestFollowAClosedChatEnds(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	ok(t, h, "send", "--chat", id, "--id", "t1", "Hello")
+	require.NoError(t, h.Temporal.TerminateWorkflow(t.Context(), id, "", "test"))
+
+	r := ok(t, h, "--timeout", "30s", "follow", "--chat", id)
+	assert.Contains(t, r.out, "[0] turn t1 accepted")
+	assert.Contains(t, r.out, "Helper: [offline] helper received 2 messages.")
+	assert.Contains(t, r.out, "turn t1 done")
+	r = ok(t, h, "--timeout", "30s", "follow", "--chat", id, "--from", "1000")
+	assert.Empty(t, r.out)
+}
