@@ -26,10 +26,13 @@ type streamPrinter struct {
 	w        io.Writer
 	chatID   string
 	complete string
-	// author is the reply's author, written before its first delta; open: a reply's
-	// text is being written (its line not ended yet).
-	author   string
-	open     bool
+	// author is the author of reply message, written before its first delta; open: a
+	// reply's text is being written (its line not ended yet).
+	author, message string
+	open            bool
+	// names gives an agent's name for a reply whose agentStarted was not seen (follow
+	// from an offset mid-reply); nil: its id.
+	names    func(agentID string) string
 	awaiting []wire.PendingApproval
 	// events: print every event's type and offset too (follow).
 	events bool
@@ -73,8 +76,15 @@ func (p *streamPrinter) take(ev agentchat.Event) bool {
 		if p.events {
 			fmt.Fprintf(p.w, "[%d] %s starts %s (attempt %d)\n", ev.Offset, ev.AgentID, ev.MessageID, ev.Attempt)
 		}
-		p.author = cmpOr(ev.Author, ev.AgentID)
+		p.author, p.message = cmpOr(ev.Author, ev.AgentID), ev.MessageID
 	case wire.EventTextDelta:
+		if ev.MessageID != p.message { // its agentStarted came before the offset followed from
+			p.endLine()
+			p.author, p.message = ev.AgentID, ev.MessageID
+			if p.names != nil {
+				p.author = cmpOr(p.names(ev.AgentID), ev.AgentID)
+			}
+		}
 		if !p.open {
 			fmt.Fprintf(p.w, "%s: ", p.author)
 			p.open = true
@@ -187,8 +197,9 @@ func followCmd(g *globals, s Streams) *cobra.Command {
 		Short: "Print a chat's live events (its Workflow Streams event stream)",
 		Long: `Print a chat's events as they happen: turns accepted, replies as they are written,
 tool calls and results, turns done or failed, each with its offset in brackets.
---from N resumes after a disconnect at offset N (the offset after the last one seen);
-0 starts from the oldest event the chat keeps. --json prints one event a line, as
+--from N resumes after a disconnect at offset N (the offset after the last one seen;
+a reply resumed mid-way is printed with its author); 0 starts from the oldest event
+the chat keeps. --json prints one event a line, as
 the stream carries it (README, "Streaming"). Follows the chat across continue-as-new,
 until it closes or Ctrl-C. A closed chat prints the events it holds from --from on,
 then follow ends (at once for an offset past its end). A chat that migrates is
@@ -218,7 +229,8 @@ cluster, follow ends with an error that says how to follow it there.`,
 				}
 				return nil
 			}
-			p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNote, events: true}
+			p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNote, events: true,
+				names: participantNames(ctx, c, chatID)}
 			_, err = p.print(seq)
 			return stoppedFollowing(ctx, err)
 		},
@@ -227,6 +239,24 @@ cluster, follow ends with an error that says how to follow it there.`,
 	cmd.Flags().Int64Var(&from, "from", 0, "offset to start at (0: the oldest the chat keeps)")
 	jsonFlag(cmd, &asJSON, "print each event as a line of JSON")
 	return cmd
+}
+
+// participantNames returns the names of chat chatID's participants by agent id, read
+// by the State query at the first call ("" for one it does not know, or when the
+// query fails).
+func participantNames(ctx context.Context, c *agentchat.Client, chatID string) func(string) string {
+	var names map[string]string
+	return func(agentID string) string {
+		if names == nil {
+			names = map[string]string{}
+			if st, err := c.State(ctx, chatID); err == nil {
+				for _, pi := range st.Participants {
+					names[pi.ID] = pi.Name
+				}
+			}
+		}
+		return names[agentID]
+	}
 }
 
 // stopTimeout bounds the CancelTurn that Ctrl-C in chat sends.

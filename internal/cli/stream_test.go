@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -128,4 +129,29 @@ func TestFollowAClosedChatEnds(t *testing.T) {
 	assert.Contains(t, r.out, "turn t1 done")
 	r = ok(t, h, "--timeout", "30s", "follow", "--chat", id, "--from", "1000")
 	assert.Empty(t, r.out)
+}
+
+// follow --from an offset in the middle of a reply prints the reply's author before
+// its text, as from the reply's start.
+func TestFollowFromMidReplyNamesTheAuthor(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{ChunkDelay: 30 * time.Millisecond}})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	ok(t, h, "send", "--chat", id, "--id", "t1", "Hello")
+	require.NoError(t, h.Temporal.TerminateWorkflow(t.Context(), id, "", "test"))
+	var deltas []agentchat.Event
+	for ev, err := range h.Client.Follow(t.Context(), id, 0) {
+		require.NoError(t, err)
+		if ev.Type == wire.EventTextDelta {
+			deltas = append(deltas, ev)
+		}
+	}
+	require.Greater(t, len(deltas), 1, "the reply streams in several deltas")
+	rest := ""
+	for _, d := range deltas[1:] {
+		rest += d.Text
+	}
+
+	r := ok(t, h, "--timeout", "30s", "follow", "--chat", id, "--from", fmt.Sprint(deltas[1].Offset))
+	assert.Equal(t, "Helper: "+rest, r.lines()[0])
 }
