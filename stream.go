@@ -118,7 +118,10 @@ func (c *Client) followClosed(ctx context.Context, chatID string, offset int64, 
 		var res wire.StreamReadResult
 		in := wire.StreamPollInput{Topics: []string{wire.StreamTopic}, FromOffset: offset}
 		if err := c.query(ctx, chatID, wire.StreamReadQuery, &res, in); err != nil {
-			yield(Event{}, fmt.Errorf("agentchat: follow closed chat %q: %w", chatID, err))
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			yield(Event{}, err)
 			return ""
 		}
 		if !yieldItems(chatID, res.Items, yield) {
