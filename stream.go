@@ -21,9 +21,12 @@ import (
 type StreamEvent = wire.StreamEvent
 
 // Event is a StreamEvent at its offset in the chat's stream: Follow from Offset+1 to
-// resume after it.
+// resume after it, on chat ChatID when it is set.
 type Event struct {
 	Offset int64 `json:"offset"`
+	// ChatID is the chat whose stream Offset is in when it is not the one followed:
+	// the target of a migration that Follow followed (see Follow); "" otherwise.
+	ChatID string `json:"chatId,omitempty"`
 	StreamEvent
 }
 
@@ -43,49 +46,117 @@ const endGrace = 2 * time.Second
 // deltas of finished messages) resumes at the next event kept, the message's
 // messageDone; one before everything kept resumes at the oldest kept.
 //
+// A closed chat (completed, failed, terminated, or one that closes while Follow waits)
+// answers no poll: Follow reads the events its last run holds from the offset on by the
+// StreamRead query, then ends; an offset past its end ends at once, with no error. A
+// chat that migrated goes on in its target's stream: Follow follows the target from
+// its first event when it is in this client's namespace and cluster (a new chat id),
+// as it does across continue-as-new; otherwise it ends with a *MigratedError naming the
+// target's cluster, namespace and chat id, where the caller can Follow it from 0.
+//
 // Errors (yielded, then the sequence ends): ErrChatNotFound; ctx's error; an item
-// that is not a StreamEvent.
+// that is not a StreamEvent; a *MigratedError.
 func (c *Client) Follow(ctx context.Context, chatID string, fromOffset int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		offset := fromOffset
-		for {
-			res, err := c.poll(ctx, chatID, offset)
-			if err != nil {
-				retry, again := c.pollFailed(ctx, chatID, err)
-				switch {
-				case again && retry == 0:
-					offset = 0 // before the log's base: from the oldest kept
-					continue
-				case again:
-					if sleep(ctx, retry) == nil {
-						continue
-					}
-					err = ctx.Err()
-				case retry < 0:
-					return // closed: every event was yielded
-				default:
-					err = c.chatError(ctx, "follow", chatID, err)
+		followed := chatID
+		for chatID != "" {
+			on := chatID
+			chatID = c.follow(ctx, on, fromOffset, func(ev Event, err error) bool {
+				if err == nil && on != followed {
+					ev.ChatID = on
 				}
-				yield(Event{}, err)
-				return
-			}
-			for _, it := range res.Items {
-				var ev StreamEvent
-				if err := wire.DecodeStreamData(it.Data, &ev); err != nil {
-					yield(Event{}, fmt.Errorf("agentchat: follow chat %q: offset %d: %w", chatID, it.Offset, err))
-					return
-				}
-				if !yield(Event{Offset: it.Offset, StreamEvent: ev}, nil) {
-					return
-				}
-			}
-			offset = res.NextOffset
-			if len(res.Items) == 0 && sleep(ctx, streamRetry) != nil {
-				yield(Event{}, ctx.Err()) // answered empty: the run hands over or ends
-				return
-			}
+				return yield(ev, err)
+			})
+			fromOffset = 0
 		}
 	}
+}
+
+// follow yields chat chatID's events from offset on until it closes, as Follow does,
+// and returns the chat its stream goes on in ("": none, or yield stopped, or an error
+// was yielded).
+func (c *Client) follow(ctx context.Context, chatID string, offset int64, yield func(Event, error) bool) (next string) {
+	for {
+		res, err := c.poll(ctx, chatID, offset)
+		if err != nil {
+			retry, again := c.pollFailed(ctx, chatID, err)
+			switch {
+			case again && retry == 0:
+				offset = 0 // before the log's base: from the oldest kept
+				continue
+			case again:
+				if sleep(ctx, retry) == nil {
+					continue
+				}
+				err = ctx.Err()
+			case retry < 0:
+				return c.followClosed(ctx, chatID, offset, yield)
+			case ctx.Err() != nil:
+				err = ctx.Err() // not the SDK's words for it, which errors.Is does not match
+			default:
+				err = c.chatError(ctx, "follow", chatID, err)
+			}
+			yield(Event{}, err)
+			return ""
+		}
+		if !yieldItems(chatID, res.Items, yield) {
+			return ""
+		}
+		offset = res.NextOffset
+		if len(res.Items) == 0 && sleep(ctx, streamRetry) != nil {
+			yield(Event{}, ctx.Err()) // answered empty: the run hands over or ends
+			return ""
+		}
+	}
+}
+
+// followClosed yields the events closed chat chatID's last run holds from offset on
+// (the StreamRead query) and returns its migration target's id when this client
+// reaches the target, else "" (after a *MigratedError when it does not).
+func (c *Client) followClosed(ctx context.Context, chatID string, offset int64, yield func(Event, error) bool) string {
+	for {
+		var res wire.StreamReadResult
+		in := wire.StreamPollInput{Topics: []string{wire.StreamTopic}, FromOffset: offset}
+		if err := c.query(ctx, chatID, wire.StreamReadQuery, &res, in); err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			}
+			yield(Event{}, err)
+			return ""
+		}
+		if !yieldItems(chatID, res.Items, yield) {
+			return ""
+		}
+		offset = res.NextOffset
+		if res.MoreReady {
+			continue
+		}
+		to := res.MigratedTo
+		switch {
+		case to == nil:
+			return ""
+		case (to.Cluster == "" || to.Cluster == c.cluster) && to.Address == "" && to.Namespace == c.namespace && to.ChatID != chatID:
+			return to.ChatID
+		}
+		yield(Event{}, &MigratedError{ChatID: chatID, Target: *to})
+		return ""
+	}
+}
+
+// yieldItems decodes and yields items of chat chatID's stream; it reports whether to
+// go on (false: yield stopped, or an item was not a StreamEvent).
+func yieldItems(chatID string, items []wire.StreamItem, yield func(Event, error) bool) bool {
+	for _, it := range items {
+		var ev StreamEvent
+		if err := wire.DecodeStreamData(it.Data, &ev); err != nil {
+			yield(Event{}, fmt.Errorf("agentchat: follow chat %q: offset %d: %w", chatID, it.Offset, err))
+			return false
+		}
+		if !yield(Event{Offset: it.Offset, StreamEvent: ev}, nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // releaseTimeout bounds release's poll.

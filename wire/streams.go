@@ -25,6 +25,10 @@ const (
 	StreamPollUpdate = "__temporal_workflow_stream_poll"
 	// StreamOffsetQuery returns the log's next offset: one past its last item (→ int).
 	StreamOffsetQuery = "__temporal_workflow_stream_offset"
+	// StreamReadQuery returns the log's items from an offset at once, as a poll that
+	// does not wait (StreamPollInput → StreamReadResult): agentchat's own, not the
+	// protocol's, for a closed chat, whose workflow answers queries but no update.
+	StreamReadQuery = "StreamRead"
 	// StreamTopic is the topic of every chat event (StreamEvent). Entries published on
 	// other topics are ignored: a chat's log holds its own events only.
 	StreamTopic = "agentchat"
@@ -69,6 +73,14 @@ type StreamPollResult struct {
 	Items      []StreamItem `json:"items"`
 	NextOffset int64        `json:"next_offset"`
 	MoreReady  bool         `json:"more_ready"`
+}
+
+// StreamReadResult is the StreamRead query's result: the poll's fields, items from
+// the offset asked for (one before the log's base reads from the base), and, once the
+// chat has migrated, where it went: its stream goes on in the target chat's.
+type StreamReadResult struct {
+	StreamPollResult
+	MigratedTo *ChatLocation `json:"migratedTo,omitempty"`
 }
 
 // StreamItem is one item of the log: Data as in StreamEntry, Offset its place in the

@@ -90,7 +90,26 @@ func (s *chatState) registerStream(ctx workflow.Context) error {
 		workflow.UpdateHandlerOptions{Validator: s.validatePoll}); err != nil {
 		return err
 	}
+	if err := workflow.SetQueryHandler(ctx, wire.StreamReadQuery, s.readStream); err != nil {
+		return err
+	}
 	return workflow.SetQueryHandler(ctx, wire.StreamOffsetQuery, func() (int64, error) { return s.events.next, nil })
+}
+
+// readStream is the StreamRead query: the items a poll from in.FromOffset would
+// return, at once (a closed chat answers queries, not polls), from the log's base when
+// in.FromOffset is before it; and where the chat went, once it migrated. A query
+// emits no command: it needs no version.
+func (s *chatState) readStream(in wire.StreamPollInput) (wire.StreamReadResult, error) {
+	if err := s.validatePoll(in); err != nil {
+		return wire.StreamReadResult{}, err
+	}
+	res := wire.StreamReadResult{StreamPollResult: s.events.page(max(in.FromOffset, s.events.base), in.Topics)}
+	if m := s.migration; m != nil && m.result != nil {
+		loc := m.result.Target
+		res.MigratedTo = &loc
+	}
+	return res, nil
 }
 
 // streamDetached reports whether polls must not wait: the run hands over or ends (no
@@ -145,10 +164,16 @@ func (s *chatState) poll(ctx workflow.Context, in wire.StreamPollInput) (wire.St
 	if in.FromOffset != 0 && in.FromOffset < l.base {
 		return wire.StreamPollResult{}, truncated()
 	}
+	return l.page(from, in.Topics), nil
+}
+
+// page returns the items at or after offset from on topics (none: any), at most
+// wire.StreamPollBytes of them (at least one).
+func (l *eventLog) page(from int64, topics []string) wire.StreamPollResult {
 	res := wire.StreamPollResult{Items: []wire.StreamItem{}, NextOffset: l.next}
 	size := 0
 	for _, it := range l.items[l.from(from):] {
-		if !wanted(it.Topic) {
+		if len(topics) > 0 && !contains(topics, it.Topic) {
 			continue
 		}
 		n := len(it.Data) + len(it.Topic)
@@ -159,7 +184,7 @@ func (s *chatState) poll(ctx workflow.Context, in wire.StreamPollInput) (wire.St
 		size += n
 		res.Items = append(res.Items, it)
 	}
-	return res, nil
+	return res
 }
 
 func contains(list []string, s string) bool {

@@ -193,3 +193,33 @@ func TestStreamCarriedAcrossContinueAsNew(t *testing.T) {
 	assert.Equal(t, kept.Items, gap.Items, "a dropped delta's offset resumes at the next event kept, the messageDone")
 	assert.Equal(t, int64(5+5), query[int64](e, wire.StreamOffsetQuery), "the new run's turn takes offsets 5 to 9")
 }
+
+// The StreamRead query reads the log at once, as a poll that does not wait: from the
+// base for an offset dropped before it, the rest from an offset kept, nothing past the
+// end; a negative offset is refused.
+func TestStreamReadQuery(t *testing.T) {
+	_, next := continuedChat(t)
+	c := next.Carry.Stream
+	e := newEnv(t)
+	next.Carry.Stream = &wire.StreamCarry{Items: c.Items[2:], NextOffset: c.NextOffset} // the log begins at 3
+	e.run(next, time.Second)
+	read := func(from int64) wire.StreamReadResult {
+		return query[wire.StreamReadResult](e, wire.StreamReadQuery, wire.StreamPollInput{FromOffset: from})
+	}
+	offsets := func(res wire.StreamReadResult) []int64 {
+		var out []int64
+		for _, it := range res.Items {
+			out = append(out, it.Offset)
+		}
+		return out
+	}
+	assert.Equal(t, []int64{3, 4}, offsets(read(1)), "before the base: from the base")
+	assert.Equal(t, []int64{4}, offsets(read(4)))
+	past := read(9)
+	assert.Empty(t, past.Items)
+	assert.Equal(t, int64(5), past.NextOffset)
+	assert.False(t, past.MoreReady)
+	assert.Nil(t, past.MigratedTo)
+	_, err := e.env.QueryWorkflow(wire.StreamReadQuery, wire.StreamPollInput{FromOffset: -1})
+	assert.ErrorContains(t, err, "negative")
+}

@@ -198,8 +198,9 @@ func chatCmd(g *globals, s Streams) *cobra.Command {
 		Short: "Talk to a chat interactively, one line a turn",
 		Long: `Talk to a chat, one line a turn; the agents' replies are printed as they are
 written (--no-stream: once the turn is answered). Ctrl-C while a reply is written
-stops the turn (as starter stop does: the partial reply stays, marked incomplete)
-and ends the session.
+stops that turn (as starter stop does: the partial reply stays, marked incomplete)
+and returns to the prompt; Ctrl-C again while the stop is sent, or at the prompt,
+ends the session.
 With --agents, the chat is started first if it does not exist. A turn that waits for
 the approval of a tool call prints the starter approve command that decides it; run
 it in another shell, then go on.
@@ -288,36 +289,10 @@ Commands: /state, /history, /quit (or end of input).`,
 					continue
 				}
 				line = strings.TrimPrefix(line, "/")
-				if !noStream {
-					p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNoteShort}
-					complete, err := p.print(c.SendStream(ctx, chatID, agentchat.SendMessageInput{Text: line, AuthorName: author}))
-					if err != nil {
-						if ctx.Err() != nil { // Ctrl-C while the reply is written: stop the turn
-							stopTurn(c, s, chatID)
-							return err
-						}
-						if errors.Is(err, agentchat.ErrChatClosed) {
-							return err
-						}
-						fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err))
-						continue
-					}
-					if complete {
-						return nil
-					}
-					continue
-				}
-				res, err := c.Send(ctx, chatID, agentchat.SendMessageInput{Text: line, AuthorName: author})
-				if err != nil {
-					if errors.Is(err, agentchat.ErrChatClosed) {
-						return err
-					}
-					fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err))
-					continue
-				}
-				printTurn(s.Out, chatID, res, completeNoteShort)
-				if res.IsComplete {
-					return nil
+				complete, err := sendLine(ctx, g.intr, c, s, chatID,
+					agentchat.SendMessageInput{MessageID: uuid.NewString(), Text: line, AuthorName: author}, noStream)
+				if err != nil || complete {
+					return err
 				}
 			}
 		},
@@ -327,6 +302,41 @@ Commands: /state, /history, /quit (or end of input).`,
 	cmd.Flags().StringVar(&author, "author", "", "author name of your messages")
 	cmd.Flags().BoolVar(&noStream, "no-stream", false, "print the replies once each turn is answered, not as they are written")
 	return cmd
+}
+
+// sendLine sends one turn of chat's session and prints its replies, as they are
+// written or, with noStream, once answered. A Ctrl-C while it waits (intr) stops that
+// turn (stopTurn) and the session goes on; a second one while the stop is sent ends
+// it. It returns whether the turn completed the chat, and the error that ends the
+// session (the chat closed, the session's context ended); other errors are printed.
+func sendLine(ctx context.Context, intr *interrupter, c *agentchat.Client, s Streams, chatID string,
+	msg agentchat.SendMessageInput, noStream bool) (complete bool, err error) {
+	tctx, end := intr.turnContext(ctx)
+	if noStream {
+		var res agentchat.TurnResult
+		if res, err = c.Send(tctx, chatID, msg); err == nil {
+			printTurn(s.Out, chatID, res, completeNoteShort)
+			complete = res.IsComplete
+		}
+	} else {
+		p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNoteShort}
+		complete, err = p.print(c.SendStream(tctx, chatID, msg))
+	}
+	interrupted := end()
+	switch {
+	case err == nil:
+		return complete, nil
+	case interrupted: // Ctrl-C while the reply is written: stop this turn
+		stopTurn(ctx, c, s, chatID, msg.MessageID)
+		return false, ctx.Err()
+	case ctx.Err() != nil: // the session ends: stop its turn first
+		stopTurn(context.WithoutCancel(ctx), c, s, chatID, msg.MessageID)
+		return false, err
+	case errors.Is(err, agentchat.ErrChatClosed):
+		return false, err
+	}
+	fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err))
+	return false, nil
 }
 
 // readLines scans lines in the background, so that waiting for input can be

@@ -25,6 +25,11 @@ import (
 type Streams struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// Interrupts, when set, delivers the user's Ctrl-C, one value each (starter/main.go
+	// wires os.Interrupt to it). One while chat waits for a turn's reply stops that
+	// turn only (CancelTurn) and the session goes on; any other ends the command, as a
+	// cancelled context does. Nil: only the context Execute is given ends a command.
+	Interrupts <-chan os.Signal
 }
 
 // globals are the flags every command takes.
@@ -35,13 +40,21 @@ type globals struct {
 	// tel is the OpenTelemetry set up from the environment by the first connect; nil
 	// before it.
 	tel *telemetry.Telemetry
+	// intr takes Streams.Interrupts.
+	intr *interrupter
 }
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
 // printing a one-line error to Err (with the starter command that goes on, for an
 // error that asks for one: errorHint).
 func Execute(ctx context.Context, args []string, s Streams) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	root, g := newRoot(s)
+	g.intr = &interrupter{command: cancel}
+	if s.Interrupts != nil {
+		go g.intr.watch(ctx, s.Interrupts)
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if g.cancel != nil {

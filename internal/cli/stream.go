@@ -26,13 +26,19 @@ type streamPrinter struct {
 	w        io.Writer
 	chatID   string
 	complete string
-	// author is the reply's author, written before its first delta; open: a reply's
-	// text is being written (its line not ended yet).
-	author   string
-	open     bool
+	// author is the author of reply message, written before its first delta; open: a
+	// reply's text is being written (its line not ended yet).
+	author, message string
+	open            bool
+	// names gives an agent's name for a reply whose agentStarted was not seen (follow
+	// from an offset mid-reply); nil: its id.
+	names    func(agentID string) string
 	awaiting []wire.PendingApproval
 	// events: print every event's type and offset too (follow).
 	events bool
+	// on is the chat whose stream the events are in, when Follow went on in a
+	// migration's target (Event.ChatID); "": the chat followed.
+	on string
 }
 
 // print writes events until the sequence ends; it returns the first error, and
@@ -54,6 +60,11 @@ func (p *streamPrinter) print(seq iter.Seq2[agentchat.Event, error]) (complete b
 // take writes one event; it reports whether the event ended a turn that completed
 // the chat.
 func (p *streamPrinter) take(ev agentchat.Event) bool {
+	if p.events && ev.ChatID != p.on {
+		p.endLine()
+		fmt.Fprintf(p.w, "(the chat migrated: following chat %s, whose offsets are its own)\n", ev.ChatID)
+		p.on = ev.ChatID
+	}
 	switch ev.Type {
 	case wire.EventTurnAccepted:
 		p.awaiting = nil
@@ -65,8 +76,15 @@ func (p *streamPrinter) take(ev agentchat.Event) bool {
 		if p.events {
 			fmt.Fprintf(p.w, "[%d] %s starts %s (attempt %d)\n", ev.Offset, ev.AgentID, ev.MessageID, ev.Attempt)
 		}
-		p.author = cmpOr(ev.Author, ev.AgentID)
+		p.author, p.message = cmpOr(ev.Author, ev.AgentID), ev.MessageID
 	case wire.EventTextDelta:
+		if ev.MessageID != p.message { // its agentStarted came before the offset followed from
+			p.endLine()
+			p.author, p.message = ev.AgentID, ev.MessageID
+			if p.names != nil {
+				p.author = cmpOr(p.names(ev.AgentID), ev.AgentID)
+			}
+		}
 		if !p.open {
 			fmt.Fprintf(p.w, "%s: ", p.author)
 			p.open = true
@@ -179,10 +197,15 @@ func followCmd(g *globals, s Streams) *cobra.Command {
 		Short: "Print a chat's live events (its Workflow Streams event stream)",
 		Long: `Print a chat's events as they happen: turns accepted, replies as they are written,
 tool calls and results, turns done or failed, each with its offset in brackets.
---from N resumes after a disconnect at offset N (the offset after the last one seen);
-0 starts from the oldest event the chat keeps. --json prints one event a line, as
+--from N resumes after a disconnect at offset N (the offset after the last one seen;
+a reply resumed mid-way is printed with its author); 0 starts from the oldest event
+the chat keeps. --json prints one event a line, as
 the stream carries it (README, "Streaming"). Follows the chat across continue-as-new,
-until it closes or Ctrl-C.`,
+until it closes or Ctrl-C. A closed chat prints the events it holds from --from on,
+then follow ends (at once for an offset past its end). A chat that migrates is
+followed into its target when that is in the same namespace (a new chat id: its
+events then carry "chatId", their offsets the target's); to another namespace or
+cluster, follow ends with an error that says how to follow it there.`,
 		Example: `  starter follow --chat support-42
   starter follow --chat support-42 --from 120 --json`,
 		Args: cobra.NoArgs,
@@ -206,7 +229,8 @@ until it closes or Ctrl-C.`,
 				}
 				return nil
 			}
-			p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNote, events: true}
+			p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNote, events: true,
+				names: participantNames(ctx, c, chatID)}
 			_, err = p.print(seq)
 			return stoppedFollowing(ctx, err)
 		},
@@ -217,17 +241,39 @@ until it closes or Ctrl-C.`,
 	return cmd
 }
 
+// participantNames returns the names of chat chatID's participants by agent id, read
+// by the State query at the first call ("" for one it does not know, or when the
+// query fails).
+func participantNames(ctx context.Context, c *agentchat.Client, chatID string) func(string) string {
+	var names map[string]string
+	return func(agentID string) string {
+		if names == nil {
+			names = map[string]string{}
+			if st, err := c.State(ctx, chatID); err == nil {
+				for _, pi := range st.Participants {
+					names[pi.ID] = pi.Name
+				}
+			}
+		}
+		return names[agentID]
+	}
+}
+
 // stopTimeout bounds the CancelTurn that Ctrl-C in chat sends.
 const stopTimeout = 10 * time.Second
 
-// stopTurn stops the turn in flight of chat chatID after an interrupt, on a context of
-// its own (the command's ended with the interrupt).
-func stopTurn(c *agentchat.Client, s Streams, chatID string) {
-	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+// stopTurn stops turn turnID of chat chatID (in flight or queued) after an interrupt,
+// within stopTimeout of ctx.
+func stopTurn(ctx context.Context, c *agentchat.Client, s Streams, chatID, turnID string) {
+	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 	defer cancel()
-	if res, err := c.CancelTurn(ctx, chatID, agentchat.CancelTurnInput{}); err != nil {
+	res, err := c.CancelTurn(ctx, chatID, agentchat.CancelTurnInput{MessageID: turnID})
+	switch {
+	case err != nil:
 		fmt.Fprintln(s.Err, "could not stop the turn:", oneLine(err.Error()))
-	} else {
+	case res.Queued:
+		fmt.Fprintf(s.Out, "(queued turn %s cancelled)\n", res.MessageID)
+	default:
 		fmt.Fprintf(s.Out, "(turn %s stopped)\n", res.MessageID)
 	}
 }
@@ -274,10 +320,24 @@ sender gets TurnCancelled and may send it again).`,
 
 // stoppedFollowing is follow's error: none when the user stopped following (Ctrl-C
 // cancels the command's context), which is how following ends; --timeout running out
-// stays an error, as for every command.
+// stays an error, as for every command; a chat that migrated where the command does
+// not reach says how to follow it there.
 func stoppedFollowing(ctx context.Context, err error) error {
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+	var moved *agentchat.MigratedError
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		return nil
+	case errors.As(err, &moved):
+		to := moved.Target
+		where := ""
+		switch {
+		case to.Address != "":
+			where = " --address " + shellQuote(to.Address)
+		case to.Cluster != "":
+			where = " --address <address of cluster " + to.Cluster + ">"
+		}
+		return fmt.Errorf("%w (follow it there: go run ./starter follow%s --namespace %s --chat %s)",
+			err, where, shellQuote(to.Namespace), shellQuote(to.ChatID))
 	}
 	return err
 }

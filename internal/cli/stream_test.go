@@ -2,13 +2,20 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -45,4 +52,113 @@ func TestSendStreamsFollowPrintsEventsStopRefuses(t *testing.T) {
 		assert.GreaterOrEqual(t, ev.Offset, int64(2))
 	}
 	assert.Equal(t, []string{wire.EventTextDelta, wire.EventMessageDone, wire.EventTurnDone}, types)
+}
+
+// Ctrl-C in chat while a reply is written (or awaited, --no-stream) stops that turn
+// only (its partial reply stays, marked incomplete) and the session goes on: the next
+// line gets its reply; Ctrl-C at the prompt then ends the session.
+func TestChatInterruptStopsTheTurnThenThePromptEnds(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{ChunkDelay: 40 * time.Millisecond}})
+	t.Run("streamed", func(t *testing.T) { chatInterrupted(t, h) })
+	t.Run("no-stream", func(t *testing.T) { chatInterrupted(t, h, "--no-stream") })
+}
+
+func chatInterrupted(t *testing.T, h *testenv.Harness, flags ...string) {
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+
+	in, typing := io.Pipe()
+	t.Cleanup(func() { _ = typing.Close() })
+	interrupts := make(chan os.Signal, 1)
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.Execute(t.Context(), append([]string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "chat", "--chat", id}, flags...),
+			cli.Streams{In: in, Out: &out, Err: &errOut, Interrupts: interrupts})
+	}()
+	type_ := func(line string) {
+		t.Helper()
+		_, err := io.WriteString(typing, line+"\n")
+		require.NoError(t, err)
+	}
+	type_("Tell me a story")
+	require.Eventually(t, func() bool {
+		v, err := h.Temporal.QueryWorkflow(t.Context(), id, "", wire.StreamOffsetQuery)
+		var next int64
+		return err == nil && v.Get(&next) == nil && next >= 3 // turnAccepted, agentStarted, a delta
+	}, 20*time.Second, 5*time.Millisecond, "the reply is being written")
+	interrupts <- os.Interrupt
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "stopped)") },
+		20*time.Second, 10*time.Millisecond, "the turn is stopped: %s", &out)
+	select {
+	case code := <-done:
+		t.Fatalf("chat ended (%d) after Ctrl-C during a reply:\n%s\n%s", code, out.String(), errOut.String())
+	case <-time.After(200 * time.Millisecond):
+	}
+	hist, err := h.Client.History(t.Context(), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 2)
+	assert.True(t, hist.Messages[1].Incomplete, "the partial reply is kept, marked incomplete")
+
+	type_("And now?")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), `Last user message: "And now?"`) },
+		20*time.Second, 10*time.Millisecond, "the next line is answered in the same session: %s", &out)
+	type_("/state") // answered once the session is back at the prompt
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "messages:      4 messages in 2 turns") },
+		20*time.Second, 10*time.Millisecond, "back at the prompt: %s", &out)
+	hist, err = h.Client.History(t.Context(), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 4)
+	assert.False(t, hist.Messages[3].Incomplete, "the second reply is whole")
+
+	interrupts <- os.Interrupt // at the prompt: the session ends
+	select {
+	case code := <-done:
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "starter: context canceled\n", errOut.String())
+	case <-time.After(5 * time.Second):
+		t.Fatalf("chat kept waiting for input after Ctrl-C at the prompt:\n%s\n%s", &out, &errOut)
+	}
+}
+
+// follow on a closed chat prints the events it holds from --from on and ends with no
+// error; --from past its end prints nothing.
+func TestFollowAClosedChatEnds(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	ok(t, h, "send", "--chat", id, "--id", "t1", "Hello")
+	require.NoError(t, h.Temporal.TerminateWorkflow(t.Context(), id, "", "test"))
+
+	r := ok(t, h, "--timeout", "30s", "follow", "--chat", id)
+	assert.Contains(t, r.out, "[0] turn t1 accepted")
+	assert.Contains(t, r.out, "Helper: [offline] helper received 2 messages.")
+	assert.Contains(t, r.out, "turn t1 done")
+	r = ok(t, h, "--timeout", "30s", "follow", "--chat", id, "--from", "1000")
+	assert.Empty(t, r.out)
+}
+
+// follow --from an offset in the middle of a reply prints the reply's author before
+// its text, as from the reply's start.
+func TestFollowFromMidReplyNamesTheAuthor(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{ChunkDelay: 30 * time.Millisecond}})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	ok(t, h, "send", "--chat", id, "--id", "t1", "Hello")
+	require.NoError(t, h.Temporal.TerminateWorkflow(t.Context(), id, "", "test"))
+	var deltas []agentchat.Event
+	for ev, err := range h.Client.Follow(t.Context(), id, 0) {
+		require.NoError(t, err)
+		if ev.Type == wire.EventTextDelta {
+			deltas = append(deltas, ev)
+		}
+	}
+	require.Greater(t, len(deltas), 1, "the reply streams in several deltas")
+	rest := ""
+	for _, d := range deltas[1:] {
+		rest += d.Text
+	}
+
+	r := ok(t, h, "--timeout", "30s", "follow", "--chat", id, "--from", fmt.Sprint(deltas[1].Offset))
+	assert.Equal(t, "Helper: "+rest, r.lines()[0])
 }

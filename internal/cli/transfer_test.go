@@ -268,6 +268,13 @@ func TestMigrateToAnotherNamespace(t *testing.T) {
 	assert.Contains(t, errLine, "migrated")
 	assert.Contains(t, errLine, `namespace "`+ns+`"`)
 
+	// Following the source gives its events, then says where to follow it.
+	f := starter(t, a, "", "--timeout", "30s", "follow", "--chat", id)
+	require.Equal(t, 1, f.code, "%v", f)
+	assert.Contains(t, f.out, "Helper: [offline]", "the source's events")
+	assert.Contains(t, f.err, `namespace "`+ns+`"`)
+	assert.Contains(t, f.err, "(follow it there: go run ./starter follow --namespace "+ns+" --chat "+id+")")
+
 	// In the target, the chat remembers.
 	r = ok(t, a, "--namespace", ns, "send", "--chat", id, recapAsk)
 	require.Len(t, r.lines(), 1, r.out)
