@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/base64"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -25,6 +26,11 @@ const (
 	StreamPollUpdate = "__temporal_workflow_stream_poll"
 	// StreamOffsetQuery returns the log's next offset: one past its last item (→ int).
 	StreamOffsetQuery = "__temporal_workflow_stream_offset"
+	// StreamFollowersQuery is agentchat's own query, beside the protocol's: whether
+	// anyone follows the chat's stream now (no input → StreamFollowers). The model
+	// call's activity asks it to publish text deltas only while someone does; it writes
+	// no history.
+	StreamFollowersQuery = "StreamFollowers"
 	// StreamTopic is the topic of every chat event (StreamEvent). Entries published on
 	// other topics are ignored: a chat's log holds its own events only.
 	StreamTopic = "agentchat"
@@ -79,6 +85,19 @@ type StreamItem struct {
 	Data   string `json:"data"`
 	Offset int64  `json:"offset"`
 }
+
+// StreamFollowers is the answer of StreamFollowersQuery: Waiting, the poll updates
+// that wait in the run now; Followed, whether a subscriber follows: one waits, or a
+// poll was answered less than StreamFollowGrace (by the workflow's clock) before the
+// run's latest workflow task, so a subscriber between two polls counts.
+type StreamFollowers struct {
+	Waiting  int  `json:"waiting"`
+	Followed bool `json:"followed"`
+}
+
+// StreamFollowGrace is how long after its last poll was answered a subscriber still
+// counts as following: 1 s, far more than a subscriber takes to poll again.
+const StreamFollowGrace = time.Second
 
 // StreamPollBytes bounds a poll result's items (base64 and topic lengths), as the
 // protocol's own workflow side does (1,000,000): a result always holds at least one.
