@@ -88,8 +88,10 @@ type StreamItem struct {
 
 // StreamFollowers is the answer of StreamFollowersQuery: Waiting, the poll updates
 // that wait in the run now; Followed, whether a subscriber follows: one waits, or a
-// poll was answered less than StreamFollowGrace (by the workflow's clock) before the
-// run's latest workflow task, so a subscriber between two polls counts.
+// poll was answered at most StreamFollowGrace (by the workflow's clock) before the
+// run's latest workflow task, so a subscriber between two polls counts; or a
+// CancelTurn waits for the text a model call held back, to keep it as the partial
+// reply.
 type StreamFollowers struct {
 	Waiting  int  `json:"waiting"`
 	Followed bool `json:"followed"`

@@ -34,6 +34,9 @@ type eventLog struct {
 	// answered, by the workflow's clock (followers).
 	waiting  int
 	answered time.Time
+	// stopping is the number of stops that wait for the text a model call holds back
+	// (awaitPartial): it counts as following.
+	stopping int
 }
 
 // followers is the answer of wire.StreamFollowersQuery at now, the time of the run's
@@ -41,10 +44,11 @@ type eventLog struct {
 // polls, its last answered at most wire.StreamFollowGrace before. A subscriber gone
 // for good stops counting after the grace: whoever asks publishes while followed, and
 // each publication is a workflow task that moves now on. A poll left waiting by a
-// subscriber that went away counts until an event answers it.
+// subscriber that went away counts until an event answers it. A stop waiting for the
+// text held back counts too (awaitPartial).
 func (l *eventLog) followers(now time.Time) wire.StreamFollowers {
 	recent := !l.answered.IsZero() && now.Sub(l.answered) <= wire.StreamFollowGrace
-	return wire.StreamFollowers{Waiting: l.waiting, Followed: l.waiting > 0 || recent}
+	return wire.StreamFollowers{Waiting: l.waiting, Followed: l.waiting > 0 || recent || l.stopping > 0}
 }
 
 // streamLinger is how long a run whose chat closed, or that continues as new, stays
