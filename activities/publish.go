@@ -15,7 +15,11 @@ import (
 
 // publisher sends a reply's text deltas to its own chat's event stream, a batch per
 // interval, by the Workflow Streams publish signal (wire.StreamPublishSignal) to the
-// run that scheduled the activity. Publishing is best effort: a batch that cannot be
+// run that scheduled the activity, while someone follows the chat
+// (wire.StreamFollowersQuery, asked every followedCheck or unfollowedCheck while there
+// is text to send): each batch costs the chat's history a signal and a workflow task.
+// Text not sent while nobody follows waits, and goes in one batch once someone does,
+// so the deltas stay contiguous. Publishing is best effort: a batch that cannot be
 // signalled is logged and dropped, since the workflow completes the deltas from the
 // final message (workflows.finishReply). A nil publisher publishes nothing.
 type publisher struct {
@@ -32,7 +36,24 @@ type publisher struct {
 	flushed chan struct{} // a flush wanted now (the first delta)
 	stop    chan struct{}
 	done    chan struct{}
+
+	// followed is the last answer of the followers query, asked again at checkAt; run
+	// owns both, close reads followed once run has returned.
+	followed bool
+	checkAt  time.Time
 }
+
+const (
+	// unfollowedCheck is how often a publisher whose chat nobody follows asks again: a
+	// subscriber that comes mid-reply gets the text so far within about this.
+	unfollowedCheck = 250 * time.Millisecond
+	// followedCheck is how often a publisher whose chat is followed asks again: it stops
+	// publishing within about this and wire.StreamFollowGrace of the last subscriber's
+	// last poll.
+	followedCheck = time.Second
+	// followersTimeout bounds the followers query.
+	followersTimeout = 2 * time.Second
+)
 
 // newPublisher returns the publisher of reply messageID, flushing every interval, or
 // nil when there is nothing to publish to (no client, no reply id, a negative
@@ -95,15 +116,18 @@ func (p *publisher) add(text string) {
 	}
 }
 
-// close sends what is queued and stops; the reply's deltas are then in the workflow's
-// history before the activity's result.
+// close sends what is queued, when the chat was followed at the last check, and stops;
+// the reply's deltas are then in the workflow's history before the activity's result.
+// Unfollowed, the workflow fills the text in at the message's end.
 func (p *publisher) close(ctx context.Context) {
 	if p == nil {
 		return
 	}
 	close(p.stop)
 	<-p.done
-	p.flush(ctx)
+	if p.followed {
+		p.flush(ctx)
+	}
 }
 
 func (p *publisher) run(ctx context.Context, interval time.Duration) {
@@ -119,8 +143,62 @@ func (p *publisher) run(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 		case <-p.flushed:
 		}
-		p.flush(ctx)
+		if p.due(ctx) {
+			p.flush(ctx)
+		}
 	}
+}
+
+// due reports whether the queued text goes now: there is some, and someone follows
+// the chat, asked again once the last answer is older than its check interval.
+func (p *publisher) due(ctx context.Context) bool {
+	p.mu.Lock()
+	empty := p.pending == ""
+	p.mu.Unlock()
+	if empty {
+		return false
+	}
+	if time.Now().Before(p.checkAt) {
+		return p.followed
+	}
+	p.followed = p.isFollowed(ctx)
+	every := unfollowedCheck
+	if p.followed {
+		every = followedCheck
+	}
+	p.checkAt = time.Now().Add(every)
+	return p.followed
+}
+
+// isFollowed asks the run whether someone follows its stream. A run that cannot say
+// (a worker of a version without the query; the query failed) counts as followed: the
+// deltas go, as they did before the query. A query cut short by close keeps the last
+// answer.
+func (p *publisher) isFollowed(ctx context.Context) bool {
+	qctx, cancel := context.WithTimeout(ctx, followersTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.stop:
+			cancel()
+		case <-qctx.Done():
+		}
+	}()
+	var f wire.StreamFollowers
+	v, err := p.tc.QueryWorkflow(qctx, p.workflowID, p.runID, wire.StreamFollowersQuery)
+	if err == nil {
+		err = v.Get(&f)
+	}
+	if err != nil {
+		select {
+		case <-p.stop:
+			return p.followed
+		default:
+		}
+		activity.GetLogger(ctx).Debug("followers unknown: publishing", "messageId", p.messageID, "error", err)
+		return true
+	}
+	return f.Followed
 }
 
 // flush signals the queued text as deltas of at most wire.StreamDeltaBytes, one signal

@@ -116,8 +116,9 @@ func BenchmarkStream(b *testing.B) {
 		b.Run("latency/"+agent, func(b *testing.B) { benchLatency(b, h, agent) })
 	}
 	for _, agent := range benchAgents {
-		b.Run("history/"+agent, func(b *testing.B) { benchHistory(b, h, agent) })
+		b.Run("history/"+agent, func(b *testing.B) { benchHistory(b, h, agent, true) })
 	}
+	b.Run("history/unfollowed", func(b *testing.B) { benchHistory(b, h, "helper", false) })
 	b.Run("throughput", func(b *testing.B) { benchThroughput(b, h) })
 }
 
@@ -157,9 +158,10 @@ func benchLatency(b *testing.B, h *testenv.Harness, agent string) {
 	}
 }
 
-// benchHistory: history per turn, a chat streamed to a subscriber against one whose
-// deltas are not published, each answering b.N turns.
-func benchHistory(b *testing.B, h *testenv.Harness, agent string) {
+// benchHistory: history per turn, a chat of a streamed agent against one whose deltas
+// are not published, each answering b.N turns; the streamed chat's turns are followed
+// by a subscriber (SendStream), or, with follow false, by no one (Send).
+func benchHistory(b *testing.B, h *testenv.Harness, agent string, follow bool) {
 	ctx := context.Background()
 	{
 		on, off := testenv.ChatID(b)+"-on", testenv.ChatID(b)+"-off"
@@ -174,11 +176,16 @@ func benchHistory(b *testing.B, h *testenv.Harness, agent string) {
 		n := 0
 		for b.Loop() {
 			n++
-			for ev, err := range h.Client.SendStream(ctx, on, agentchat.SendMessageInput{MessageID: fmt.Sprintf("t%d", n), Text: "hi"}) {
+			msg := agentchat.SendMessageInput{MessageID: fmt.Sprintf("t%d", n), Text: "hi"}
+			if follow {
+				for _, err := range h.Client.SendStream(ctx, on, msg) {
+					require.NoError(b, err)
+				}
+			} else {
+				_, err := h.Client.Send(ctx, on, msg)
 				require.NoError(b, err)
-				_ = ev
 			}
-			_, err := h.Client.Send(ctx, off, agentchat.SendMessageInput{MessageID: fmt.Sprintf("t%d", n), Text: "hi"})
+			_, err := h.Client.Send(ctx, off, msg)
 			require.NoError(b, err)
 		}
 		sOn, sOff := historySize(b, h, on), historySize(b, h, off)

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/base64"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -29,6 +30,11 @@ const (
 	// does not wait (StreamPollInput → StreamReadResult): agentchat's own, not the
 	// protocol's, for a closed chat, whose workflow answers queries but no update.
 	StreamReadQuery = "StreamRead"
+	// StreamFollowersQuery is agentchat's own query, beside the protocol's: whether
+	// anyone follows the chat's stream now (no input → StreamFollowers). The model
+	// call's activity asks it to publish text deltas only while someone does; it writes
+	// no history.
+	StreamFollowersQuery = "StreamFollowers"
 	// StreamTopic is the topic of every chat event (StreamEvent). Entries published on
 	// other topics are ignored: a chat's log holds its own events only.
 	StreamTopic = "agentchat"
@@ -91,6 +97,21 @@ type StreamItem struct {
 	Data   string `json:"data"`
 	Offset int64  `json:"offset"`
 }
+
+// StreamFollowers is the answer of StreamFollowersQuery: Waiting, the poll updates
+// that wait in the run now; Followed, whether a subscriber follows: one waits, or a
+// poll was answered at most StreamFollowGrace (by the workflow's clock) before the
+// run's latest workflow task, so a subscriber between two polls counts; or a
+// CancelTurn waits for the text a model call held back, to keep it as the partial
+// reply.
+type StreamFollowers struct {
+	Waiting  int  `json:"waiting"`
+	Followed bool `json:"followed"`
+}
+
+// StreamFollowGrace is how long after its last poll was answered a subscriber still
+// counts as following: 1 s, far more than a subscriber takes to poll again.
+const StreamFollowGrace = time.Second
 
 // StreamPollBytes bounds a poll result's items (base64 and topic lengths), as the
 // protocol's own workflow side does (1,000,000): a result always holds at least one.

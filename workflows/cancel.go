@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -45,6 +46,7 @@ func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
 func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) (wire.CancelTurnResult, error) {
 	if t := s.active; t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
 		t.cancelled, t.dropPartial = true, in.DropPartial
+		s.awaitPartial(ctx, t)
 		if t.cancel != nil {
 			t.cancel()
 		}
@@ -66,6 +68,34 @@ func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) 
 		return wire.CancelTurnResult{MessageID: t.msg.MessageID, Queued: true}, nil
 	}
 	return wire.CancelTurnResult{}, s.validateCancel(in) // gone meanwhile
+}
+
+// versionStopAwaitsText: a stop of a reply nobody follows waits, up to stopTextWait,
+// for the text its model call held back (awaitPartial); before, it cancelled the call
+// at once.
+const versionStopAwaitsText = "stop-awaits-text"
+
+// stopTextWait bounds awaitPartial's wait: a model call holding text back asks who
+// follows every 250 ms (activities.publisher).
+const stopTextWait = time.Second
+
+// awaitPartial waits, before turn t's model call is cancelled, for the text the call
+// holds back while nobody follows the chat: meanwhile the followers query says
+// followed, the call publishes what it holds, and the partial reply kept is the text
+// written so far, as when someone follows. It waits at most stopTextWait (a reply
+// with no text yet), and not at all when the partial is to be dropped, no reply of t is
+// in flight, or someone follows (its deltas are published already).
+func (s *chatState) awaitPartial(ctx workflow.Context, t *turn) {
+	l := &s.events
+	r := l.live
+	if t.dropPartial || r == nil || r.turnID != t.msg.MessageID || l.followers(workflow.Now(ctx)).Followed ||
+		!changed(ctx, versionStopAwaitsText) {
+		return
+	}
+	sent := r.text.Len()
+	l.stopping++
+	defer func() { l.stopping-- }()
+	_, _ = workflow.AwaitWithTimeout(ctx, stopTextWait, func() bool { return l.live != r || r.text.Len() > sent })
 }
 
 // stopTurn ends turn t, stopped while agent p replied: the partial reply, unless

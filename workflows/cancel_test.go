@@ -132,3 +132,43 @@ func TestCancelTurnDropsThePartialReply(t *testing.T) {
 	st := e.state()
 	assert.Equal(t, 1, st.TurnCount, "a stopped turn counts as answered")
 }
+
+// Stopping a reply nobody follows (its model call holds its text back): meanwhile the
+// followers query says followed, so the call publishes what it holds, and the partial
+// reply kept is that text; a reply that publishes nothing is cancelled after
+// stopTextWait (1 s) with no partial.
+func TestCancelTurnAwaitsTheTextHeldBack(t *testing.T) {
+	for _, held := range []string{"Once upon a time", ""} {
+		t.Run(map[bool]string{true: "text held back", false: "no text"}[held != ""], func(t *testing.T) {
+			e := newEnv(t)
+			e.slowModel(10 * time.Second)
+			first := e.send(time.Second, msg("m1", "Hello"))
+			var res wire.CancelTurnResult
+			var resErr error
+			got := map[string]bool{}
+			ask := func(at time.Duration, name string) {
+				e.at(at, func() { got[name] = query[wire.StreamFollowers](e, wire.StreamFollowersQuery).Followed })
+			}
+			ask(2*time.Second, "before the stop")
+			e.cancelAt(3*time.Second, wire.CancelTurnInput{}, &res, &resErr)
+			ask(3200*time.Millisecond, "while the stop waits")
+			if held != "" {
+				e.publish(3500*time.Millisecond, "a1", 1, "m1/1", 1, held)
+			}
+			ask(4500*time.Millisecond, "after the stop")
+			e.run(thread(), 20*time.Second)
+
+			require.NoError(t, resErr)
+			require.NoError(t, first.err)
+			assert.True(t, first.result.Cancelled)
+			assert.Equal(t, map[string]bool{"before the stop": false, "while the stop waits": true, "after the stop": false}, got)
+			if held == "" {
+				assert.Empty(t, first.result.Messages, "no text, no partial reply")
+				return
+			}
+			require.Len(t, first.result.Messages, 1)
+			assert.Equal(t, held, first.result.Messages[0].Text())
+			assert.True(t, first.result.Messages[0].Incomplete)
+		})
+	}
+}

@@ -30,6 +30,25 @@ type eventLog struct {
 	// read is the highest offset a poll of this run asked for: its subscriber has read
 	// everything before it (0: none polled).
 	read int64
+	// waiting is the number of polls that wait now; answered is when the last poll was
+	// answered, by the workflow's clock (followers).
+	waiting  int
+	answered time.Time
+	// stopping is the number of stops that wait for the text a model call holds back
+	// (awaitPartial): it counts as following.
+	stopping int
+}
+
+// followers is the answer of wire.StreamFollowersQuery at now, the time of the run's
+// latest workflow task: a subscriber follows while its poll waits, and between two
+// polls, its last answered at most wire.StreamFollowGrace before. A subscriber gone
+// for good stops counting after the grace: whoever asks publishes while followed, and
+// each publication is a workflow task that moves now on. A poll left waiting by a
+// subscriber that went away counts until an event answers it. A stop waiting for the
+// text held back counts too (awaitPartial).
+func (l *eventLog) followers(now time.Time) wire.StreamFollowers {
+	recent := !l.answered.IsZero() && now.Sub(l.answered) <= wire.StreamFollowGrace
+	return wire.StreamFollowers{Waiting: l.waiting, Followed: l.waiting > 0 || recent || l.stopping > 0}
 }
 
 // streamLinger is how long a run whose chat closed, or that continues as new, stays
@@ -74,7 +93,8 @@ func (l *eventLog) from(offset int64) int {
 }
 
 // registerStream sets the protocol's handlers: the publish signal (taken by a
-// goroutine of its own), the poll update and the offset query.
+// goroutine of its own), the poll update and the offset query; and agentchat's
+// followers query. None emits a command.
 func (s *chatState) registerStream(ctx workflow.Context) error {
 	publish := workflow.GetSignalChannel(ctx, wire.StreamPublishSignal)
 	workflow.Go(ctx, func(ctx workflow.Context) {
@@ -93,7 +113,12 @@ func (s *chatState) registerStream(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, wire.StreamReadQuery, s.readStream); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, wire.StreamOffsetQuery, func() (int64, error) { return s.events.next, nil })
+	if err := workflow.SetQueryHandler(ctx, wire.StreamOffsetQuery, func() (int64, error) { return s.events.next, nil }); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(ctx, wire.StreamFollowersQuery, func() (wire.StreamFollowers, error) {
+		return s.events.followers(workflow.Now(ctx)), nil
+	})
 }
 
 // readStream is the StreamRead query: the items a poll from in.FromOffset would
@@ -136,7 +161,8 @@ func (s *chatState) validatePoll(in wire.StreamPollInput) error {
 
 // poll is the poll update: it waits until the log holds an item at or after
 // in.FromOffset (0: the log's base) on one of in.Topics (none: any), or the run hands
-// over, and returns them, at most wire.StreamPollBytes of them.
+// over, and returns them, at most wire.StreamPollBytes of them. While it waits, and
+// for wire.StreamFollowGrace after, its subscriber counts as following (followers).
 //
 // Errors: TruncatedOffset when in.FromOffset is before the log's base.
 func (s *chatState) poll(ctx workflow.Context, in wire.StreamPollInput) (wire.StreamPollResult, error) {
@@ -151,6 +177,11 @@ func (s *chatState) poll(ctx workflow.Context, in wire.StreamPollInput) (wire.St
 	from := max(in.FromOffset, l.base)
 	l.read = max(l.read, from, 1)
 	wanted := func(topic string) bool { return len(in.Topics) == 0 || contains(in.Topics, topic) }
+	l.waiting++
+	defer func() {
+		l.waiting--
+		l.answered = workflow.Now(ctx)
+	}()
 	if err := workflow.Await(ctx, func() bool {
 		for _, it := range l.items[l.from(from):] {
 			if wanted(it.Topic) {

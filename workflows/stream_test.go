@@ -223,3 +223,36 @@ func TestStreamReadQuery(t *testing.T) {
 	_, err := e.env.QueryWorkflow(wire.StreamReadQuery, wire.StreamPollInput{FromOffset: -1})
 	assert.ErrorContains(t, err, "negative")
 }
+
+// The followers query, which the model call's activity asks before it publishes: no
+// one before the first poll; a poll waiting; a subscriber between two polls (its poll
+// answered within wire.StreamFollowGrace) still follows; after the grace, with no poll
+// since, no one does.
+func TestStreamFollowersQuery(t *testing.T) {
+	e := newEnv(t)
+	e.slowModel(10 * time.Second)
+	e.send(time.Second, msg("m1", "Hello"))
+	got := map[string]wire.StreamFollowers{}
+	ask := func(at time.Duration, name string) {
+		e.at(at, func() { got[name] = query[wire.StreamFollowers](e, wire.StreamFollowersQuery) })
+	}
+	var res wire.StreamPollResult
+	var resErr error
+	ask(500*time.Millisecond, "before any poll")
+	e.pollAt(1500*time.Millisecond, wire.StreamPollInput{FromOffset: 2}, &res, &resErr) // waits for the first delta
+	ask(1800*time.Millisecond, "a poll waits")
+	e.publish(3*time.Second, "a1", 1, "m1/1", 1, "Hel")
+	ask(3500*time.Millisecond, "between two polls")
+	e.publish(5*time.Second, "a1", 2, "m1/1", 1, "lo")
+	ask(5500*time.Millisecond, "gone")
+	e.run(thread(), 30*time.Second)
+
+	require.NoError(t, resErr)
+	assert.Len(t, res.Items, 1)
+	assert.Equal(t, map[string]wire.StreamFollowers{
+		"before any poll":   {Waiting: 0, Followed: false},
+		"a poll waits":      {Waiting: 1, Followed: true},
+		"between two polls": {Waiting: 0, Followed: true},
+		"gone":              {Waiting: 0, Followed: false},
+	}, got)
+}
