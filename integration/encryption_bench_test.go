@@ -56,47 +56,65 @@ func BenchmarkEncryptionTurn(b *testing.B) {
 // BenchmarkEncryptionTransfer10k exports a chat of 10,000 messages (Client.ExportSealed:
 // the document, in the envelope when encryption is on, as starter export --out
 // writes it) and imports the written file into a new chat, with encryption off and on.
+// The two sides run on one dev server, each with its own worker, one after the other
+// in every iteration (off, then on, then on first in the next), so that the server's
+// growing store and the process's state weigh on both alike.
 func BenchmarkEncryptionTransfer10k(b *testing.B) {
 	enc, _, err := chatstate.Encode(bench.Document(bench.History(10_000)))
 	require.NoError(b, err)
-	for _, mode := range []string{"off", "on"} {
-		ring := encryptionModes(b)[mode]
-		b.Run(mode, func(b *testing.B) {
-			h := testenv.New(b, testenv.Options{Keys: ring})
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			dir := b.TempDir()
-			src := testenv.ChatID(b)
-			path := filepath.Join(dir, "seed.json")
-			require.NoError(b, os.WriteFile(path, enc, 0o600))
-			_, err := h.Client.Import(ctx, agentchat.ImportOptions{ChatID: src, Path: path})
-			require.NoError(b, err)
-			var export, imp time.Duration
-			b.ResetTimer()
-			for i := range b.N {
-				start := time.Now()
-				e, err := h.Client.ExportSealed(ctx, src) // what starter export --out writes
-				if err != nil {
-					b.Fatal(err)
-				}
-				doc := e.Bytes
-				export += time.Since(start)
-				p := filepath.Join(dir, fmt.Sprintf("doc-%d.json", i))
-				if err := os.WriteFile(p, doc, 0o600); err != nil {
-					b.Fatal(err)
-				}
-				start = time.Now()
-				st, err := h.Client.Import(ctx, agentchat.ImportOptions{ChatID: fmt.Sprintf("%s-%d", src, i), Path: p})
-				if err != nil {
-					b.Fatal(err)
-				}
-				imp += time.Since(start)
-				if st.MessageCount != 10_000 {
-					b.Fatalf("imported %d messages", st.MessageCount)
-				}
-			}
-			b.ReportMetric(float64(export.Milliseconds())/float64(b.N), "export-ms/op")
-			b.ReportMetric(float64(imp.Milliseconds())/float64(b.N), "import-ms/op")
-		})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir := b.TempDir()
+	seed := filepath.Join(dir, "seed.json")
+	require.NoError(b, os.WriteFile(seed, enc, 0o600))
+	type side struct {
+		h           *testenv.Harness
+		src         string
+		export, imp time.Duration
 	}
+	modes := encryptionModes(b)
+	sides := map[string]*side{}
+	for _, mode := range []string{"off", "on"} {
+		s := &side{h: testenv.New(b, testenv.Options{Keys: modes[mode]}), src: testenv.ChatID(b) + "-" + mode}
+		_, err := s.h.Client.Import(ctx, agentchat.ImportOptions{ChatID: s.src, Path: seed})
+		require.NoError(b, err)
+		sides[mode] = s
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		order := []string{"off", "on"}
+		if i%2 == 1 {
+			order = []string{"on", "off"}
+		}
+		for _, mode := range order {
+			s := sides[mode]
+			start := time.Now()
+			e, err := s.h.Client.ExportSealed(ctx, s.src) // what starter export --out writes
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.export += time.Since(start)
+			p := filepath.Join(dir, fmt.Sprintf("doc-%s-%d.json", mode, i))
+			if err := os.WriteFile(p, e.Bytes, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			start = time.Now()
+			st, err := s.h.Client.Import(ctx, agentchat.ImportOptions{ChatID: fmt.Sprintf("%s-%d", s.src, i), Path: p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.imp += time.Since(start)
+			if st.MessageCount != 10_000 {
+				b.Fatalf("%s: imported %d messages", mode, st.MessageCount)
+			}
+		}
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	off, on := sides["off"], sides["on"]
+	b.ReportMetric(ms(off.export), "export-off-ms")
+	b.ReportMetric(ms(on.export), "export-on-ms")
+	b.ReportMetric(float64(on.export)/float64(off.export), "export-ratio")
+	b.ReportMetric(ms(off.imp), "import-off-ms")
+	b.ReportMetric(ms(on.imp), "import-on-ms")
+	b.ReportMetric(float64(on.imp)/float64(off.imp), "import-ratio")
 }

@@ -28,6 +28,9 @@ const KeyBytes = 32
 // NonceBytes is the length of the nonce that starts every sealed value (GCM's standard).
 const NonceBytes = 12
 
+// TagBytes is the length of the authentication tag that ends every sealed value.
+const TagBytes = 16
+
 // keyIDPattern bounds key ids: they travel in payload metadata and error messages.
 var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 

@@ -16,17 +16,20 @@ import (
 	"github.com/agentchat/agentchat/keyring"
 )
 
-// ContentEncrypted is the content type of a sealed body (docs/chat-state-v1.md,
-// "Envelope"): {"type": "encrypted", "keyId": "k1", "data": "<base64>"}, where data is
+// ContentEncrypted is the content type of a sealed body in JSON form
+// (docs/chat-state-v1.md, "Message store bodies"): {"type": "encrypted", "keyId": "k1", "data": "<base64>"}, where data is
 // nonce‖ciphertext‖tag of the message's body (EncodeBody), sealed with the additional
 // data chatID + "\x00" + messageID, so a body moved to another row does not open.
 const ContentEncrypted = "encrypted"
 
-// Sealed wraps a store so that message bodies are encrypted at rest with ring: each
-// row holds its message id and role, and one encrypted content. Bodies written before
-// (plain) still read. Put stays idempotent: the same message under the same key seals
-// to the same bytes (keyring.SealDeterministic); one stored under an older key is
-// compared decrypted. Get's errors add *keyring.UnknownKeyError and
+// Sealed wraps a store so that message bodies are encrypted at rest with ring
+// (docs/chat-state-v1.md, "Message store bodies"): a RowStore's rows hold the binary
+// form (BinaryRowPrefix); any other store gets messages of the message id, role and
+// one encrypted content (ContentEncrypted). Both forms, and bodies written before
+// (plain), still read. Put stays idempotent: the same message under the same key seals
+// to the same bytes (keyring.SealDeterministic); one stored under an older key or in
+// the other form is compared decrypted. Large batches are sealed and opened on
+// several goroutines. Get's errors add *keyring.UnknownKeyError and
 // keyring.ErrNotAuthentic (a row altered or moved), naming the message.
 func Sealed(inner Store, ring *keyring.Ring) Store {
 	return &sealed{inner: inner, ring: ring}
@@ -81,6 +84,51 @@ func (s *sealed) sealedRow(arena, scratch []byte, chatID string, m chat.Message)
 	return arena[:len(arena)+len(body)], body[:len(body):len(body)], data, nil
 }
 
+// BinaryRowPrefix starts a sealed body in binary form, as Sealed writes it to a
+// RowStore (SQLite, PostgreSQL: their body columns are bytes; docs/chat-state-v1.md,
+// "Message store bodies"): the prefix (a NUL, which starts no JSON, then "acs1"), one
+// byte n, the key id (n bytes), then nonce‖ciphertext‖tag of the message's body
+// (EncodeBody), sealed as the JSON form's data is. It is the JSON form less its base64
+// and framing: about a third smaller.
+const BinaryRowPrefix = "\x00acs1"
+
+// binaryRow appends to arena the binary stored body of m (BinaryRowPrefix), and
+// returns arena and the body (a part of it).
+func (s *sealed) binaryRow(arena []byte, chatID string, m chat.Message) (outArena, body []byte, err error) {
+	plain, err := EncodeBody(m)
+	if err != nil {
+		return arena, nil, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", s.Name(), chatID, m.MessageID, ErrInvalid, err)
+	}
+	id := s.ring.Current()
+	need := len(BinaryRowPrefix) + 1 + len(id) + keyring.NonceBytes + len(plain) + keyring.TagBytes
+	if cap(arena)-len(arena) < need { // a new block; the rows before keep the old one
+		arena = make([]byte, 0, max(need, arenaBlock))
+	}
+	row := append(arena[len(arena):len(arena):len(arena)+need], BinaryRowPrefix...)
+	row = append(append(row, byte(len(id))), id...)
+	_, row = s.ring.AppendSealDeterministic(row, plain, aad(chatID, m.MessageID))
+	return arena[:len(arena)+len(row)], row[:len(row):len(row)], nil
+}
+
+// openBinaryRow opens a body in binary form (BinaryRowPrefix), stored under id. body
+// is left as it is (a Get may ask for the same id twice).
+func (s *sealed) openBinaryRow(chatID, id string, body []byte) (chat.Message, error) {
+	rest := body[len(BinaryRowPrefix):]
+	if len(rest) < 1 || len(rest) < 1+int(rest[0]) || rest[0] == 0 {
+		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: stored body: malformed sealed row (%d bytes)", s.Name(), chatID, id, len(body))
+	}
+	keyID, data := string(rest[1:1+int(rest[0])]), rest[1+int(rest[0]):]
+	plain, err := s.ring.Open(keyID, data, aad(chatID, id))
+	if err != nil {
+		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", s.Name(), chatID, id, err)
+	}
+	out, err := chatstate.DecodeMessage(plain)
+	if err != nil {
+		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: decrypted body: %w", s.Name(), chatID, id, err)
+	}
+	return out, nil
+}
+
 // arenaBlock is the size of the blocks Put seals rows into (one allocation for many
 // rows rather than one each).
 const arenaBlock = 1 << 20
@@ -107,8 +155,12 @@ func asMessage(m chat.Message, row []byte) chat.Message {
 		Contents: []chat.Content{{Type: ContentEncrypted, Raw: raw}}}
 }
 
-// openRow returns the message of a stored body: a sealed row opened, any other decoded.
+// openRow returns the message of a stored body: a sealed row (binary or JSON) opened,
+// any other decoded.
 func (s *sealed) openRow(chatID, id string, body []byte) (chat.Message, error) {
+	if bytes.HasPrefix(body, []byte(BinaryRowPrefix)) {
+		return s.openBinaryRow(chatID, id, body)
+	}
 	const kind, dataKey, end = `,"contents":[{"type":"encrypted","keyId":`, `,"data":"`, `"}]}`
 	k := bytes.Index(body, []byte(kind)) // the id and role before it are escaped JSON strings
 	i := -1
@@ -162,12 +214,18 @@ func (s *sealed) openData(chatID, id, keyID string, b64data []byte) (chat.Messag
 
 func (s *sealed) Put(ctx context.Context, chatID string, msgs []chat.Message) error {
 	rows := make([]Row, len(msgs))
+	_, binary := s.inner.(RowStore) // bytes as they are: the binary form
 	err := inParallel(len(msgs), func(lo, hi int) error {
 		var arena, scratch []byte
 		for i, m := range msgs[lo:hi] {
 			var body []byte
 			var err error
-			if arena, body, scratch, err = s.sealedRow(arena, scratch, chatID, m); err != nil {
+			if binary {
+				arena, body, err = s.binaryRow(arena, chatID, m)
+			} else {
+				arena, body, scratch, err = s.sealedRow(arena, scratch, chatID, m)
+			}
+			if err != nil {
 				return err
 			}
 			rows[lo+i] = Row{ID: m.MessageID, Body: body}

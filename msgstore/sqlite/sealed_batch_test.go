@@ -49,13 +49,8 @@ func TestSealedLargeBatchesRoundTripAndNameTheFirstBadRow(t *testing.T) {
 	for _, i := range []int{1200, 700} { // alter two rows in two parts
 		var body []byte
 		require.NoError(t, raw.db.QueryRow("SELECT body FROM chat_messages WHERE chat_id = 'c' AND message_id = ?", ids[i]).Scan(&body))
-		start := strings.Index(string(body), `"data":"`) + len(`"data":"`)
-		k := (start + strings.LastIndex(string(body), `"}]}`)) / 2 // mid-data: every bit counts
-		if body[k] == 'A' {                                        // still base64, no longer the sealed bytes
-			body[k] = 'B'
-		} else {
-			body[k] = 'A'
-		}
+		require.True(t, strings.HasPrefix(string(body), msgstore.BinaryRowPrefix))
+		body[len(body)/2] ^= 0x40 // mid-ciphertext
 		_, err := raw.db.Exec("UPDATE chat_messages SET body = ? WHERE chat_id = 'c' AND message_id = ?", body, ids[i])
 		require.NoError(t, err)
 	}
@@ -63,4 +58,31 @@ func TestSealedLargeBatchesRoundTripAndNameTheFirstBadRow(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `message "m0700"`, "the first altered row in the order asked")
 	assert.ErrorIs(t, err, keyring.ErrNotAuthentic)
+}
+
+// A binary row cut short or with a bad key id length fails Get with an error naming
+// the message: never a panic, never another message.
+func TestSealedMalformedBinaryRowsAreRefused(t *testing.T) {
+	ctx := context.Background()
+	raw := openT(t, filepath.Join(t.TempDir(), "bad.db"))
+	st := msgstore.Sealed(raw, sealRing(t, ringFile(t, "k1")))
+	require.NoError(t, st.Put(ctx, "c", []chat.Message{chat.TextMessage("ok", chat.RoleUser, "", "fine")}))
+	good, err := raw.GetRows(ctx, "c", []string{"ok"})
+	require.NoError(t, err)
+	row := good["ok"]
+	p := len(msgstore.BinaryRowPrefix)
+	for name, body := range map[string][]byte{
+		"prefix only":           []byte(msgstore.BinaryRowPrefix),
+		"no key id":             append([]byte(msgstore.BinaryRowPrefix), 0),
+		"key id past the end":   append([]byte(msgstore.BinaryRowPrefix), 200, 'k'),
+		"no ciphertext":         row[:p+3],
+		"cut before the tag":    row[:len(row)-1],
+		"another key id length": append(append([]byte(msgstore.BinaryRowPrefix), 1), row[p+1:]...),
+	} {
+		id := strings.ReplaceAll(name, " ", "-")
+		require.NoError(t, raw.PutRows(ctx, "c", []msgstore.Row{{ID: id, Body: body}}), name)
+		_, err := st.Get(ctx, "c", []string{id})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), `message "`+id+`"`, name)
+	}
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,7 +47,7 @@ func TestSealedRowsHoldNoTextAndRotationKeepsThemReadable(t *testing.T) {
 	require.NoError(t, raw.db.QueryRow("SELECT body FROM chat_messages WHERE chat_id = 'c' AND message_id = 'm1'").Scan(&body))
 	assert.NotContains(t, body, "Quimby")
 	assert.NotContains(t, body, "Alice", "the author's name is sealed too")
-	assert.Contains(t, body, `"keyId":"k1"`)
+	assert.True(t, strings.HasPrefix(body, msgstore.BinaryRowPrefix+"\x02k1"), "the binary form, key k1: %q", body[:min(len(body), 12)])
 
 	f2 := ringFile(t, "k2")
 	f2.Keys["k1"] = f1.Keys["k1"]
@@ -81,22 +82,36 @@ func TestSealedRowsHoldNoTextAndRotationKeepsThemReadable(t *testing.T) {
 // messagesOnly hides the RowStore methods, as a store of your own without them would.
 type messagesOnly struct{ msgstore.Store }
 
-func TestSealedOverAStoreWithoutRowsWritesTheSameRows(t *testing.T) {
+// A store without rows gets the JSON form, a RowStore the binary form
+// (msgstore.BinaryRowPrefix): Sealed over the RowStore reads both, and a retried put
+// of a message stored in the other form is a no-op.
+func TestSealedOverAStoreWithoutRowsWritesTheJSONForm(t *testing.T) {
 	ctx := context.Background()
 	ring := sealRing(t, ringFile(t, "k1"))
 	path := filepath.Join(t.TempDir(), "generic.db")
 	msgstoretest.Run(t, func(t *testing.T) msgstore.Store { return msgstore.Sealed(messagesOnly{openT(t, path)}, ring) })
 
-	a, b := openT(t, filepath.Join(t.TempDir(), "a.db")), openT(t, filepath.Join(t.TempDir(), "b.db"))
-	m := chat.TextMessage("m&<1>", chat.RoleUser, "Alice", "the same bytes either way")
-	require.NoError(t, msgstore.Sealed(a, ring).Put(ctx, "c", []chat.Message{m}))
-	require.NoError(t, msgstore.Sealed(messagesOnly{b}, ring).Put(ctx, "c", []chat.Message{m}))
-	rowA, err := a.GetRows(ctx, "c", []string{m.MessageID})
+	a := openT(t, filepath.Join(t.TempDir(), "a.db"))
+	asJSON := chat.TextMessage("m&<1>", chat.RoleUser, "Alice", "written as JSON")
+	asBinary := chat.TextMessage("m2", chat.RoleUser, "Alice", "written as bytes")
+	require.NoError(t, msgstore.Sealed(messagesOnly{a}, ring).Put(ctx, "c", []chat.Message{asJSON}))
+	require.NoError(t, msgstore.Sealed(a, ring).Put(ctx, "c", []chat.Message{asBinary}))
+	rows, err := a.GetRows(ctx, "c", []string{asJSON.MessageID, asBinary.MessageID})
 	require.NoError(t, err)
-	rowB, err := b.GetRows(ctx, "c", []string{m.MessageID})
+	assert.True(t, strings.HasPrefix(string(rows[asJSON.MessageID]), `{"messageId":"m\u0026\u003c1\u003e"`) ||
+		strings.HasPrefix(string(rows[asJSON.MessageID]), `{"messageId":"m&<1>"`), "%s", rows[asJSON.MessageID])
+	assert.Contains(t, string(rows[asJSON.MessageID]), `"type":"encrypted","keyId":"k1"`)
+	assert.True(t, strings.HasPrefix(string(rows[asBinary.MessageID]), msgstore.BinaryRowPrefix))
+	for id, row := range rows {
+		assert.NotContains(t, string(row), "written", id)
+	}
+	sealed := msgstore.Sealed(a, ring)
+	got, err := sealed.Get(ctx, "c", []string{asBinary.MessageID, asJSON.MessageID, asBinary.MessageID})
 	require.NoError(t, err)
-	assert.Equal(t, string(rowA[m.MessageID]), string(rowB[m.MessageID]))
-	got, err := msgstore.Sealed(messagesOnly{a}, ring).Get(ctx, "c", []string{m.MessageID})
-	require.NoError(t, err)
-	assert.Equal(t, m, got[0])
+	assert.Equal(t, []chat.Message{asBinary, asJSON, asBinary}, got)
+	require.NoError(t, sealed.Put(ctx, "c", []chat.Message{asJSON, asBinary}), "either form: a retried put is a no-op")
+	require.NoError(t, msgstore.Sealed(messagesOnly{a}, ring).Put(ctx, "c", []chat.Message{asJSON}))
+	other := asJSON
+	other.Contents = []chat.Content{chat.Text("something else")}
+	assert.ErrorIs(t, sealed.Put(ctx, "c", []chat.Message{other}), msgstore.ErrConflict)
 }
