@@ -59,6 +59,7 @@ var replayScenarios = []struct {
 	{"llm-strategies", []string{"llm-strategies"}, captureLLMStrategies},
 	{"summarize", []string{"summarize"}, captureSummarize},
 	{"tool-edges", []string{"tool-edges"}, captureToolEdges},
+	{"stream-stop", []string{"stream-stop"}, captureStreamStop},
 }
 
 // TestReplayCapture runs each scenario on the dev server and saves its runs' histories;

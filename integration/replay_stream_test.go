@@ -1,0 +1,61 @@
+package integration_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/offline"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// A streamed chat (the replay scenario "stream-stop"): a turn followed to its end
+// (publish signals, poll updates), a turn nobody follows stopped mid-reply (the stop
+// waits for the text held back: stop-awaits-text), a followed turn stopped mid-reply,
+// and a last turn answered whole.
+func captureStreamStop(t *testing.T, name string) {
+	long := strings.TrimSpace(strings.Repeat("lorem ipsum dolor sit amet ", 20))
+	h := replayHarness(t, name, testenv.Options{Model: offline.Options{ChunkDelay: 30 * time.Millisecond,
+		Scripts: map[string][]offline.Reply{"helper": {{Text: "Hello there, Alice."}, {Text: long}, {Text: long}, {Text: "Done."}}}}})
+	id := replayChat(t, h, name)
+	startReplayChat(t, h, id, agentchat.StartOptions{})
+
+	follow := func(mid, text string, stopAfter int) {
+		deltas := 0
+		for ev, err := range h.Client.SendStream(ctxFor(t), id, agentchat.SendMessageInput{MessageID: mid, Text: text}) {
+			require.NoError(t, err)
+			if ev.Type == wire.EventTextDelta {
+				if deltas++; deltas == stopAfter {
+					_, err := h.Client.CancelTurn(ctxFor(t), id, agentchat.CancelTurnInput{})
+					require.NoError(t, err)
+				}
+			}
+		}
+	}
+	follow("m1", "Hello", 0)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m2", Text: "Tell me a long story"})
+		done <- err
+	}()
+	require.Eventually(t, func() bool {
+		st, err := h.Client.State(ctxFor(t), id)
+		return err == nil && st.MessageCount >= 3
+	}, 10*time.Second, 20*time.Millisecond, "m2 was not taken")
+	// The reply is under way, and past wire.StreamFollowGrace of m1's last poll (which
+	// m2's first event answered): nobody follows it.
+	time.Sleep(wire.StreamFollowGrace + 500*time.Millisecond)
+	_, err := h.Client.CancelTurn(ctxFor(t), id, agentchat.CancelTurnInput{})
+	require.NoError(t, err)
+	<-done
+
+	follow("m3", "Another long one", 3)
+	send(t, h, id, "m4", "Thanks")
+	saveRun(t, h, id, "", name, enumspb.EVENT_TYPE_UNSPECIFIED) // a stopped turn's stream may end on a workflow task
+}
