@@ -45,7 +45,7 @@ func (e *MigratedError) Error() string {
 	} else if e.Target.Address != "" {
 		where = fmt.Sprintf("the cluster at %s, ", e.Target.Address) + where
 	}
-	return fmt.Sprintf("agentchat: chat %q has migrated to %s; send to it there", e.ChatID, where)
+	return fmt.Sprintf("agentchat: chat %q has migrated to %s; use it there", e.ChatID, where)
 }
 
 // Is makes errors.Is(err, ErrChatMigrated) true.

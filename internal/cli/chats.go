@@ -241,6 +241,10 @@ Commands: /state, /history, /quit (or end of input).`,
 				var more bool
 				select {
 				case <-ctx.Done(): // interrupted while waiting for a line
+					if errors.Is(context.Cause(ctx), errInterrupted) {
+						fmt.Fprintln(s.Out) // Ctrl-C at the prompt: the session ends, as /quit
+						return nil
+					}
 					return ctx.Err()
 				case line, more = <-lines:
 				}
@@ -335,7 +339,7 @@ func sendLine(ctx context.Context, intr *interrupter, c *agentchat.Client, s Str
 	case errors.Is(err, agentchat.ErrChatClosed):
 		return false, err
 	}
-	fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err))
+	fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err, wire.TaskQueue))
 	return false, nil
 }
 

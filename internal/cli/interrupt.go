@@ -2,9 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
 )
+
+// errInterrupted is the cause of a command's context that the user's Ctrl-C ended
+// (context.Cause); the context's Err is still context.Canceled.
+var errInterrupted = errors.New("interrupted")
 
 // interrupter takes the user's Ctrl-C (Streams.Interrupts): while chat waits for a
 // turn's reply, the first one cancels that turn's context only; any other cancels the

@@ -48,10 +48,11 @@ type globals struct {
 // printing a one-line error to Err (with the starter command that goes on, for an
 // error that asks for one: errorHint).
 func Execute(ctx context.Context, args []string, s Streams) int {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(context.Canceled) }
 	defer cancel()
 	root, g := newRoot(s)
-	g.intr = &interrupter{command: cancel}
+	g.intr = &interrupter{command: func() { cancelCause(errInterrupted) }}
 	if s.Interrupts != nil {
 		go g.intr.watch(ctx, s.Interrupts)
 	}
@@ -66,7 +67,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		cancel()
 	}
 	if err != nil {
-		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+errorHint(err))
+		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+errorHint(err, g.dial.TaskQueue))
 		return 1
 	}
 	return 0
@@ -168,7 +169,12 @@ func (g *globals) connectChat(ctx context.Context, chatID string) (*agentchat.Cl
 // do in wire terms (the Approve update), as clients in any language read it. For a
 // payload the SDK cannot decode (an encrypted chat read without its ring): where the
 // ring goes. "" for any other error.
-func errorHint(err error) string {
+func errorHint(err error, taskQueue string) string {
+	if err != nil && strings.Contains(err.Error(), "no poller seen for task queue") {
+		// The server's words for a query no worker could answer: a closed chat is read
+		// by queries, which its worker answers.
+		return fmt.Sprintf(" (no worker serves the chat's task queue: start one, e.g. go run ./worker --offline --task-queue %s)", shellQuote(taskQueue))
+	}
 	if err != nil && strings.Contains(err.Error(), "payload encoding is not supported") {
 		// The SDK's words for a payload it cannot decode: an encrypted chat read
 		// without its key ring.

@@ -85,8 +85,11 @@ func chatInterrupted(t *testing.T, h *testenv.Harness, flags ...string) {
 	require.Eventually(t, func() bool {
 		v, err := h.Temporal.QueryWorkflow(t.Context(), id, "", wire.StreamOffsetQuery)
 		var next int64
-		return err == nil && v.Get(&next) == nil && next >= 3 // turnAccepted, agentStarted, a delta
+		return err == nil && v.Get(&next) == nil && next >= 2 // turnAccepted, agentStarted
 	}, 20*time.Second, 5*time.Millisecond, "the reply is being written")
+	// Deltas reach the stream only while someone follows it (not with --no-stream): a
+	// few chunks of the 40 ms a chunk reply, which takes about 0.7 s.
+	time.Sleep(150 * time.Millisecond)
 	interrupts <- os.Interrupt
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "stopped)") },
 		20*time.Second, 10*time.Millisecond, "the turn is stopped: %s", &out)
@@ -111,11 +114,11 @@ func chatInterrupted(t *testing.T, h *testenv.Harness, flags ...string) {
 	require.Len(t, hist.Messages, 4)
 	assert.False(t, hist.Messages[3].Incomplete, "the second reply is whole")
 
-	interrupts <- os.Interrupt // at the prompt: the session ends
+	interrupts <- os.Interrupt // at the prompt: the session ends, as /quit does
 	select {
 	case code := <-done:
-		assert.Equal(t, 1, code)
-		assert.Equal(t, "starter: context canceled\n", errOut.String())
+		assert.Equal(t, 0, code, "Ctrl-C at the prompt is the user's way out, not a failure")
+		assert.Empty(t, errOut.String())
 	case <-time.After(5 * time.Second):
 		t.Fatalf("chat kept waiting for input after Ctrl-C at the prompt:\n%s\n%s", &out, &errOut)
 	}

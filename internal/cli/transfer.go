@@ -187,7 +187,7 @@ func migrateCmd(g *globals, s Streams) *cobra.Command {
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "migrate --chat ID --to-namespace NS [--to-cluster NAME | --to-address HOST:PORT]",
+		Use:   "migrate --chat ID (--to-namespace NS | --to-cluster NAME | --to-address HOST:PORT | --to-chat NEW) ...",
 		Short: "Move a running chat to another namespace or Temporal cluster",
 		Long: `Move a running chat to another namespace or cluster, and keep talking to it there.
 
@@ -199,17 +199,22 @@ reports the same migration. Another cluster must be configured on the worker:
 worker --cluster NAME=HOST:PORT; --to-address picks it by address. A worker must
 serve the target namespace on the same task queue.`,
 		Example: `  starter migrate --chat support-42 --to-namespace archive
+  starter migrate --chat support-42 --to-chat support-42-v2     # a new id, same namespace
   starter migrate --chat support-42 --to-cluster east --to-namespace default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.ToNamespace == "" && opts.ToCluster == "" && opts.ToAddress == "" {
-				return errors.New("migrate needs a target: --to-namespace, --to-cluster or --to-address")
+			sameNamespace := opts.ToNamespace == "" && opts.ToCluster == "" && opts.ToAddress == ""
+			if sameNamespace && opts.ToChatID == "" {
+				return errors.New("migrate needs a target: --to-namespace, --to-cluster, --to-address, or --to-chat (a new id in the same namespace)")
 			}
 			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			if sameNamespace { // --to-chat alone: a new chat id here
+				opts.ToNamespace = c.Namespace()
+			}
 			res, err := c.Migrate(cmd.Context(), chatID, opts)
 			if err != nil {
 				var moved *agentchat.MigratedError

@@ -26,8 +26,10 @@ func TestMigrateHintNamesTheCommandForWhatTheErrorAsks(t *testing.T) {
 // says where the ring goes. Following ends without an error when the user stops it.
 func TestHintsForAnEncryptedChatAndAStoppedFollow(t *testing.T) {
 	err := errors.New(`query chat "c1": payload encoding is not supported`)
-	assert.Contains(t, errorHint(err), "--keys or $AGENTCHAT_KEYS")
-	assert.Empty(t, errorHint(errors.New("query chat: not found")))
+	assert.Contains(t, errorHint(err, "q"), "--keys or $AGENTCHAT_KEYS")
+	assert.Empty(t, errorHint(errors.New("query chat: not found"), "q"))
+	assert.Contains(t, errorHint(errors.New(`query chat "c": no poller seen for task queue recently, worker may be down`), "my-queue"),
+		"go run ./worker --offline --task-queue my-queue", "a closed chat read with no worker: how to start one")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	boom := errors.New("follow chat: Timeout or cancellation waiting for update: context canceled")

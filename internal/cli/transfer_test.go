@@ -309,6 +309,7 @@ func TestMigrateNeedsATarget(t *testing.T) {
 	assert.Contains(t, line, "--to-namespace")
 	assert.Contains(t, line, "--to-cluster")
 	assert.Contains(t, line, "--to-address")
+	assert.Contains(t, line, "--to-chat")
 	// Checked before dialing: no server needed to learn it.
 	assert.Equal(t, line, fails(t, nil, "--address", "127.0.0.1:1", "migrate", "--chat", id))
 
@@ -321,6 +322,19 @@ func TestMigrateNeedsATarget(t *testing.T) {
 	// The chat goes on where it was.
 	r := ok(t, h, "send", "--chat", id, recapAsk)
 	assert.Contains(t, r.out, recapReply)
+}
+
+// --to-chat alone moves the chat to a new id in the same namespace, as the flag's
+// help says of --to-namespace ("default: the same").
+func TestMigrateToANewChatIDInTheSameNamespace(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	seedChat(t, h, id)
+	r := ok(t, h, "migrate", "--chat", id, "--to-chat", id+"-v2")
+	assert.Contains(t, r.out, id+"-v2")
+	r = ok(t, h, "send", "--chat", id+"-v2", recapAsk)
+	assert.Contains(t, r.out, recapReply, "the moved chat remembers")
+	assert.Contains(t, fails(t, h, "send", "--chat", id, "Hello?"), id+"-v2", "the old id names where the chat went")
 }
 
 func TestMigrateToAClusterByAddress(t *testing.T) {
