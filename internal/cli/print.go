@@ -24,6 +24,10 @@ func printMessage(w io.Writer, m chat.Message) {
 	for _, c := range m.Contents {
 		switch c.Type {
 		case chat.ContentText:
+			if m.Incomplete {
+				fmt.Fprintf(w, "%s: %s [incomplete: the turn was stopped]\n", who, c.Text)
+				continue
+			}
 			fmt.Fprintf(w, "%s: %s\n", who, c.Text)
 		case chat.ContentFunctionCall:
 			fmt.Fprintf(w, "%s → %s(%s) [call %s]\n", who, c.Name, c.Arguments, c.CallID)

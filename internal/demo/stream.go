@@ -28,7 +28,7 @@ func (d *run) streamed(ctx context.Context) error {
 	if _, err := d.stream(ctx, id, "story-1", "Tell me a story", -1); err != nil {
 		return err
 	}
-	d.p.line("you: Another one, a long one (stopped after 12 deltas: starter stop --chat %s)", id)
+	d.p.line("you: Another one, a long one (stopped once 12 deltas are in: starter stop --chat %s)", id)
 	n, err := d.stream(ctx, id, "story-2", "Another one, a long one", 12)
 	if err != nil {
 		return err
@@ -38,7 +38,7 @@ func (d *run) streamed(ctx context.Context) error {
 		return err
 	}
 	last := h.Messages[len(h.Messages)-1]
-	d.p.note("the partial reply stays in the history, marked incomplete (%v), after %d text deltas; the chat takes the next turn", last.Incomplete, n)
+	d.p.note("the partial reply stays in the history, marked incomplete (%v): %d text deltas, those that came before the stop took effect; the chat takes the next turn", last.Incomplete, n)
 	d.p.note("follow it from any client: starter follow --chat %s, or @temporalio/workflow-streams (README, Streaming)", id)
 	return nil
 }

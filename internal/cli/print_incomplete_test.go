@@ -1,0 +1,21 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// /history and history mark a stopped turn's partial reply, which the History JSON
+// marks "incomplete": true.
+func TestPrintMessageMarksAnIncompleteReply(t *testing.T) {
+	var b strings.Builder
+	m := chat.TextMessage("r1", chat.RoleAssistant, "Helper", "Long ago, in a city")
+	printMessage(&b, m)
+	m.Incomplete = true
+	printMessage(&b, m)
+	assert.Equal(t, "Helper: Long ago, in a city\nHelper: Long ago, in a city [incomplete: the turn was stopped]\n", b.String())
+}
