@@ -16,8 +16,9 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// waitNotice is how long send waits before saying that it still waits.
-const waitNotice = 20 * time.Second
+// waitNotice is how long send waits before saying that it still waits, and follow
+// before saying that no event came (a variable for the tests).
+var waitNotice = 20 * time.Second
 
 func startCmd(g *globals, s Streams) *cobra.Command {
 	var (

@@ -216,7 +216,15 @@ cluster, follow ends with an error that says how to follow it there.`,
 				return err
 			}
 			defer c.Close()
-			seq := c.Follow(ctx, chatID, from)
+			// No event at all for a while: say what may be wrong, once (an idle chat
+			// followed past its end, or a worker that stopped lately, which the server
+			// still lists for a few minutes).
+			notice := time.AfterFunc(waitNotice, func() {
+				fmt.Fprintf(s.Err, "no events yet from chat %s: it may be idle (following waits for its next turn), or its worker may have stopped (start one: go run ./worker --offline --task-queue %s); Ctrl-C stops following\n",
+					chatID, shellQuote(g.dial.TaskQueue))
+			})
+			defer notice.Stop()
+			seq := heard(c.Follow(ctx, chatID, from), notice)
 			if asJSON {
 				enc := json.NewEncoder(s.Out)
 				for ev, err := range seq {
@@ -239,6 +247,18 @@ cluster, follow ends with an error that says how to follow it there.`,
 	cmd.Flags().Int64Var(&from, "from", 0, "offset to start at (0: the oldest the chat keeps)")
 	jsonFlag(cmd, &asJSON, "print each event as a line of JSON")
 	return cmd
+}
+
+// heard is seq that stops notice at its first event or error.
+func heard(seq iter.Seq2[agentchat.Event, error], notice *time.Timer) iter.Seq2[agentchat.Event, error] {
+	return func(yield func(agentchat.Event, error) bool) {
+		for ev, err := range seq {
+			notice.Stop()
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
 }
 
 // participantNames returns the names of chat chatID's participants by agent id, read
