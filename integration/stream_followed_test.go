@@ -184,18 +184,11 @@ func TestStreamPublishingStopsWhenTheFollowerLeaves(t *testing.T) {
 // A turn stopped while nobody follows it keeps its partial reply, as a followed one
 // does: the stop asks the model call for the text it held back before cancelling it.
 func TestStopWhileUnfollowedKeepsThePartialReply(t *testing.T) {
-	long := strings.TrimSpace(strings.Repeat("word ", 400))
-	h := testenv.New(t, testenv.Options{Config: `
-agents:
-  - {id: helper, name: Helper, model: offline, call: {heartbeatTimeout: 1s}}
-`, Model: offline.Options{ChunkDelay: 20 * time.Millisecond, Scripts: map[string][]offline.Reply{"helper": {{Text: long}}}}})
-	id := testenv.ChatID(t)
-	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
-	require.NoError(t, err)
+	h, id, long := longReplyChat(t)
 	done := sendAsync(t, h.Client, id, "t1", "Tell me a long story")
 	require.Eventually(t, func() bool { return h.Model.Requests("helper") == 1 }, 30*time.Second, 10*time.Millisecond)
 	time.Sleep(800 * time.Millisecond) // the model writes meanwhile
-	_, err = h.Client.CancelTurn(ctxFor(t), id, agentchat.CancelTurnInput{})
+	_, err := h.Client.CancelTurn(ctxFor(t), id, agentchat.CancelTurnInput{})
 	require.NoError(t, err)
 	require.NoError(t, <-done)
 	hist, err := h.Client.History(ctxFor(t), id, agentchat.HistoryInput{})

@@ -22,14 +22,7 @@ import (
 // marked incomplete with the text streamed so far, the stream ends with
 // turnCancelled, and the chat answers its next turn.
 func TestStopWhileStreaming(t *testing.T) {
-	long := strings.TrimSpace(strings.Repeat("word ", 400))
-	h := testenv.New(t, testenv.Options{Config: `
-agents:
-  - {id: helper, name: Helper, model: offline, call: {heartbeatTimeout: 1s}}
-`, Model: offline.Options{ChunkDelay: 20 * time.Millisecond, Scripts: map[string][]offline.Reply{"helper": {{Text: long}}}}})
-	id := testenv.ChatID(t)
-	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
-	require.NoError(t, err)
+	h, id, long := longReplyChat(t)
 	var events []agentchat.Event
 	deltas := 0
 	stopped := make(chan error, 1)
@@ -132,4 +125,19 @@ func TestStopAQueuedTurn(t *testing.T) {
 	assert.Equal(t, 1, h.Model.Requests("helper"), "the cancelled turn never ran")
 	again := send(t, h, id, "t2", "Second")
 	require.Len(t, again.Messages, 1)
+}
+
+// longReplyChat starts a chat whose helper streams a 400-word reply, a word every
+// 20 ms, with a 1 s heartbeat timeout so that a stop reaches its model call soon.
+func longReplyChat(t *testing.T) (h *testenv.Harness, id, long string) {
+	t.Helper()
+	long = strings.TrimSpace(strings.Repeat("word ", 400))
+	h = testenv.New(t, testenv.Options{Config: `
+agents:
+  - {id: helper, name: Helper, model: offline, call: {heartbeatTimeout: 1s}}
+`, Model: offline.Options{ChunkDelay: 20 * time.Millisecond, Scripts: map[string][]offline.Reply{"helper": {{Text: long}}}}})
+	id = testenv.ChatID(t)
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err)
+	return h, id, long
 }

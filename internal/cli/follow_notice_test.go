@@ -1,9 +1,8 @@
-package cli
+package cli_test
 
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,31 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/testenv"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // follow that hears nothing for waitNotice says why that may be (an idle chat, or a
 // worker gone), once; one that hears an event says nothing of the kind.
 func TestFollowSaysWhenNoEventComes(t *testing.T) {
-	defer func(d time.Duration) { waitNotice = d }(waitNotice)
-	waitNotice = 300 * time.Millisecond
+	defer cli.SetWaitNotice(300 * time.Millisecond)()
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(t.Context(), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
@@ -46,9 +28,9 @@ func TestFollowSaysWhenNoEventComes(t *testing.T) {
 	follow := func(from string) (string, string) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
-		var out, errOut lockedBuffer
-		Execute(ctx, []string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "follow", "--chat", id, "--from", from},
-			Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		var out, errOut syncBuffer
+		cli.Execute(ctx, []string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "follow", "--chat", id, "--from", from},
+			cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 		return out.String(), errOut.String()
 	}
 	_, errOut := follow("999")
