@@ -58,7 +58,9 @@ func TestSendStreamsFollowPrintsEventsStopRefuses(t *testing.T) {
 // only (its partial reply stays, marked incomplete) and the session goes on: the next
 // line gets its reply; Ctrl-C at the prompt then ends the session.
 func TestChatInterruptStopsTheTurnThenThePromptEnds(t *testing.T) {
-	h := testenv.New(t, testenv.Options{Model: offline.Options{ChunkDelay: 40 * time.Millisecond}})
+	// 100 ms a chunk: the default reply takes about 2 s, time for a stop to arrive
+	// under -race on a loaded machine.
+	h := testenv.New(t, testenv.Options{Model: offline.Options{ChunkDelay: 100 * time.Millisecond}})
 	t.Run("streamed", func(t *testing.T) { chatInterrupted(t, h) })
 	t.Run("no-stream", func(t *testing.T) { chatInterrupted(t, h, "--no-stream") })
 }
@@ -88,7 +90,7 @@ func chatInterrupted(t *testing.T, h *testenv.Harness, flags ...string) {
 		return err == nil && v.Get(&next) == nil && next >= 2 // turnAccepted, agentStarted
 	}, 20*time.Second, 5*time.Millisecond, "the reply is being written")
 	// Deltas reach the stream only while someone follows it (not with --no-stream): a
-	// few chunks of the 40 ms a chunk reply, which takes about 0.7 s.
+	// chunk or two of the reply.
 	time.Sleep(150 * time.Millisecond)
 	interrupts <- os.Interrupt
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "stopped)") },
