@@ -1,6 +1,8 @@
 package integration_test
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,4 +60,42 @@ func captureStreamStop(t *testing.T, name string) {
 	follow("m3", "Another long one", 3)
 	send(t, h, id, "m4", "Thanks")
 	saveRun(t, h, id, "", name, enumspb.EVENT_TYPE_UNSPECIFIED) // a stopped turn's stream may end on a workflow task
+}
+
+// Streamed turns, followed from the start, until the chat continues as new (the
+// replay scenario "stream-continue-as-new"): the first run carries its stream into the
+// next (stream-carry) and lingers for the follower's polls (stream-linger); the second
+// takes a streamed turn.
+func captureStreamContinueAsNew(t *testing.T, name string) {
+	h := replayHarness(t, name, testenv.Options{Model: offline.Options{ChunkDelay: 20 * time.Millisecond}})
+	id := replayChat(t, h, name)
+	startReplayChat(t, h, id, agentchat.StartOptions{HistoryBudget: wire.HistoryBudget{MaxEvents: 150}})
+	ctx, stopFollowing := context.WithCancel(ctxFor(t))
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		for range h.Client.Follow(ctx, id, 0) {
+		}
+	}()
+	streamed := func(mid, text string) {
+		for _, err := range h.Client.SendStream(ctxFor(t), id, agentchat.SendMessageInput{MessageID: mid, Text: text}) {
+			require.NoError(t, err)
+		}
+	}
+	for i := 1; ; i++ {
+		require.Less(t, i, 30, "the chat never continued as new")
+		streamed(fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d, tell me more", i))
+		st, err := h.Client.State(ctxFor(t), id)
+		require.NoError(t, err)
+		if st.Runs >= 1 {
+			streamed("after", "the first turn of the second run")
+			break
+		}
+	}
+	stopFollowing()
+	<-followed
+	second := saveRun(t, h, id, "", name+"-2", enumspb.EVENT_TYPE_UNSPECIFIED)
+	first := second.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+	require.NotEmpty(t, first, "the second run names the first")
+	saveRun(t, h, id, first, name+"-1", enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW)
 }

@@ -60,6 +60,7 @@ var replayScenarios = []struct {
 	{"summarize", []string{"summarize"}, captureSummarize},
 	{"tool-edges", []string{"tool-edges"}, captureToolEdges},
 	{"stream-stop", []string{"stream-stop"}, captureStreamStop},
+	{"stream-continue-as-new", []string{"stream-continue-as-new-1", "stream-continue-as-new-2"}, captureStreamContinueAsNew},
 }
 
 // TestReplayCapture runs each scenario on the dev server and saves its runs' histories;
