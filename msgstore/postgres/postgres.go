@@ -245,21 +245,9 @@ func putChunk(ctx context.Context, tx pgx.Tx, chatID string, part []msgstore.Row
 // Get returns the messages of chatID with these ids, in order, with one query; see
 // msgstore.Store.
 func (s *Store) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
-	if s.closed.Load() {
-		return nil, fmt.Errorf("msgstore: postgres get: %w", msgstore.ErrClosed)
-	}
-	distinct, err := msgstore.CheckGet(msgstore.NamePostgres, chatID, ids)
+	found, err := s.GetRows(ctx, chatID, ids)
 	if err != nil {
 		return nil, err
-	}
-	if len(distinct) == 0 {
-		return []chat.Message{}, nil
-	}
-	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
-	defer cancel()
-	found, err := postgresBodies(opCtx, s.pool, chatID, distinct)
-	if err != nil {
-		return nil, s.wrap(ctx, opCtx, "postgres get chat "+strconv.Quote(chatID), err)
 	}
 	return msgstore.Ordered(msgstore.NamePostgres, chatID, ids, found)
 }

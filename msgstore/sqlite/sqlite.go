@@ -240,18 +240,9 @@ func insertRows(ctx context.Context, tx *sql.Tx, chatID string, part []msgstore.
 
 // Get returns the messages of chatID with these ids, in order; see msgstore.Store.
 func (s *Store) Get(ctx context.Context, chatID string, ids []string) ([]chat.Message, error) {
-	if s.closed.Load() {
-		return nil, fmt.Errorf("msgstore: sqlite get: %w", msgstore.ErrClosed)
-	}
-	distinct, err := msgstore.CheckGet(msgstore.NameSQLite, chatID, ids)
+	found, err := s.GetRows(ctx, chatID, ids)
 	if err != nil {
 		return nil, err
-	}
-	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
-	defer cancel()
-	found, err := sqliteBodies(opCtx, s.db, chatID, distinct)
-	if err != nil {
-		return nil, msgstore.WrapOp(ctx, opCtx, "sqlite get chat "+strconv.Quote(chatID), err, sqliteUnavailable)
 	}
 	return msgstore.Ordered(msgstore.NameSQLite, chatID, ids, found)
 }
