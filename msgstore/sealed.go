@@ -51,37 +51,27 @@ func (s *sealed) Close() error { return s.inner.Close() }
 
 func aad(chatID, messageID string) []byte { return []byte(chatID + "\x00" + messageID) }
 
-// sealedRow appends to arena the stored body of m: the bytes EncodeBody writes for
-// the message {messageId, role, contents: [{"type": "encrypted", "keyId", "data"}]}.
-// It returns arena and the body (a part of it); scratch holds the sealed bytes on
-// the way, and is returned for the next row.
-func (s *sealed) sealedRow(arena, scratch []byte, chatID string, m chat.Message) (outArena, body, outScratch []byte, err error) {
+// sealedRow returns the stored body of m in JSON form, for a store that takes
+// messages only: the bytes EncodeBody writes for the message {messageId, role,
+// contents: [{"type": "encrypted", "keyId", "data"}]}.
+func (s *sealed) sealedRow(chatID string, m chat.Message) ([]byte, error) {
 	plain, err := EncodeBody(m)
 	if err != nil {
-		return arena, nil, scratch, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", s.Name(), chatID, m.MessageID, ErrInvalid, err)
+		return nil, fmt.Errorf("msgstore: %s put chat %q: message %q: %w: %w", s.Name(), chatID, m.MessageID, ErrInvalid, err)
 	}
-	id, data := s.ring.AppendSealDeterministic(scratch[:0], plain, aad(chatID, m.MessageID))
-	need := base64.StdEncoding.EncodedLen(len(data)) + 2*len(m.MessageID) + len(id) + 96
-	if cap(arena)-len(arena) < need { // a new block; the rows before keep the old one
-		arena = make([]byte, 0, max(need, arenaBlock))
-	}
-	// A buffer of at most need bytes in arena's free space: it stays there unless the
-	// row outgrows need, when the buffer moves to memory of its own.
-	b := bytes.NewBuffer(arena[len(arena) : len(arena) : len(arena)+need])
+	id, data := s.ring.SealDeterministic(plain, aad(chatID, m.MessageID))
+	var b bytes.Buffer
+	b.Grow(base64.StdEncoding.EncodedLen(len(data)) + 2*len(m.MessageID) + len(id) + 96)
 	b.WriteString(`{"messageId":`)
-	writeJSONString(b, m.MessageID)
+	writeJSONString(&b, m.MessageID)
 	b.WriteString(`,"role":`)
-	writeJSONString(b, string(m.Role))
+	writeJSONString(&b, string(m.Role))
 	b.WriteString(`,"contents":[{"type":"encrypted","keyId":`)
-	writeJSONString(b, id)
+	writeJSONString(&b, id)
 	b.WriteString(`,"data":"`)
-	b64.Append(b, data)
+	b64.Append(&b, data)
 	b.WriteString(`"}]}`)
-	body = b.Bytes()
-	if len(body) > need { // it moved: arena is not used
-		return arena, body, data, nil
-	}
-	return arena[:len(arena)+len(body)], body[:len(body):len(body)], data, nil
+	return b.Bytes(), nil
 }
 
 // BinaryRowPrefix starts a sealed body in binary form, as Sealed writes it to a
@@ -216,14 +206,14 @@ func (s *sealed) Put(ctx context.Context, chatID string, msgs []chat.Message) er
 	rows := make([]Row, len(msgs))
 	_, binary := s.inner.(RowStore) // bytes as they are: the binary form
 	err := inParallel(len(msgs), func(lo, hi int) error {
-		var arena, scratch []byte
+		var arena []byte
 		for i, m := range msgs[lo:hi] {
 			var body []byte
 			var err error
 			if binary {
 				arena, body, err = s.binaryRow(arena, chatID, m)
 			} else {
-				arena, body, scratch, err = s.sealedRow(arena, scratch, chatID, m)
+				body, err = s.sealedRow(chatID, m)
 			}
 			if err != nil {
 				return err
