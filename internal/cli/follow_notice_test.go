@@ -25,11 +25,12 @@ func TestFollowSaysWhenNoEventComes(t *testing.T) {
 	_, err = h.Client.Send(t.Context(), id, agentchat.SendMessageInput{MessageID: "m1", Text: "Hello"})
 	require.NoError(t, err)
 
+	// No --task-queue: the notice names the queue the chat runs on, not the flag's.
 	follow := func(from string) (string, string) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
 		var out, errOut syncBuffer
-		cli.Execute(ctx, []string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "follow", "--chat", id, "--from", from},
+		cli.Execute(ctx, []string{"--address", testenv.Address(t), "follow", "--chat", id, "--from", from},
 			cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 		return out.String(), errOut.String()
 	}

@@ -221,7 +221,7 @@ cluster, follow ends with an error that says how to follow it there.`,
 			// still lists for a few minutes).
 			notice := time.AfterFunc(waitNotice, func() {
 				fmt.Fprintf(s.Err, "no events yet from chat %s: it may be idle (following waits for its next turn), or its worker may have stopped (start one: go run ./worker --offline --task-queue %s); Ctrl-C stops following\n",
-					chatID, shellQuote(g.dial.TaskQueue))
+					chatID, shellQuote(chatTaskQueue(ctx, c, chatID, g.dial.TaskQueue)))
 			})
 			defer notice.Stop()
 			seq := heard(c.Follow(ctx, chatID, from), notice)
@@ -247,6 +247,18 @@ cluster, follow ends with an error that says how to follow it there.`,
 	cmd.Flags().Int64Var(&from, "from", 0, "offset to start at (0: the oldest the chat keeps)")
 	jsonFlag(cmd, &asJSON, "print each event as a line of JSON")
 	return cmd
+}
+
+// chatTaskQueue returns the task queue chat chatID runs on, as the server describes
+// it; fallback when it cannot say within a few seconds.
+func chatTaskQueue(ctx context.Context, c *agentchat.Client, chatID, fallback string) string {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	d, err := c.Temporal().DescribeWorkflowExecution(dctx, chatID, "")
+	if q := d.GetExecutionConfig().GetTaskQueue().GetName(); err == nil && q != "" {
+		return q
+	}
+	return fallback
 }
 
 // heard is seq that stops notice at its first event or error.
