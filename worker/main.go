@@ -62,10 +62,16 @@ OpenTelemetry is off unless its standard environment turns it on:
 OTEL_TRACES_EXPORTER=otlp|console|none, OTEL_METRICS_EXPORTER=otlp|console|prometheus|none,
 OTEL_EXPORTER_OTLP_ENDPOINT (OTLP for both), OTEL_SERVICE_NAME (default
 agentchat-worker); OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts message
-content into spans. --metrics-listen serves Prometheus metrics at /metrics.`,
+content into spans. --metrics-listen serves Prometheus metrics at /metrics.
+
+--mcp-listen serves chats to MCP clients over streamable HTTP. Set
+AGENTCHAT_MCP_TOKEN to a secret token and clients must send it as
+Authorization: Bearer <token> (others get 401); without it the worker serves
+loopback addresses only and refuses others.`,
 		Example: `  go run ./worker --offline
   OPENAI_API_KEY=sk-... go run ./worker
-  OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2 go run ./worker`,
+  OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2 go run ./worker
+  AGENTCHAT_MCP_TOKEN=$(openssl rand -hex 32) go run ./worker --offline --mcp-listen :8765`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -79,9 +85,15 @@ content into spans. --metrics-listen serves Prometheus metrics at /metrics.`,
 				return err
 			}
 			opts.Logger, dial.Logger = logger, logger
+			mcpOpts := chatmcp.ListenOptions{Token: os.Getenv(chatmcp.TokenEnv)}
+			if listen != "" {
+				if err := chatmcp.CheckListen(listen, mcpOpts); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return run(ctx, dial, opts, listen, metricsListen, logger)
+			return run(ctx, dial, opts, listen, mcpOpts, metricsListen, logger)
 		},
 	}
 	f := cmd.Flags()
@@ -97,14 +109,14 @@ content into spans. --metrics-listen serves Prometheus metrics at /metrics.`,
 	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", wire.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
 	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
 	f.StringVar(&dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $"+keyring.Env+"; none: off)")
-	f.StringVar(&listen, "mcp-listen", "", "also serve chats as an MCP server (streamable HTTP) at HOST:PORT, path /mcp: tools start_chat, send_message, get_state, get_history, export_chat, approve_call; it has no authentication of its own: listen on localhost or behind a proxy that has")
+	f.StringVar(&listen, "mcp-listen", "", "also serve chats as an MCP server (streamable HTTP) at HOST:PORT, path /mcp: tools start_chat, send_message, get_state, get_history, export_chat, approve_call. With $"+chatmcp.TokenEnv+" set, every request must send Authorization: Bearer <that token>; without it only a loopback HOST (127.0.0.1, localhost) is allowed")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	f.StringVar(&logFormat, "log-format", "text", "log lines as text or json (log/slog handlers)")
 	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics (Temporal SDK, gen_ai, turns) at http://ADDR/metrics, e.g. :9464")
 	return cmd
 }
 
-func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, listen, metricsListen string, logger *slog.Logger) error {
+func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, listen string, mcpOpts chatmcp.ListenOptions, metricsListen string, logger *slog.Logger) error {
 	tel, err := serve.SetupTelemetry(ctx, &dial, &opts, metricsListen)
 	if err != nil {
 		return err
@@ -134,13 +146,14 @@ func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, li
 		"agents", w.Registry.IDs(), "config", w.AgentsSource, "model", w.ModelInfo, "encryption", encryption(c))
 	if listen != "" {
 		chats := agentchat.NewClient(c.Temporal(), agentchat.ClientOptions{TaskQueue: w.TaskQueue, Namespace: c.Namespace(), Keys: c.Keys()}) // with the codec and ring of c
-		addr, stopMCP, err := chatmcp.Listen(listen, chatmcp.NewServer(chats, "1"), logger)
+		addr, stopMCP, err := chatmcp.Listen(listen, chatmcp.NewServer(chats, "1"), mcpOpts, logger)
 		if err != nil {
 			w.Stop()
 			return err
 		}
 		defer stopMCP()
-		logger.Info("serving chats as an MCP server (streamable HTTP)", "url", "http://"+addr+chatmcp.Path)
+		logger.Info("serving chats as an MCP server (streamable HTTP)", "url", "http://"+addr+chatmcp.Path,
+			"bearerToken", mcpOpts.Token != "")
 	}
 	<-ctx.Done()
 	logger.Info("stopping: letting running activities finish", "timeout", serve.StopTimeout)

@@ -8,6 +8,7 @@ package chatmcp
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,16 +168,40 @@ func TurnText(res agentchat.TurnResult) string {
 // Path is where Listen serves the MCP endpoint.
 const Path = "/mcp"
 
+// TokenEnv names the environment variable with the bearer token that worker
+// --mcp-listen requires of MCP clients.
+const TokenEnv = "AGENTCHAT_MCP_TOKEN"
+
+// ListenOptions configure Listen.
+type ListenOptions struct {
+	// Token is the bearer token every request must carry (Authorization: Bearer
+	// <token>, RFC 6750 and MCP's authorization rules; compared in constant time).
+	// A request without it, or with another, gets 401 with a Bearer challenge and
+	// reaches no tool. Required unless addr is a loopback address.
+	Token string
+}
+
 // Listen serves s over streamable HTTP at addr (HOST:PORT; port 0 picks a free one)
 // under Path, and returns the address it listens on and a function that stops it.
-// Errors: the address cannot be listened on.
-func Listen(addr string, s *mcp.Server, logger *slog.Logger) (string, func(), error) {
+// The SDK's DNS-rebinding protection stays on: a request to a loopback address
+// naming another Host gets 403.
+// Errors: no opts.Token while HOST is not a loopback address (empty, 0.0.0.0, an
+// interface's IP, a host name other than localhost), since every chat would be open
+// to whoever reaches the port; the address cannot be listened on.
+func Listen(addr string, s *mcp.Server, opts ListenOptions, logger *slog.Logger) (string, func(), error) {
+	if err := CheckListen(addr, opts); err != nil {
+		return "", nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("mcp-listen %s: %w", addr, err)
 	}
+	var h http.Handler = Handler(s)
+	if opts.Token != "" {
+		h = requireBearer(opts.Token, h)
+	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, Handler(s))
+	mux.Handle(Path, h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -188,4 +213,43 @@ func Listen(addr string, s *mcp.Server, logger *slog.Logger) (string, func(), er
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}, nil
+}
+
+// CheckListen returns the error Listen would return for addr and opts before it
+// listens: addr is not HOST:PORT, or opts has no Token while HOST is not a loopback
+// address. The worker calls it before it connects to Temporal.
+func CheckListen(addr string, opts ListenOptions) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("mcp-listen %s: %w", addr, err)
+	}
+	if opts.Token == "" && !loopback(host) {
+		return fmt.Errorf("mcp-listen %s: other hosts could reach every chat there without authentication: "+
+			"set %s to a bearer token that clients then send (Authorization: Bearer <token>), or listen on 127.0.0.1", addr, TokenEnv)
+	}
+	return nil
+}
+
+// loopback reports whether host (of HOST:PORT) is localhost or a loopback IP.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// requireBearer lets through requests whose Authorization header is exactly "Bearer
+// token" (constant-time), as the codec server checks its token; others get 401 with
+// WWW-Authenticate: Bearer (RFC 6750 §3), and the token is never echoed.
+func requireBearer(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentchat mcp"`)
+			http.Error(w, "mcp: unauthorized: send Authorization: Bearer <token> (the worker's "+TokenEnv+")", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -3,8 +3,11 @@ package chatmcp_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -118,17 +121,95 @@ func TestChatToolsOverMCP(t *testing.T) {
 	driveChat(t, s)
 }
 
-// The same tools over streamable HTTP, as worker --mcp-listen serves them (Listen).
+// The same tools over streamable HTTP, as worker --mcp-listen serves them (Listen),
+// for a client that sends the bearer token.
 func TestChatToolsOverStreamableHTTP(t *testing.T) {
 	h := testenv.New(t, testenv.Options{Config: clerkConfig, Model: offline.Options{Scripts: map[string][]offline.Reply{"clerk": clerkScript}}})
-	addr, stop, err := chatmcp.Listen("127.0.0.1:0", chatmcp.NewServer(h.Client, "test"), slog.Default())
+	addr, stop, err := chatmcp.Listen("127.0.0.1:0", chatmcp.NewServer(h.Client, "test"), chatmcp.ListenOptions{Token: "t0ken"}, slog.Default())
 	require.NoError(t, err)
 	t.Cleanup(stop)
+	driveChat(t, connectHTTP(t, addr, "t0ken"))
+}
+
+// connectHTTP connects an MCP client over streamable HTTP to addr, sending token as
+// a bearer token ("" sends none).
+func connectHTTP(t *testing.T, addr, token string) *mcp.ClientSession {
+	t.Helper()
 	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path}, nil)
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path, HTTPClient: bearerClient(token)}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
-	driveChat(t, s)
+	return s
+}
+
+// bearerClient is an HTTP client that sends Authorization: Bearer token ("" sends none).
+func bearerClient(token string) *http.Client {
+	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		if token != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// With a token, a request without it, with another, or with the token in another
+// scheme gets 401 and a Bearer challenge (RFC 6750), and reaches no tool; the MCP
+// client's connect fails.
+func TestStreamableHTTPRefusesRequestsWithoutTheToken(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Config: clerkConfig, Model: offline.Options{Scripts: map[string][]offline.Reply{"clerk": clerkScript}}})
+	addr, stop, err := chatmcp.Listen("127.0.0.1:0", chatmcp.NewServer(h.Client, "test"), chatmcp.ListenOptions{Token: "t0ken"}, slog.Default())
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
+	for name, auth := range map[string]string{"none": "", "another token": "Bearer t0kem", "a prefix": "Bearer t0ke",
+		"a longer one": "Bearer t0ken2", "basic": "Basic t0ken", "no scheme": "t0ken", "empty bearer": "Bearer "} {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, "http://"+addr+chatmcp.Path, strings.NewReader(initialize))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(res.Body)
+			_ = res.Body.Close()
+			assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "%s", body)
+			assert.True(t, strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer "), "challenge %q", res.Header.Get("WWW-Authenticate"))
+			assert.NotContains(t, string(body), "t0ken", "the answer repeats the token")
+		})
+	}
+	_, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path, HTTPClient: bearerClient("wrong")}, nil)
+	require.Error(t, err, "a client with the wrong token connected")
+}
+
+// Without a token, Listen serves loopback addresses only: an address other hosts can
+// reach (all interfaces, a non-loopback IP, a host name other than localhost) is
+// refused with an error that says how to set one.
+func TestListenBeyondLoopbackNeedsAToken(t *testing.T) {
+	s := chatmcp.NewServer(nil, "test")
+	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
+		_, _, err := chatmcp.Listen(addr, s, chatmcp.ListenOptions{}, slog.Default())
+		require.Error(t, err, addr)
+		assert.Contains(t, err.Error(), chatmcp.TokenEnv, addr)
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
+		got, stop, err := chatmcp.Listen(addr, s, chatmcp.ListenOptions{}, slog.Default())
+		require.NoError(t, err, addr)
+		stop()
+		host, _, err := net.SplitHostPort(got)
+		require.NoError(t, err)
+		assert.True(t, net.ParseIP(host).IsLoopback(), "%s listens on %s", addr, got)
+	}
+	_, _, err := chatmcp.Listen("not an address", s, chatmcp.ListenOptions{}, slog.Default())
+	require.Error(t, err)
 }
 
 // The starter's own command, `starter mcp`, started by the Go SDK's client over stdio
@@ -144,7 +225,8 @@ func TestStarterMCPCommand(t *testing.T) {
 	driveChat(t, s)
 }
 
-// The worker command with --mcp-listen serves the same tools over streamable HTTP.
+// The worker command with --mcp-listen serves the same tools over streamable HTTP,
+// to clients with the token of $AGENTCHAT_MCP_TOKEN.
 func TestWorkerMCPListen(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -154,10 +236,26 @@ func TestWorkerMCPListen(t *testing.T) {
 	require.NoError(t, err)
 	tq := testenv.TaskQueue(t)
 	testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: tq, Args: []string{"--offline", "--mcp-listen", addr},
+		Env:    []string{chatmcp.TokenEnv + "=w0rker-token"},
 		Config: strings.Replace(clerkConfig, "maxAttempts: 4}}", "maxAttempts: 4}, offline: "+string(script)+"}", 1)})
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	driveChat(t, s)
+	require.Eventually(t, func() bool {
+		res, err := http.Post("http://"+addr+chatmcp.Path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			return false
+		}
+		_ = res.Body.Close()
+		return res.StatusCode == http.StatusUnauthorized
+	}, time.Minute, 100*time.Millisecond, "the worker's MCP endpoint does not ask for the token")
+	driveChat(t, connectHTTP(t, addr, "w0rker-token"))
+}
+
+// The worker refuses --mcp-listen on an address other hosts reach when
+// $AGENTCHAT_MCP_TOKEN is not set, and says how to set it.
+func TestWorkerMCPListenBeyondLoopbackNeedsAToken(t *testing.T) {
+	cmd := exec.Command(testenv.Binary(t, "github.com/agentchat/agentchat/worker"), "--offline",
+		"--address", testenv.Address(t), "--task-queue", testenv.TaskQueue(t), "--mcp-listen", "0.0.0.0:0")
+	cmd.Env = append(os.Environ(), chatmcp.TokenEnv+"=")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), chatmcp.TokenEnv)
 }
