@@ -498,7 +498,11 @@ func (c *Client) State(ctx context.Context, chatID string) (StateResult, error) 
 // History returns the chat's messages from page.Offset, oldest first (the History
 // query): at most page.Limit of them, or with Limit zero every one from there on. It
 // reads as many History pages as that takes, each under wire.HistoryPageBytes (or
-// page.MaxBytes, when set: then it returns the one page).
+// page.MaxBytes, when set: then it returns the one page). Bodies a long chat keeps in
+// its message store (HistoryResult.Store) are filled from ClientOptions.MessageStores;
+// without that store they come as stubs (no contents). A store that has them but
+// cannot give them is an error, never stubs: msgstore.ErrEncrypted (sealed bodies and
+// no ClientOptions.Keys), msgstore.ErrUnavailable, keyring errors.
 func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) (HistoryResult, error) {
 	var h HistoryResult
 	if err := c.query(ctx, chatID, wire.HistoryQuery, &h, page); err != nil {
@@ -521,9 +525,9 @@ func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) 
 		h.Store = orStore(h.Store, more.Store)
 	}
 	if h.Store != "" && len(c.stores) > 0 {
-		filled, err := fillFrom(ctx, c.stores, chatID, h.Messages)
+		filled, err := fillFrom(ctx, c.stores, h.Store, chatID, h.Messages)
 		if err != nil {
-			return HistoryResult{}, err
+			return HistoryResult{}, fmt.Errorf("agentchat: history of chat %q: %w", chatID, err)
 		}
 		h.Messages = filled
 	}

@@ -82,7 +82,13 @@ func (c *Client) export(ctx context.Context, chatID string) (exported, error) {
 	var fill transfer.Filler
 	if len(c.stores) > 0 {
 		fill = func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
-			return fillFrom(ctx, c.stores, chatID, msgs)
+			// What the client's stores cannot fill (a body it cannot open or reach)
+			// stays a stub, so the export goes through the worker, which has its store
+			// and ring.
+			if out, err := fillFrom(ctx, c.stores, "", chatID, msgs); err == nil {
+				return out, nil
+			}
+			return msgs, nil
 		}
 	}
 	doc, err := transfer.BuildDocument(ctx, c.tc, chatID, "", transfer.Source{Namespace: c.namespace, Cluster: c.cluster}, fill)
@@ -143,12 +149,32 @@ func (c *Client) OpenDocument(b []byte) ([]byte, envelope.Info, error) {
 	return envelope.Open(b, c.docs)
 }
 
-// fillFrom fills stubs from the first of the client's stores that has them.
-func fillFrom(ctx context.Context, stores map[string]msgstore.Store, chatID string, msgs []chat.Message) ([]chat.Message, error) {
-	for _, st := range stores {
-		if out, err := transfer.FillStubs(ctx, st, chatID, msgs); err == nil {
+// fillFrom fills the stubs of msgs from the client's store named store, or, when the
+// client has no store of that name, from the first of its stores that has them. With
+// no store that has them, msgs are returned as they are (stubs). A store's error other
+// than msgstore.ErrNotFound (msgstore.ErrEncrypted without the key ring,
+// msgstore.ErrUnavailable, a body that does not open) is returned, wrapped "read the
+// stored bodies from store NAME: ...": the stubs are never passed off as the messages.
+func fillFrom(ctx context.Context, stores map[string]msgstore.Store, store, chatID string, msgs []chat.Message) ([]chat.Message, error) {
+	if st, ok := stores[store]; ok {
+		out, err := transfer.FillStubs(ctx, st, chatID, msgs)
+		if err != nil {
+			return nil, fmt.Errorf("read the stored bodies from store %q: %w", store, err)
+		}
+		return out, nil
+	}
+	var failed error
+	for name, st := range stores {
+		out, err := transfer.FillStubs(ctx, st, chatID, msgs)
+		if err == nil {
 			return out, nil
 		}
+		if !errors.Is(err, msgstore.ErrNotFound) && failed == nil {
+			failed = fmt.Errorf("read the stored bodies from store %q: %w", name, err)
+		}
+	}
+	if failed != nil {
+		return nil, failed
 	}
 	return msgs, nil
 }

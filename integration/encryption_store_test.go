@@ -166,3 +166,32 @@ func TestCLIExportWritesTheEnvelopeAndPlainOnRequest(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "helper")
 }
+
+// A client that has the message store but not the key ring cannot read sealed bodies:
+// its History fails naming the encryption and the key id, where it used to answer
+// with the stored messages' stubs (no contents) and no error. Its Export still works,
+// through the worker, which has the ring. With the ring, History reads everything.
+func TestHistoryOfSealedBodiesWithoutTheKeyRingIsAnError(t *testing.T) {
+	ring := testRing(t, "k7")
+	h, id := encryptedLongChat(t, ring)
+	stores := map[string]msgstore.Store{h.MessageStore.Name(): h.MessageStore}
+
+	keyless := agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue, MessageStores: stores})
+	_, err := keyless.History(ctxFor(t), id, agentchat.HistoryInput{})
+	require.Error(t, err, "stubs were returned as if they were the messages")
+	assert.ErrorIs(t, err, msgstore.ErrEncrypted)
+	assert.Contains(t, err.Error(), `"k7"`, "the error names the key id")
+
+	doc, _, err := keyless.Export(ctxFor(t), id)
+	require.NoError(t, err, "the export goes through the worker")
+	assert.Contains(t, string(doc), "Zorblax turn a")
+
+	keyed := agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue, MessageStores: stores, Keys: ring})
+	hist, err := keyed.History(ctxFor(t), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 40)
+	for i, m := range hist.Messages {
+		require.NotEmpty(t, m.Text(), "message %d has no text", i)
+	}
+	assert.Equal(t, "Zorblax turn a", hist.Messages[0].Text())
+}

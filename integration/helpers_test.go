@@ -45,7 +45,7 @@ func ctxFor(t *testing.T) context.Context {
 // storeClient is a client of h's task queue that reads h's message store, so that
 // History returns stored bodies whole.
 func storeClient(h *testenv.Harness) *agentchat.Client {
-	return agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue,
+	return agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue, Keys: h.Keys,
 		MessageStores: map[string]msgstore.Store{h.MessageStore.Name(): h.MessageStore}})
 }
 

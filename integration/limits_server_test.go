@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,7 +26,9 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/transfer"
@@ -79,10 +82,30 @@ func historyOfStubBytes(n int) []chat.Message {
 // makes is past ChatLengthLimit, so it refuses a new turn naming that limit (the room
 // between the two is for the turn that reached the chat limit), and it exports,
 // imports again and migrates. One byte more is refused naming DocumentLengthLimit, and
-// nothing is created.
+// nothing is created. With encryption at rest on, the same holds of the documents as
+// envelopes (the encrypted form is about 4/3 of the plain one, base64) and of payloads
+// that carry ciphertext.
 func TestDocumentAtTheLengthLimitAndJustOver(t *testing.T) {
-	a := testenv.New(t, testenv.Options{})
-	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	t.Run("plain", func(t *testing.T) { documentAtTheLengthLimitAndJustOver(t, nil) })
+	t.Run("encrypted", func(t *testing.T) { documentAtTheLengthLimitAndJustOver(t, testRing(t, "k1")) })
+}
+
+func documentAtTheLengthLimitAndJustOver(t *testing.T, keys *keyring.Ring) {
+	a := testenv.New(t, testenv.Options{Keys: keys})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue, Keys: keys})
+	// sealed is the document as the client writes it to a file: an envelope when keys
+	// are on.
+	sealed := func(doc []byte) []byte {
+		if keys == nil {
+			return doc
+		}
+		d, _, err := chatstate.Decode(doc)
+		require.NoError(t, err)
+		env, err := a.Client.SealDocument(doc, d.Digest)
+		require.NoError(t, err)
+		require.True(t, envelope.IsEnvelope(env), "sealed as an envelope")
+		return env
+	}
 	at := historyOfStubBytes(wire.DocumentLengthLimit)
 	require.Equal(t, wire.DocumentLengthLimit, wire.HistoryStubBytes(at))
 	over := historyOfStubBytes(wire.DocumentLengthLimit + 1)
@@ -90,7 +113,7 @@ func TestDocumentAtTheLengthLimitAndJustOver(t *testing.T) {
 
 	overID := testenv.ChatID(t) + "-over"
 	path := filepath.Join(t.TempDir(), "over.json")
-	require.NoError(t, os.WriteFile(path, helperDocument(t, over, nil), 0o644))
+	require.NoError(t, os.WriteFile(path, sealed(helperDocument(t, over, nil)), 0o644))
 	_, err := a.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: overID, Path: path})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprint(wire.DocumentLengthLimit))
@@ -99,7 +122,7 @@ func TestDocumentAtTheLengthLimitAndJustOver(t *testing.T) {
 	require.Error(t, err, "nothing was created")
 
 	id := testenv.ChatID(t)
-	st := importBytes(t, ctxFor(t), a, id, helperDocument(t, at, nil))
+	st := importBytes(t, ctxFor(t), a, id, sealed(helperDocument(t, at, nil)))
 	assert.Equal(t, len(at), st.MessageCount)
 	_, err = a.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "new", Text: "one more"})
 	require.Error(t, err)
@@ -113,8 +136,20 @@ func TestDocumentAtTheLengthLimitAndJustOver(t *testing.T) {
 	require.Len(t, decoded.History, len(at))
 	assert.Equal(t, wire.DocumentLengthLimit, wire.HistoryStubBytes(decoded.History), "the export is at the limit too")
 	copyID := id + "-copy"
-	st = importBytes(t, ctxFor(t), a, copyID, doc)
+	st = importBytes(t, ctxFor(t), a, copyID, sealed(doc))
 	assert.Equal(t, len(at), st.MessageCount, "the chat's own export imports")
+	if keys != nil {
+		ex, err := a.Client.ExportSealed(ctxFor(t), id)
+		require.NoError(t, err)
+		require.True(t, envelope.IsEnvelope(ex.Bytes), "ExportSealed writes an envelope")
+		opened, _, err := envelope.Open(ex.Bytes, envelope.Options{Ring: keys})
+		require.NoError(t, err)
+		again, _, err := chatstate.Decode(opened)
+		require.NoError(t, err, "the envelope holds a valid document")
+		assert.True(t, reflect.DeepEqual(decoded.History, again.History), "the envelope holds the chat's history")
+		st = importBytes(t, ctxFor(t), a, id+"-sealed", ex.Bytes)
+		assert.Equal(t, len(at), st.MessageCount, "the sealed export imports")
+	}
 
 	res, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
 	require.NoError(t, err)

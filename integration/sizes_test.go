@@ -15,6 +15,7 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -154,11 +155,17 @@ func replyOfBytes(n int) string {
 
 // A reply at ReplyInlineLimit stays in the workflow; one byte more goes to the message
 // store and the turn answers with a reference. Both export, import and migrate, and the
-// imported chat holds them whole.
+// imported chat holds them whole; also with encryption at rest on, where every payload
+// and store row carries ciphertext.
 func TestReplyAtTheInlineLimitAndJustOver(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { replyAtTheInlineLimitAndJustOver(t, nil) })
+	t.Run("encrypted", func(t *testing.T) { replyAtTheInlineLimitAndJustOver(t, testRing(t, "k1")) })
+}
+
+func replyAtTheInlineLimitAndJustOver(t *testing.T, keys *keyring.Ring) {
 	at, over := replyOfBytes(wire.ReplyInlineLimit), replyOfBytes(wire.ReplyInlineLimit+1)
-	a := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: at}, {Text: over}}}}})
-	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	a := testenv.New(t, testenv.Options{Keys: keys, Model: offline.Options{Scripts: map[string][]offline.Reply{"helper": {{Text: at}, {Text: over}}}}})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue, Keys: keys})
 	id := testenv.ChatID(t)
 	_, err := a.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}, MaxMessageBytes: messageLimit})
 	require.NoError(t, err)

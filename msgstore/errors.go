@@ -19,6 +19,10 @@ var (
 	// ErrInvalid: the call itself is wrong (empty chat id or message id, a body that
 	// cannot be encoded, an unsupported URL); retrying cannot help.
 	ErrInvalid = errors.New("invalid message store request")
+	// ErrEncrypted: the stored body is sealed (encrypted at rest, package Sealed's
+	// binary form) and the store was read without the key ring; the error names the
+	// key id. Read it through Sealed with the ring (ClientOptions.Keys, AGENTCHAT_KEYS).
+	ErrEncrypted = errors.New("message body is encrypted at rest: read the store with its key ring (AGENTCHAT_KEYS)")
 	// ErrSchema: the database holds a schema version newer than this build knows.
 	ErrSchema = errors.New("message store schema version not supported")
 )

@@ -167,14 +167,19 @@ func ConflictError(store, chatID, id string) error {
 }
 
 // Ordered decodes the bodies found (by message id) into the order of ids, an id given
-// twice returned twice; the first id not found is ErrNotFound naming it. It is what Get
-// returns once the bodies are read.
+// twice returned twice; the first id not found is ErrNotFound naming it. A body sealed
+// in binary form (Sealed over a RowStore; BinaryRowPrefix), which only Sealed reads,
+// is ErrEncrypted naming its key id. It is what Get returns once the bodies are read.
 func Ordered(store, chatID string, ids []string, found map[string][]byte) ([]chat.Message, error) {
 	out := make([]chat.Message, 0, len(ids))
 	for _, id := range ids {
 		body, ok := found[id]
 		if !ok {
 			return nil, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", store, chatID, id, ErrNotFound)
+		}
+		if bytes.HasPrefix(body, []byte(BinaryRowPrefix)) {
+			keyID, _, _ := splitBinaryRow(body)
+			return nil, fmt.Errorf("msgstore: %s get chat %q: message %q: %w (key id %q)", store, chatID, id, ErrEncrypted, keyID)
 		}
 		m, err := chatstate.DecodeMessage(body)
 		if err != nil {

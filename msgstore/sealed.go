@@ -103,11 +103,10 @@ func (s *sealed) binaryRow(arena []byte, chatID string, m chat.Message) (outAren
 // openBinaryRow opens a body in binary form (BinaryRowPrefix), stored under id. body
 // is left as it is (a Get may ask for the same id twice).
 func (s *sealed) openBinaryRow(chatID, id string, body []byte) (chat.Message, error) {
-	rest := body[len(BinaryRowPrefix):]
-	if len(rest) < 1 || len(rest) < 1+int(rest[0]) || rest[0] == 0 {
+	keyID, data, ok := splitBinaryRow(body)
+	if !ok {
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: stored body: malformed sealed row (%d bytes)", s.Name(), chatID, id, len(body))
 	}
-	keyID, data := string(rest[1:1+int(rest[0])]), rest[1+int(rest[0]):]
 	plain, err := s.ring.Open(keyID, data, aad(chatID, id))
 	if err != nil {
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: %w", s.Name(), chatID, id, err)
@@ -117,6 +116,16 @@ func (s *sealed) openBinaryRow(chatID, id string, body []byte) (chat.Message, er
 		return chat.Message{}, fmt.Errorf("msgstore: %s get chat %q: message %q: decrypted body: %w", s.Name(), chatID, id, err)
 	}
 	return out, nil
+}
+
+// splitBinaryRow returns the key id and nonce‖ciphertext‖tag of a body in binary form
+// (BinaryRowPrefix); ok is false when it is malformed.
+func splitBinaryRow(body []byte) (keyID string, data []byte, ok bool) {
+	rest := body[len(BinaryRowPrefix):]
+	if len(rest) < 1 || len(rest) < 1+int(rest[0]) || rest[0] == 0 {
+		return "", nil, false
+	}
+	return string(rest[1 : 1+int(rest[0])]), rest[1+int(rest[0]):], true
 }
 
 // arenaBlock is the size of the blocks Put seals rows into (one allocation for many

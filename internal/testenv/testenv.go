@@ -224,8 +224,10 @@ type Harness struct {
 	Registry  *agents.Registry
 	TaskQueue string
 	Namespace string
-	// MessageStore is the worker's message store.
+	// MessageStore is the worker's message store (its rows sealed when Keys is set).
 	MessageStore msgstore.Store
+	// Keys is Options.Keys: the key ring of the harness's clients and worker, or nil.
+	Keys *keyring.Ring
 
 	acts   *activities.Activities
 	config activities.Config
@@ -314,7 +316,7 @@ func New(t testing.TB, opts Options) *Harness {
 	}
 	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys, Documents: opts.Documents}),
 		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts,
-		MessageStore: msgs, config: acfg}
+		MessageStore: msgs, Keys: opts.Keys, config: acfg}
 	h.StartWorker(t)
 	return h
 }

@@ -115,3 +115,22 @@ func TestSealedOverAStoreWithoutRowsWritesTheJSONForm(t *testing.T) {
 	other.Contents = []chat.Content{chat.Text("something else")}
 	assert.ErrorIs(t, sealed.Put(ctx, "c", []chat.Message{other}), msgstore.ErrConflict)
 }
+
+// The store read without the ring refuses a sealed row with ErrEncrypted, naming the
+// key id, and never passes the row off as a message.
+func TestSealedRowReadWithoutTheRingIsErrEncrypted(t *testing.T) {
+	ctx := context.Background()
+	raw := openT(t, filepath.Join(t.TempDir(), "rows.db"))
+	m := chat.TextMessage("m1", chat.RoleUser, "Alice", "secret plans")
+	require.NoError(t, msgstore.Sealed(raw, sealRing(t, ringFile(t, "k9"))).Put(ctx, "c", []chat.Message{m}))
+	require.NoError(t, raw.Put(ctx, "c", []chat.Message{chat.TextMessage("m2", chat.RoleUser, "Bob", "plain")}))
+
+	got, err := raw.Get(ctx, "c", []string{"m2"})
+	require.NoError(t, err, "a plain row still reads")
+	assert.Equal(t, "plain", got[0].Text())
+	_, err = raw.Get(ctx, "c", []string{"m2", "m1"})
+	require.ErrorIs(t, err, msgstore.ErrEncrypted)
+	assert.Contains(t, err.Error(), `message "m1"`)
+	assert.Contains(t, err.Error(), `key id "k9"`)
+	assert.NotContains(t, err.Error(), "secret")
+}
