@@ -4,6 +4,8 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -144,4 +146,41 @@ func TestOpenSignedDocumentWhoseContentNamesCiphertext(t *testing.T) {
 	got, _, err := envelope.Open(b, envelope.Options{Signer: s})
 	require.NoError(t, err)
 	assert.Equal(t, inner, string(got))
+}
+
+// The signing and verification key files are read strictly, and every error names the
+// variable and the file and holds no key: a missing keyId, a bad key, an unknown
+// field, an id given twice, text after the object, a key where the id belongs.
+func TestFromEnvRefusesBadKeyFilesNamingTheFile(t *testing.T) {
+	f, pub, err := envelope.GenerateSigner("s1")
+	require.NoError(t, err)
+	seed := f.PrivateKey
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	for _, c := range []struct{ env, file, want string }{
+		{envelope.SigningKeyEnv, `{"privateKey":"` + seed + `"}`, "keyId: missing"},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","privateKey":"AAAA"}`, "privateKey: want base64"},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","private_key":"` + seed + `"}`, `unknown field "private_key"`},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","privateKey":"` + seed + `","keyId":"s2"}`, `"keyId" given twice`},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","privateKey":"` + seed + `"} x`, "after"},
+		{envelope.SigningKeyEnv, `{"keyId":"` + seed + `","privateKey":"` + seed + `"}`, "keyId (44 characters, not shown: it reads as a key)"},
+		{envelope.VerifyKeysEnv, `{"s1":"AAAA"}`, `key "s1": want base64`},
+		{envelope.VerifyKeysEnv, `{"s1":"AAAA","s1":"` + pub + `"}`, `"s1" given twice`},
+		{envelope.VerifyKeysEnv, `{"s1":"` + pub + `"}]`, "after"},
+	} {
+		path := write("key.json", c.file)
+		t.Setenv(envelope.SigningKeyEnv, "")
+		t.Setenv(envelope.VerifyKeysEnv, "")
+		t.Setenv(c.env, path)
+		_, err := envelope.FromEnv(nil)
+		require.Error(t, err, c.file)
+		assert.Contains(t, err.Error(), c.want, c.file)
+		assert.Contains(t, err.Error(), c.env, c.file)
+		assert.Contains(t, err.Error(), path, c.file)
+		assert.NotContains(t, err.Error(), seed, "no key material in errors")
+	}
 }
