@@ -121,6 +121,16 @@ func TestOpenRefusals(t *testing.T) {
 		assert.ErrorIs(t, err, envelope.ErrMalformed, bad)
 	}
 
+	// Text after the envelope (a second object, say) is refused here, not passed on to
+	// fail later as a workflow input that does not encode.
+	for _, tail := range []string{` {"junk":1}`, `x`, `}`} {
+		_, _, err = envelope.Open(append(append([]byte(nil), sealed...), tail...), full)
+		assert.ErrorIs(t, err, envelope.ErrMalformed, tail)
+		assert.ErrorContains(t, err, "text after the envelope", tail)
+	}
+	_, _, err = envelope.Open(append(append([]byte(nil), sealed...), " \n"...), full)
+	assert.NoError(t, err, "white space after it is JSON")
+
 	// A forged plain document: content changed under a valid signature is caught by the
 	// digest check of chatstate.Decode; a changed digest here.
 	plain, err := envelope.Seal([]byte(doc), "sha256:00ff", envelope.Options{Signer: s})
