@@ -23,11 +23,20 @@ func codecServerCmd(g *globals, s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "codec-server",
 		Short: "Serve Temporal's remote codec protocol, so the UI and the temporal CLI show encrypted chats in plain text",
-		Long: `Serve POST /encode and /decode (Temporal's remote codec protocol) with the key ring
-of --keys or $AGENTCHAT_KEYS, until interrupted. Every request must carry
-Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN, or, with
---oidc-issuer, a JWT that issuer signed for --oidc-audience; others get 401.
---origin allows a browser origin (the Temporal UI's) by CORS.`,
+		Long: `Serve POST /encode and /decode (Temporal's remote codec protocol, also under a
+/{namespace}/ prefix; the X-Namespace header is accepted) with the key ring of --keys
+or $AGENTCHAT_KEYS, the same ring the worker has, until interrupted.
+
+Every request must carry Authorization: Bearer <token>, the token from
+$AGENTCHAT_CODEC_TOKEN (choose a long random one: openssl rand -hex 32), or, with
+--oidc-issuer, a JWT that issuer signed for --oidc-audience; others get 401. Bodies
+hold up to 4 MiB (413 over); another path gets 404, another method 405.
+
+The Temporal UI calls it from the browser: allow the UI's origin with --origin, and
+set the UI's codec endpoint (its settings, or TEMPORAL_CODEC_ENDPOINT for the UI
+server; TEMPORAL_CODEC_PASS_ACCESS_TOKEN=true sends the signed-in user's OIDC token,
+which --oidc-issuer checks). It serves plain HTTP: beyond localhost, put it behind
+TLS (a reverse proxy), as the token and the decoded text cross the network.`,
 		Example: `  AGENTCHAT_KEYS=keys.json AGENTCHAT_CODEC_TOKEN=s3cret go run ./starter codec-server --listen 127.0.0.1:8081 --origin http://localhost:8233
   temporal workflow show -w support-42 --codec-endpoint http://127.0.0.1:8081 --codec-auth "Bearer s3cret"`,
 		Args: cobra.NoArgs,
@@ -105,6 +114,17 @@ func keysCmd(s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Print a new key ring (one fresh AES-256 key), or one with a new current key added",
+		Long: `Print a key ring file to standard output: {"current": ID, "keys": {ID: base64}}, one
+fresh random 32-byte key for AES-256-GCM, or, with --add, the keys of an existing ring
+plus a new one that becomes current. The file is a secret: chmod 600, never commit it.
+
+Turn encryption on by naming the file in $` + keyring.Env + ` (or --keys) for every worker,
+client and codec server of the chats. After a rotation (--add), restart them with the
+new ring and run "starter reencrypt --chat ID" so a chat carries its state under the new
+key; keep the old keys while anything sealed with them is still read.
+
+Signing keys are separate files (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS; README,
+"Encryption at rest").`,
 		Example: `  go run ./starter keys --id k1 > keys.json && chmod 600 keys.json
   go run ./starter keys --id k2 --add keys.json > keys2.json   # rotation: k2 encrypts, k1 still decrypts`,
 		Args: cobra.NoArgs,

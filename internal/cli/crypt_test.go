@@ -100,3 +100,20 @@ func TestCodecServerCommand(t *testing.T) {
 		t.Fatal("the codec server did not stop when interrupted")
 	}
 }
+
+// The help of keys and codec-server tells a newcomer what to set and what follows:
+// where the ring goes, that it is secret, rotation's next step; the token, how to
+// choose one, the UI's settings, the limits and statuses.
+func TestKeysAndCodecServerHelpSayWhatANewcomerNeeds(t *testing.T) {
+	out, _, code := run(t, "keys", "--help")
+	require.Equal(t, 0, code)
+	for _, want := range []string{"AES-256-GCM", keyring.Env, "chmod 600", "reencrypt", "AGENTCHAT_SIGNING_KEY"} {
+		assert.Contains(t, out, want)
+	}
+	out, _, code = run(t, "codec-server", "--help")
+	require.Equal(t, 0, code)
+	for _, want := range []string{keyring.Env, codec.TokenEnv, "openssl rand", "TEMPORAL_CODEC_ENDPOINT",
+		"TEMPORAL_CODEC_PASS_ACCESS_TOKEN", "/{namespace}/", "4 MiB", "413", "TLS"} {
+		assert.Contains(t, out, want)
+	}
+}
