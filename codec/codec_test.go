@@ -287,3 +287,17 @@ func TestHandlerBearerSchemeIgnoresCase(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "auth %q", auth)
 	}
 }
+
+// A token read from a file or an env file may end in a newline (or CR): it is trimmed
+// as the header's token is, so it matches what a client sends.
+func TestHandlerTrimsTheConfiguredToken(t *testing.T) {
+	h, err := codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: "tok\r\n"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	resp, out := post(t, srv.URL+"/decode", "Bearer tok", []byte(`{"payloads":[]}`))
+	assert.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+
+	_, err = codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: " \n"})
+	assert.ErrorContains(t, err, "no bearer token", "a token of white space is none")
+}

@@ -30,7 +30,8 @@ const allowMethods = "POST, OPTIONS"
 // HandlerOptions configure NewHandler.
 type HandlerOptions struct {
 	// Token is the bearer token every /encode and /decode request must carry
-	// (Authorization: Bearer <token>). Token or Verify is required.
+	// (Authorization: Bearer <token>), white space around it trimmed. Token or Verify
+	// is required.
 	Token string
 	// Verify, when set, accepts other bearer tokens it returns no error for: an OIDC
 	// JWT checked against an issuer (starter codec-server --oidc-issuer).
@@ -56,6 +57,7 @@ func NewHandler(ring *keyring.Ring, opts HandlerOptions) (http.Handler, error) {
 	if ring == nil {
 		return nil, errors.New("codec: server: no key ring (set AGENTCHAT_KEYS or --keys)")
 	}
+	opts.Token = strings.TrimSpace(opts.Token) // as read from a file: a trailing newline
 	if opts.Token == "" && opts.Verify == nil {
 		return nil, errors.New("codec: server: no bearer token (set " + TokenEnv + ", or an OIDC issuer)")
 	}
