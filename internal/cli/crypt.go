@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -110,13 +114,15 @@ ring's current key. Run it for every chat after a rotation (a new "current").`,
 
 // keysCmd writes a new key ring, or adds a key to one.
 func keysCmd(s Streams) *cobra.Command {
-	var id, add string
+	var id, add, out string
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Print a new key ring (one fresh AES-256 key), or one with a new current key added",
-		Long: `Print a key ring file to standard output: {"current": ID, "keys": {ID: base64}}, one
-fresh random 32-byte key for AES-256-GCM, or, with --add, the keys of an existing ring
-plus a new one that becomes current. The file is a secret: chmod 600, never commit it.
+		Long: `Print a key ring file to standard output (or write it to --out, mode 0600):
+{"current": ID, "keys": {ID: base64}}, one fresh random 32-byte key for AES-256-GCM,
+or, with --add, the keys of an existing ring plus a new one that becomes current. The
+file is a secret: chmod 600, never commit it. To rotate in place, use --add FILE
+--out FILE: a shell's "> FILE" empties FILE before keys reads it.
 
 Turn encryption on by naming the file in $` + keyring.Env + ` (or --keys) for every worker,
 client and codec server of the chats. After a rotation (--add), restart them with the
@@ -125,8 +131,8 @@ key; keep the old keys while anything sealed with them is still read.
 
 Signing keys are separate files (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS; README,
 "Encryption at rest").`,
-		Example: `  go run ./starter keys --id k1 > keys.json && chmod 600 keys.json
-  go run ./starter keys --id k2 --add keys.json > keys2.json   # rotation: k2 encrypts, k1 still decrypts`,
+		Example: `  go run ./starter keys --id k1 --out keys.json
+  go run ./starter keys --id k2 --add keys.json --out keys.json   # rotation: k2 encrypts, k1 still decrypts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := keyring.Generate(id)
@@ -147,17 +153,33 @@ Signing keys are separate files (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS; R
 				old.Keys[id], old.Current = f.Keys[id], id
 				f = old
 			}
-			enc := json.NewEncoder(s.Out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(f)
+			b, err := json.MarshalIndent(f, "", "  ")
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			if out == "" {
+				_, err = s.Out.Write(b)
+				return err
+			}
+			if err := writeSecretFile(out, b); err != nil {
+				return fmt.Errorf("keys: %w", err)
+			}
+			fmt.Fprintf(s.Out, "wrote key ring %s (current %s, keys %s)\n", out, f.Current, strings.Join(slices.Sorted(maps.Keys(f.Keys)), ", "))
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&id, "id", "k1", "id of the new key, which becomes current")
 	cmd.Flags().StringVar(&add, "add", "", "key ring file to add the new key to (its keys keep decrypting)")
+	cmd.Flags().StringVar(&out, "out", "", "file to write the ring to, mode 0600, replaced whole (may be the --add file); default standard output")
 	return cmd
 }
 
 func readRingFile(path string) (keyring.File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		return keyring.File{}, fmt.Errorf("keys: %s is empty: if it was the target of a shell's \"> %s\", its keys are gone; "+
+			"restore it from a backup, and rotate in place with --add %s --out %s", path, path, path, path)
+	}
 	if _, err := keyring.Load(path); err != nil {
 		return keyring.File{}, err
 	}
@@ -167,4 +189,25 @@ func readRingFile(path string) (keyring.File, error) {
 	}
 	var f keyring.File
 	return f, json.Unmarshal(data, &f)
+}
+
+// writeSecretFile writes b to path, mode 0600, through a temporary file in the same
+// folder renamed over it: path is replaced only by a whole file.
+func writeSecretFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".keys-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(b)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }
