@@ -2,12 +2,15 @@ package codec_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -300,4 +303,40 @@ func TestHandlerTrimsTheConfiguredToken(t *testing.T) {
 
 	_, err = codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: " \n"})
 	assert.ErrorContains(t, err, "no bearer token", "a token of white space is none")
+}
+
+// A refused token is logged with the reason the check gave (an expired JWT, say), so
+// an operator can tell why the UI gets 401; the token itself is never logged.
+func TestHandlerLogsWhyATokenWasRefused(t *testing.T) {
+	var buf syncBuffer
+	h, err := codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: "tok",
+		Verify: func(context.Context, string) error { return errors.New("oidc: token is expired") },
+		Log:    slog.New(slog.NewTextHandler(&buf, nil))})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	resp, _ := post(t, srv.URL+"/decode", "Bearer eyJ.secret-jwt.sig", []byte(`{"payloads":[]}`))
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, buf.String(), "token is expired")
+	assert.NotContains(t, buf.String(), "secret-jwt")
+	resp, _ = post(t, srv.URL+"/decode", "", []byte(`{"payloads":[]}`))
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, buf.String(), "no Authorization header")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

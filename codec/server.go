@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -36,6 +37,10 @@ type HandlerOptions struct {
 	// Verify, when set, accepts other bearer tokens it returns no error for: an OIDC
 	// JWT checked against an issuer (starter codec-server --oidc-issuer).
 	Verify func(ctx context.Context, token string) error
+	// Log, when set, gets a line for every refused request with the reason (no
+	// header, another scheme, the static token not matched, Verify's error); never
+	// the token.
+	Log *slog.Logger
 	// Origins are the browser origins (the Temporal UI's, e.g.
 	// "http://localhost:8080") allowed by CORS; "*" allows any. None: no CORS headers.
 	Origins []string
@@ -79,9 +84,12 @@ func NewHandler(ring *keyring.Ring, opts HandlerOptions) (http.Handler, error) {
 			http.Error(w, "codec: method "+r.Method+" not allowed: use POST", http.StatusMethodNotAllowed)
 			return
 		}
-		if given, ok := authorized(r, opts); !ok {
+		if reason := refused(r, opts); reason != "" {
+			if opts.Log != nil {
+				opts.Log.Warn("codec server: request refused (401)", "path", r.URL.Path, "remote", r.RemoteAddr, "reason", reason)
+			}
 			challenge := `Bearer realm="agentchat codec"`
-			if given {
+			if reason != noHeader {
 				challenge += `, error="invalid_token"`
 			}
 			w.Header().Set("WWW-Authenticate", challenge)
@@ -155,23 +163,32 @@ func cors(w http.ResponseWriter, r *http.Request, origins []string) {
 	h.Set("Access-Control-Max-Age", "600")
 }
 
-// authorized reports whether r carries an Authorization header at all (given), and
-// whether it holds the static token (compared in constant time) or a token
-// opts.Verify accepts. The scheme "Bearer" is matched without case (RFC 9110, 11.1).
-func authorized(r *http.Request, opts HandlerOptions) (given, ok bool) {
+// noHeader is refused's reason for a request without Authorization.
+const noHeader = "no Authorization header"
+
+// refused returns why r is not authorized, or "" when it carries the static token
+// (compared in constant time) or a token opts.Verify accepts. The scheme "Bearer" is
+// matched without case (RFC 9110, 11.1).
+func refused(r *http.Request, opts HandlerOptions) string {
 	got := strings.TrimSpace(r.Header.Get("Authorization"))
 	if got == "" {
-		return false, false
+		return noHeader
 	}
 	scheme, token, _ := strings.Cut(got, " ")
 	token = strings.TrimSpace(token)
 	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return true, false
+		return "not a Bearer token"
 	}
 	if opts.Token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(opts.Token)) == 1 {
-		return true, true
+		return ""
 	}
-	return true, opts.Verify != nil && opts.Verify(r.Context(), token) == nil
+	if opts.Verify == nil {
+		return "not the token of " + TokenEnv
+	}
+	if err := opts.Verify(r.Context(), token); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 func allowed(origins []string, origin string) bool {

@@ -53,7 +53,8 @@ TLS (a reverse proxy), as the token and the decoded text cross the network.`,
 			if err != nil {
 				return err
 			}
-			h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: os.Getenv(codec.TokenEnv), Origins: origins, Verify: verify})
+			logger := slog.New(slog.NewTextHandler(s.Err, nil))
+			h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: os.Getenv(codec.TokenEnv), Origins: origins, Verify: verify, Log: logger})
 			if err != nil {
 				return err
 			}
@@ -62,7 +63,7 @@ TLS (a reverse proxy), as the token and the decoded text cross the network.`,
 				return fmt.Errorf("codec server: %w", err)
 			}
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-				ErrorLog: slog.NewLogLogger(slog.NewTextHandler(s.Err, nil), slog.LevelWarn)}
+				ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 			fmt.Fprintf(s.Out, "codec server at http://%s (keys %v, current %s); stop with Ctrl-C\n", ln.Addr(), ring.IDs(), ring.Current())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
