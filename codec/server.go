@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -195,4 +196,26 @@ func allowed(origins []string, origin string) bool {
 	return slices.Contains(origins, "*") || slices.ContainsFunc(origins, func(o string) bool {
 		return strings.EqualFold(strings.TrimRight(o, "/"), origin)
 	})
+}
+
+// Timeouts of the codec server's connections (NewServer): a request's headers must
+// arrive within ReadHeaderTimeout and its whole body within ReadTimeout, its answer
+// be written within WriteTimeout; an idle keep-alive connection is closed after
+// IdleTimeout. A 4 MiB body takes well under a minute on any link the UI is used on.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = time.Minute
+	WriteTimeout      = time.Minute
+	IdleTimeout       = 2 * time.Minute
+)
+
+// NewServer returns an http.Server for h with the codec server's timeouts, logging
+// its own errors (a broken connection, a TLS handshake) to log at level warn; log nil
+// uses slog's default.
+func NewServer(h http.Handler, log *slog.Logger) *http.Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &http.Server{Handler: h, ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: IdleTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 }

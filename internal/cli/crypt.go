@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,8 +61,7 @@ TLS (a reverse proxy), as the token and the decoded text cross the network.`,
 			if err != nil {
 				return fmt.Errorf("codec server: %w", err)
 			}
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-				ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+			srv := codec.NewServer(h, logger)
 			fmt.Fprintf(s.Out, "codec server at http://%s (keys %v, current %s); stop with Ctrl-C\n", ln.Addr(), ring.IDs(), ring.Current())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
