@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 	"go.temporal.io/sdk/temporal"
@@ -48,7 +49,8 @@ func retryableStatus(status int) bool {
 }
 
 // statusOf returns the HTTP status and the provider's message of a go-openai error;
-// status 0 when the call got no HTTP answer.
+// status 0 when the call got no HTTP answer. A body that is no JSON error is quoted
+// redacted and cut to maxBodyBytes.
 func statusOf(err error) (int, string) {
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {
@@ -60,12 +62,25 @@ func statusOf(err error) (int, string) {
 		if msg == "" && reqErr.Err != nil {
 			msg = reqErr.Err.Error()
 		}
-		if len(msg) > 500 {
-			msg = msg[:500] + "…"
-		}
-		return reqErr.HTTPStatusCode, msg
+		return reqErr.HTTPStatusCode, cut(redactSecrets(msg), maxBodyBytes)
 	}
 	return 0, err.Error()
+}
+
+// maxBodyBytes bounds the part of a provider's error body an error quotes.
+const maxBodyBytes = 500
+
+// cut returns s up to n bytes, ending between characters, with "…" when cut: the text
+// becomes a failure message, a protobuf string, which must be valid UTF-8. Redact
+// before cutting, or a secret across the cut keeps its first part.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // notFound reports whether err is a model service's 404, whatever its body

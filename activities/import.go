@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -157,7 +158,9 @@ func (c *docCache) decode(b []byte, opts envelope.Options) (chatstate.Document, 
 	c.mu.Unlock()
 	plain, _, err := envelope.Open(b, opts)
 	if err != nil {
-		return chatstate.Document{}, chatstate.Report{}, err
+		// The client opened it with its keys already (or never saw it: a store's): say
+		// whose keys these are.
+		return chatstate.Document{}, chatstate.Report{}, fmt.Errorf("the worker could not open the document (its keys): %w", err)
 	}
 	doc, report, err := chatstate.Decode(plain)
 	if err != nil {

@@ -63,12 +63,20 @@ type mcpHub struct {
 // tools ("server/tool") that a server does not offer are an error.
 func connectMCP(ctx context.Context, cfg agents.Config, getenv func(string) string, logger *slog.Logger) (*mcpHub, error) {
 	h := &mcpHub{servers: map[string]*mcpServer{}}
+	for _, server := range cfg.MCPServers { // secrets before any server can echo one
+		for _, v := range server.Env {
+			addSecret(getenv(v))
+		}
+		for _, v := range server.HeadersEnv {
+			addSecret(getenv(v))
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.MCPServers)) {
 		s := &mcpServer{name: name, cfg: cfg.MCPServers[name], getenv: getenv, logger: logger}
 		h.servers[name] = s
 		if err := s.connect(ctx); err != nil {
 			h.close()
-			return nil, fmt.Errorf("activities: MCP server %q: %w", name, err)
+			return nil, redactError(fmt.Errorf("activities: MCP server %q: %w", name, err))
 		}
 	}
 	for _, d := range cfg.Agents {
@@ -151,7 +159,7 @@ func (s *mcpServer) connect(ctx context.Context) error {
 		s.mu.Lock()
 		if s.session == session {
 			s.session = nil
-			s.logger.Warn("MCP server session ended; the next call connects again", "server", s.name, "error", err)
+			s.logger.Warn("MCP server session ended; the next call connects again", "server", s.name, "error", redactError(err))
 		}
 		s.mu.Unlock()
 	}()
@@ -267,13 +275,14 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// logWriter passes a stdio server's standard error to the worker's log, line by line.
+// logWriter passes a stdio server's standard error to the worker's log, line by line,
+// redacted (redactSecrets: the server may print the variables its env gave it).
 type logWriter struct {
 	logger *slog.Logger
 	server string
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
-	w.logger.Debug("MCP server stderr", "server", w.server, "text", string(p))
+	w.logger.Debug("MCP server stderr", "server", w.server, "text", redactSecrets(string(p)))
 	return len(p), nil
 }

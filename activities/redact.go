@@ -21,14 +21,18 @@ var secretPattern = regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{6,}|(?i:bearer)\s+[A
 const minSecretLen = 8
 
 // secrets holds the API key values every Activities of this process was configured
-// with (New adds them): more redaction is never wrong.
+// with (New adds them: the endpoints' keys, and the values an MCP server's env and
+// headersEnv name): more redaction is never wrong.
 var secrets struct {
 	mu     sync.RWMutex
 	values map[string]bool
 }
 
-// addSecret makes redactSecrets hide v from now on.
+// addSecret makes redactSecrets hide v from now on, and the credential of v alone
+// when v is a header value with a scheme ("Token abc…", "Bearer abc…"), as a server
+// may quote either.
 func addSecret(v string) {
+	v = strings.TrimSpace(v)
 	if len(v) < minSecretLen {
 		return
 	}
@@ -38,6 +42,11 @@ func addSecret(v string) {
 		secrets.values = map[string]bool{}
 	}
 	secrets.values[v] = true
+	if _, cred, ok := strings.Cut(v, " "); ok {
+		if cred = strings.TrimSpace(cred); len(cred) >= minSecretLen {
+			secrets.values[cred] = true
+		}
+	}
 }
 
 // redactSecrets returns s with every configured key value and every key-like pattern

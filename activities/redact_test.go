@@ -1,9 +1,14 @@
 package activities
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,4 +44,26 @@ func TestRedactErrorKeepsTheApplicationErrorsShape(t *testing.T) {
 	assert.Same(t, plain, redactError(plain), "an error with nothing to hide is kept")
 	assert.Equal(t, "x [redacted]", redactError(errors.New("x sk-abcdefghijkl")).Error())
 	assert.Nil(t, redactError(nil))
+}
+
+// A long provider body is cut to its first 500 bytes after redaction, not before: a
+// configured key across the cut would otherwise leave its first part unredacted.
+func TestProviderErrorRedactsBeforeCuttingALongBody(t *testing.T) {
+	const key = "azure-key-0123456789-DISTINCT-abcdef" // configured by value, no sk- look
+	addSecret(key)
+	for _, at := range []int{470, 490, 499} {
+		body := strings.Repeat("x", at) + key + strings.Repeat("y", 100)
+		err := providerError(context.Background(), &openai.RequestError{HTTPStatusCode: 400, Body: []byte(body)}, 0)
+		assert.NotContains(t, err.Error(), key[:10], "key at byte %d", at)
+		assert.Contains(t, err.Error(), "…", "still cut")
+	}
+}
+
+// The cut falls between characters: a failure's message is a protobuf string, which
+// must be valid UTF-8.
+func TestProviderErrorCutsALongBodyBetweenCharacters(t *testing.T) {
+	body := strings.Repeat("x", 499) + strings.Repeat("é", 100)
+	err := providerError(context.Background(), &openai.RequestError{HTTPStatusCode: 400, Body: []byte(body)}, 0)
+	assert.True(t, utf8.ValidString(err.Error()), "%q", err.Error())
+	assert.Contains(t, err.Error(), "…")
 }

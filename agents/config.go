@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -156,6 +157,10 @@ func ParseConfig(b []byte) (Config, error) {
 		if e.BaseURL == "" {
 			return Config{}, fmt.Errorf("%w: endpoint %q has no baseURL", ErrInvalidConfig, name)
 		}
+		if holdsCredentials(e.BaseURL) {
+			return Config{}, fmt.Errorf("%w: endpoint %q: baseURL must not hold credentials (user info or a query); "+
+				"put the key in the environment variable apiKeyEnv names", ErrInvalidConfig, name)
+		}
 		cfg.Endpoints[name] = e
 	}
 	if len(cfg.Agents) == 0 {
@@ -248,4 +253,12 @@ func Expand(s string) string {
 		}
 		return fallback
 	})
+}
+
+// holdsCredentials reports whether a base URL carries user info or a query: a key
+// there would reach logs and errors unredacted (only apiKeyEnv's value is), and
+// go-openai appends the API's paths after the base URL, so a query cannot work.
+func holdsCredentials(base string) bool {
+	u, err := url.Parse(base)
+	return err == nil && (u.User != nil || u.RawQuery != "" || u.ForceQuery)
 }

@@ -2,12 +2,15 @@ package codec_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -185,7 +188,7 @@ func TestNewHandlerNeedsRingAndToken(t *testing.T) {
 }
 
 // The codec server reads at most MaxRequestBytes of a request: a body of exactly that
-// size is encoded, one byte more is refused (the SDK's handler reads bodies whole and
+// size is encoded, one byte more gets 413 (the SDK's handler reads bodies whole and
 // unbounded).
 func TestHandlerBodyAtTheLimitAndJustOver(t *testing.T) {
 	srv := serve(t, newRing(t, "k1", "k1"))
@@ -202,7 +205,7 @@ func TestHandlerBodyAtTheLimitAndJustOver(t *testing.T) {
 	assert.Equal(t, codec.EncodingEncrypted, string(sealed.Payloads[0].Metadata[codec.MetadataEncoding]))
 
 	resp, out = post(t, srv.URL+"/encode", "Bearer tok", append(at, ' '))
-	assert.NotEqual(t, http.StatusOK, resp.StatusCode, "one byte over: refused, %.200s", out)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "one byte over: refused, %.200s", out)
 }
 
 // With a ring, Apply turns gzip of requests off (payloads are ciphertext) unless the
@@ -222,4 +225,118 @@ func TestApplyTurnsGzipOffForCiphertextUnlessChosen(t *testing.T) {
 	codec.Apply(&off, nil)
 	assert.Nil(t, off.ConnectionOptions.GrpcCompression)
 	assert.Nil(t, off.DataConverter)
+}
+
+// A payload the codec did not encode comes back from /decode as it went in, in
+// protobuf JSON (the protocol's rule): fields the SDK's handler renamed by Go's
+// encoding/json (external_payloads, size_bytes as a number) keep their names.
+func TestHandlerPassesForeignPayloadsThroughUntouched(t *testing.T) {
+	srv := serve(t, newRing(t, "k1", "k1"))
+	in := `{"payloads":[{"metadata":{"encoding":"YmluYXJ5L3NuYXBweQ=="},"data":"AAECAw==","externalPayloads":[{"sizeBytes":"12"}]},{}]}`
+	resp, out := post(t, srv.URL+"/decode", "Bearer tok", []byte(in))
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+	assert.JSONEq(t, in, string(out))
+
+	resp, out = post(t, srv.URL+"/encode", "Bearer tok", []byte(`{"payloads":[]}`))
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+	assert.JSONEq(t, `{"payloads":[]}`, string(out), "an empty list answers an empty list")
+}
+
+// Requests the protocol does not define are told what is: an unknown path is 404
+// (with or without a token), another method on /encode or /decode is 405 with Allow,
+// a body over MaxRequestBytes is 413 naming the limit, and a refused token gets
+// WWW-Authenticate with error="invalid_token" (RFC 6750, section 3).
+func TestHandlerStatusOfRequestsOutsideTheProtocol(t *testing.T) {
+	srv := serve(t, newRing(t, "k1", "k1"))
+	for _, auth := range []string{"", "Bearer tok"} {
+		resp, _ := post(t, srv.URL+"/encodex", auth, []byte(`{"payloads":[]}`))
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, "auth %q", auth)
+		resp, _ = post(t, srv.URL+"/", auth, []byte(`{"payloads":[]}`))
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, "auth %q", auth)
+	}
+	for _, method := range []string{http.MethodGet, http.MethodPut, http.MethodDelete} {
+		req, err := http.NewRequest(method, srv.URL+"/decode", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer tok")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, method)
+		assert.Equal(t, "POST, OPTIONS", resp.Header.Get("Allow"), method)
+	}
+	resp, out := post(t, srv.URL+"/default/decode", "Bearer tok", []byte(`{"payloads":[]}`))
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "under a /{namespace}/ prefix: %s", out)
+
+	resp, out = post(t, srv.URL+"/encode", "Bearer tok", bytes.Repeat([]byte(" "), codec.MaxRequestBytes+1))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, string(out))
+	assert.Contains(t, string(out), "4194304 bytes")
+
+	resp, _ = post(t, srv.URL+"/decode", "", []byte(`{"payloads":[]}`))
+	assert.Equal(t, `Bearer realm="agentchat codec"`, resp.Header.Get("WWW-Authenticate"))
+	resp, _ = post(t, srv.URL+"/decode", "Bearer wrong", []byte(`{"payloads":[]}`))
+	assert.Equal(t, `Bearer realm="agentchat codec", error="invalid_token"`, resp.Header.Get("WWW-Authenticate"))
+}
+
+// The auth scheme is case-insensitive (RFC 9110, section 11.1) and the token may be
+// surrounded by spaces; the token itself must match exactly.
+func TestHandlerBearerSchemeIgnoresCase(t *testing.T) {
+	srv := serve(t, newRing(t, "k1", "k1"))
+	for _, auth := range []string{"Bearer tok", "bearer tok", "BEARER tok", "Bearer  tok "} {
+		resp, out := post(t, srv.URL+"/decode", auth, []byte(`{"payloads":[]}`))
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "auth %q: %s", auth, out)
+	}
+	for _, auth := range []string{"Bearer TOK", "Bearer", "Bearer ", "Bearertok", "Bearer tok tok"} {
+		resp, _ := post(t, srv.URL+"/decode", auth, []byte(`{"payloads":[]}`))
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "auth %q", auth)
+	}
+}
+
+// A token read from a file or an env file may end in a newline (or CR): it is trimmed
+// as the header's token is, so it matches what a client sends.
+func TestHandlerTrimsTheConfiguredToken(t *testing.T) {
+	h, err := codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: "tok\r\n"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	resp, out := post(t, srv.URL+"/decode", "Bearer tok", []byte(`{"payloads":[]}`))
+	assert.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+
+	_, err = codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: " \n"})
+	assert.ErrorContains(t, err, "no bearer token", "a token of white space is none")
+}
+
+// A refused token is logged with the reason the check gave (an expired JWT, say), so
+// an operator can tell why the UI gets 401; the token itself is never logged.
+func TestHandlerLogsWhyATokenWasRefused(t *testing.T) {
+	var buf syncBuffer
+	h, err := codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: "tok",
+		Verify: func(context.Context, string) error { return errors.New("oidc: token is expired") },
+		Log:    slog.New(slog.NewTextHandler(&buf, nil))})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	resp, _ := post(t, srv.URL+"/decode", "Bearer eyJ.secret-jwt.sig", []byte(`{"payloads":[]}`))
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, buf.String(), "token is expired")
+	assert.NotContains(t, buf.String(), "secret-jwt")
+	resp, _ = post(t, srv.URL+"/decode", "", []byte(`{"payloads":[]}`))
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Contains(t, buf.String(), "no Authorization header")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

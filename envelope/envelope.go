@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/agentchat/agentchat/internal/b64"
 )
@@ -160,7 +161,7 @@ func Open(b []byte, o Options) ([]byte, Info, error) {
 	return doc, info, nil
 }
 
-// parse reads an envelope strictly (no unknown fields) and returns it with its
+// parse reads an envelope strictly (no unknown fields, nothing after it) and returns it with its
 // ciphertext's base64 (nil when it has none; Envelope.Ciphertext is left empty). A
 // large ciphertext is cut out before the JSON decoder reads the rest, as base64 holds
 // no character JSON escapes, and is returned as a part of b, not copied; one that
@@ -183,6 +184,9 @@ func parse(b []byte) (Envelope, []byte, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		return Envelope{}, nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Envelope{}, nil, fmt.Errorf("%w: text after the envelope's JSON object", ErrMalformed)
 	}
 	if ciphertext == nil && e.Ciphertext != "" {
 		ciphertext = []byte(e.Ciphertext)

@@ -4,6 +4,8 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -119,6 +121,16 @@ func TestOpenRefusals(t *testing.T) {
 		assert.ErrorIs(t, err, envelope.ErrMalformed, bad)
 	}
 
+	// Text after the envelope (a second object, say) is refused here, not passed on to
+	// fail later as a workflow input that does not encode.
+	for _, tail := range []string{` {"junk":1}`, `x`, `}`} {
+		_, _, err = envelope.Open(append(append([]byte(nil), sealed...), tail...), full)
+		assert.ErrorIs(t, err, envelope.ErrMalformed, tail)
+		assert.ErrorContains(t, err, "text after the envelope", tail)
+	}
+	_, _, err = envelope.Open(append(append([]byte(nil), sealed...), " \n"...), full)
+	assert.NoError(t, err, "white space after it is JSON")
+
 	// A forged plain document: content changed under a valid signature is caught by the
 	// digest check of chatstate.Decode; a changed digest here.
 	plain, err := envelope.Seal([]byte(doc), "sha256:00ff", envelope.Options{Signer: s})
@@ -144,4 +156,41 @@ func TestOpenSignedDocumentWhoseContentNamesCiphertext(t *testing.T) {
 	got, _, err := envelope.Open(b, envelope.Options{Signer: s})
 	require.NoError(t, err)
 	assert.Equal(t, inner, string(got))
+}
+
+// The signing and verification key files are read strictly, and every error names the
+// variable and the file and holds no key: a missing keyId, a bad key, an unknown
+// field, an id given twice, text after the object, a key where the id belongs.
+func TestFromEnvRefusesBadKeyFilesNamingTheFile(t *testing.T) {
+	f, pub, err := envelope.GenerateSigner("s1")
+	require.NoError(t, err)
+	seed := f.PrivateKey
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	for _, c := range []struct{ env, file, want string }{
+		{envelope.SigningKeyEnv, `{"privateKey":"` + seed + `"}`, "keyId: missing"},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","privateKey":"AAAA"}`, "privateKey: want base64"},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","private_key":"` + seed + `"}`, `unknown field "private_key"`},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","privateKey":"` + seed + `","keyId":"s2"}`, `"keyId" given twice`},
+		{envelope.SigningKeyEnv, `{"keyId":"s1","privateKey":"` + seed + `"} x`, "after"},
+		{envelope.SigningKeyEnv, `{"keyId":"` + seed + `","privateKey":"` + seed + `"}`, "keyId (44 characters, not shown: it reads as a key)"},
+		{envelope.VerifyKeysEnv, `{"s1":"AAAA"}`, `key "s1": want base64`},
+		{envelope.VerifyKeysEnv, `{"s1":"AAAA","s1":"` + pub + `"}`, `"s1" given twice`},
+		{envelope.VerifyKeysEnv, `{"s1":"` + pub + `"}]`, "after"},
+	} {
+		path := write("key.json", c.file)
+		t.Setenv(envelope.SigningKeyEnv, "")
+		t.Setenv(envelope.VerifyKeysEnv, "")
+		t.Setenv(c.env, path)
+		_, err := envelope.FromEnv(nil)
+		require.Error(t, err, c.file)
+		assert.Contains(t, err.Error(), c.want, c.file)
+		assert.Contains(t, err.Error(), c.env, c.file)
+		assert.Contains(t, err.Error(), path, c.file)
+		assert.NotContains(t, err.Error(), seed, "no key material in errors")
+	}
 }

@@ -3,7 +3,6 @@ package envelope
 import (
 	"crypto/ed25519"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -62,6 +61,9 @@ func NewSigner(f SigningFile) (*Signer, error) {
 	if f.KeyID == "" {
 		return nil, fmt.Errorf("envelope: signing key: keyId: missing")
 	}
+	if !keyring.ValidID(f.KeyID) {
+		return nil, fmt.Errorf("envelope: signing key: keyId %s: want 1 to 64 of A-Z a-z 0-9 . _ -", keyring.ShowID(f.KeyID))
+	}
 	seed, err := base64.StdEncoding.DecodeString(f.PrivateKey)
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return nil, fmt.Errorf("envelope: signing key %q: privateKey: want base64 of a %d-byte Ed25519 seed", f.KeyID, ed25519.SeedSize)
@@ -71,33 +73,24 @@ func NewSigner(f SigningFile) (*Signer, error) {
 
 // FromEnv builds Options from ring and the environment: the signing key at
 // $AGENTCHAT_SIGNING_KEY, the verification keys at $AGENTCHAT_VERIFY_KEYS and
-// $AGENTCHAT_REQUIRE_SIGNATURE. Unset variables leave their part off.
+// $AGENTCHAT_REQUIRE_SIGNATURE. Unset variables leave their part off. The files are
+// read strictly (keyring.DecodeStrict); errors name the variable, the file and the
+// field, never a key.
 func FromEnv(ring *keyring.Ring) (Options, error) {
 	o := Options{Ring: ring}
 	if p := os.Getenv(SigningKeyEnv); p != "" {
-		var f SigningFile
-		if err := readJSON(p, &f); err != nil {
-			return Options{}, fmt.Errorf("envelope: %s: %w", SigningKeyEnv, err)
-		}
-		s, err := NewSigner(f)
+		s, err := loadSigner(p)
 		if err != nil {
-			return Options{}, err
+			return Options{}, fmt.Errorf("%w (%s file %s)", err, SigningKeyEnv, p)
 		}
 		o.Signer = s
 	}
 	if p := os.Getenv(VerifyKeysEnv); p != "" {
-		var m map[string]string
-		if err := readJSON(p, &m); err != nil {
-			return Options{}, fmt.Errorf("envelope: %s: %w", VerifyKeysEnv, err)
+		v, err := loadVerifyKeys(p)
+		if err != nil {
+			return Options{}, fmt.Errorf("%w (%s file %s)", err, VerifyKeysEnv, p)
 		}
-		o.Verify = map[string]ed25519.PublicKey{}
-		for id, enc := range m {
-			pub, err := base64.StdEncoding.DecodeString(enc)
-			if err != nil || len(pub) != ed25519.PublicKeySize {
-				return Options{}, fmt.Errorf("envelope: %s: key %q: want base64 of a %d-byte Ed25519 public key", VerifyKeysEnv, id, ed25519.PublicKeySize)
-			}
-			o.Verify[id] = pub
-		}
+		o.Verify = v
 	}
 	if v := os.Getenv(RequireSignatureEnv); v != "" {
 		req, err := strconv.ParseBool(v)
@@ -109,13 +102,40 @@ func FromEnv(ring *keyring.Ring) (Options, error) {
 	return o, nil
 }
 
-func readJSON(path string, v any) error {
+func loadSigner(path string) (*Signer, error) {
+	var f SigningFile
+	if err := readJSON(path, &f, `{"keyId": ID, "privateKey": base64}`); err != nil {
+		return nil, fmt.Errorf("envelope: signing key: %w", err)
+	}
+	return NewSigner(f)
+}
+
+func loadVerifyKeys(path string) (map[string]ed25519.PublicKey, error) {
+	var m map[string]string
+	if err := readJSON(path, &m, `{ID: base64, ...}`); err != nil {
+		return nil, fmt.Errorf("envelope: verification keys: %w", err)
+	}
+	keys := map[string]ed25519.PublicKey{}
+	for id, enc := range m {
+		if !keyring.ValidID(id) {
+			return nil, fmt.Errorf("envelope: verification keys: id %s: want 1 to 64 of A-Z a-z 0-9 . _ -", keyring.ShowID(id))
+		}
+		pub, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil || len(pub) != ed25519.PublicKeySize {
+			return nil, fmt.Errorf("envelope: verification keys: key %q: want base64 of a %d-byte Ed25519 public key", id, ed25519.PublicKeySize)
+		}
+		keys[id] = pub
+	}
+	return keys, nil
+}
+
+func readJSON(path string, v any, shape string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: not JSON of the expected shape: %w", path, err)
+	if err := keyring.DecodeStrict(b, v); err != nil {
+		return fmt.Errorf("not a file of the shape %s: %w", shape, err)
 	}
 	return nil
 }

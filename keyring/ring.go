@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -53,14 +52,12 @@ type Ring struct {
 	macs map[string]*sync.Pool
 }
 
-// Parse reads a ring from its JSON file content. Errors name the field: an unknown
-// field, a missing or unknown current key, a key id outside [A-Za-z0-9._-]{1,64},
+// Parse reads a ring from its JSON file content (DecodeStrict: no name twice, no
+// unknown field, nothing after it). Errors name the field: a missing or unknown current key, a key id outside [A-Za-z0-9._-]{1,64},
 // a key that is not base64 of exactly 32 bytes. Error texts never hold key material.
 func Parse(data []byte) (*Ring, error) {
 	var f File
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
+	if err := DecodeStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("keyring: not a key ring file ({\"current\": ID, \"keys\": {ID: base64}}): %w", err)
 	}
 	return New(f)
@@ -77,7 +74,7 @@ func New(f File) (*Ring, error) {
 	r := &Ring{current: f.Current, aeads: map[string]cipher.AEAD{}, macs: map[string]*sync.Pool{}}
 	for id, enc := range f.Keys {
 		if !keyIDPattern.MatchString(id) {
-			return nil, fmt.Errorf("keyring: keys: id %q: want 1 to 64 of A-Z a-z 0-9 . _ -", id)
+			return nil, fmt.Errorf("keyring: keys: id %s: want 1 to 64 of A-Z a-z 0-9 . _ -", ShowID(id))
 		}
 		key, err := base64.StdEncoding.DecodeString(enc)
 		if err != nil {
@@ -99,7 +96,7 @@ func New(f File) (*Ring, error) {
 		r.macs[id] = &sync.Pool{New: func() any { return hmac.New(sha256.New, nonceKey) }}
 	}
 	if _, ok := r.aeads[f.Current]; !ok {
-		return nil, fmt.Errorf("keyring: current: %q is not among the keys (%s)", f.Current, strings.Join(r.IDs(), ", "))
+		return nil, fmt.Errorf("keyring: current: %s is not among the keys (%s)", ShowID(f.Current), strings.Join(r.IDs(), ", "))
 	}
 	return r, nil
 }

@@ -87,6 +87,15 @@ func TestParseRefusesBadFilesNamingTheField(t *testing.T) {
 		{`{"current":"k1","keys":{"k1":"!!"}}`, "keys.k1: not standard base64"},
 		{`{"current":"a b","keys":{"a b":"` + key(0) + `"}}`, `id "a b"`},
 		{`{"current":"k1","keys":{"k1":"` + key(0) + `"},"extra":1}`, "unknown field"},
+		// JSON keeps the last of two equal names: the ring would hold another key than
+		// the one its reader sees first.
+		{`{"current":"k1","keys":{"k1":"` + key(0) + `","k1":"` + key(1) + `"}}`, `keys: "k1" given twice`},
+		{`{"current":"k1","current":"k2","keys":{"k1":"` + key(0) + `","k2":"` + key(1) + `"}}`, `"current" given twice`},
+		{`{"current":"k1","keys":{"k1":"` + key(0) + `"}} trailing`, "text after the JSON object"},
+		{`{"current":"k1","keys":{"k1":"` + key(0) + `"}}{}`, "text after the JSON object"},
+		// A key where an id belongs (the two swapped) is not printed.
+		{`{"current":"k1","keys":{"` + key(0) + `":"k1"}}`, "keys: id (44 characters, not shown: it reads as a key)"},
+		{`{"current":"` + key(0) + `","keys":{"k1":"` + key(0) + `"}}`, "current: (44 characters, not shown: it reads as a key) is not among the keys (k1)"},
 	} {
 		_, err := keyring.Parse([]byte(c.file))
 		require.Error(t, err, c.file)

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
-	"time"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,11 +26,20 @@ func codecServerCmd(g *globals, s Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "codec-server",
 		Short: "Serve Temporal's remote codec protocol, so the UI and the temporal CLI show encrypted chats in plain text",
-		Long: `Serve POST /encode and /decode (Temporal's remote codec protocol) with the key ring
-of --keys or $AGENTCHAT_KEYS, until interrupted. Every request must carry
-Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN, or, with
---oidc-issuer, a JWT that issuer signed for --oidc-audience; others get 401.
---origin allows a browser origin (the Temporal UI's) by CORS.`,
+		Long: `Serve POST /encode and /decode (Temporal's remote codec protocol, also under a
+/{namespace}/ prefix; the X-Namespace header is accepted) with the key ring of --keys
+or $AGENTCHAT_KEYS, the same ring the worker has, until interrupted.
+
+Every request must carry Authorization: Bearer <token>, the token from
+$AGENTCHAT_CODEC_TOKEN (choose a long random one: openssl rand -hex 32), or, with
+--oidc-issuer, a JWT that issuer signed for --oidc-audience; others get 401. Bodies
+hold up to 4 MiB (413 over); another path gets 404, another method 405.
+
+The Temporal UI calls it from the browser: allow the UI's origin with --origin, and
+set the UI's codec endpoint (its settings, or TEMPORAL_CODEC_ENDPOINT for the UI
+server; TEMPORAL_CODEC_PASS_ACCESS_TOKEN=true sends the signed-in user's OIDC token,
+which --oidc-issuer checks). It serves plain HTTP: beyond localhost, put it behind
+TLS (a reverse proxy), as the token and the decoded text cross the network.`,
 		Example: `  AGENTCHAT_KEYS=keys.json AGENTCHAT_CODEC_TOKEN=s3cret go run ./starter codec-server --listen 127.0.0.1:8081 --origin http://localhost:8233
   temporal workflow show -w support-42 --codec-endpoint http://127.0.0.1:8081 --codec-auth "Bearer s3cret"`,
 		Args: cobra.NoArgs,
@@ -40,7 +52,8 @@ Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN, or, with
 			if err != nil {
 				return err
 			}
-			h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: os.Getenv(codec.TokenEnv), Origins: origins, Verify: verify})
+			logger := slog.New(slog.NewTextHandler(s.Err, nil))
+			h, err := codec.NewHandler(ring, codec.HandlerOptions{Token: os.Getenv(codec.TokenEnv), Origins: origins, Verify: verify, Log: logger})
 			if err != nil {
 				return err
 			}
@@ -48,8 +61,7 @@ Authorization: Bearer <token>, the token from $AGENTCHAT_CODEC_TOKEN, or, with
 			if err != nil {
 				return fmt.Errorf("codec server: %w", err)
 			}
-			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-				ErrorLog: slog.NewLogLogger(slog.NewTextHandler(s.Err, nil), slog.LevelWarn)}
+			srv := codec.NewServer(h, logger)
 			fmt.Fprintf(s.Out, "codec server at http://%s (keys %v, current %s); stop with Ctrl-C\n", ln.Addr(), ring.IDs(), ring.Current())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
@@ -101,12 +113,25 @@ ring's current key. Run it for every chat after a rotation (a new "current").`,
 
 // keysCmd writes a new key ring, or adds a key to one.
 func keysCmd(s Streams) *cobra.Command {
-	var id, add string
+	var id, add, out string
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Print a new key ring (one fresh AES-256 key), or one with a new current key added",
-		Example: `  go run ./starter keys --id k1 > keys.json && chmod 600 keys.json
-  go run ./starter keys --id k2 --add keys.json > keys2.json   # rotation: k2 encrypts, k1 still decrypts`,
+		Long: `Print a key ring file to standard output (or write it to --out, mode 0600):
+{"current": ID, "keys": {ID: base64}}, one fresh random 32-byte key for AES-256-GCM,
+or, with --add, the keys of an existing ring plus a new one that becomes current. The
+file is a secret: chmod 600, never commit it. To rotate in place, use --add FILE
+--out FILE: a shell's "> FILE" empties FILE before keys reads it.
+
+Turn encryption on by naming the file in $` + keyring.Env + ` (or --keys) for every worker,
+client and codec server of the chats. After a rotation (--add), restart them with the
+new ring and run "starter reencrypt --chat ID" so a chat carries its state under the new
+key; keep the old keys while anything sealed with them is still read.
+
+Signing keys are separate files (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS; README,
+"Encryption at rest").`,
+		Example: `  go run ./starter keys --id k1 --out keys.json
+  go run ./starter keys --id k2 --add keys.json --out keys.json   # rotation: k2 encrypts, k1 still decrypts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := keyring.Generate(id)
@@ -127,17 +152,33 @@ func keysCmd(s Streams) *cobra.Command {
 				old.Keys[id], old.Current = f.Keys[id], id
 				f = old
 			}
-			enc := json.NewEncoder(s.Out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(f)
+			b, err := json.MarshalIndent(f, "", "  ")
+			if err != nil {
+				return err
+			}
+			b = append(b, '\n')
+			if out == "" {
+				_, err = s.Out.Write(b)
+				return err
+			}
+			if err := writeSecretFile(out, b); err != nil {
+				return fmt.Errorf("keys: %w", err)
+			}
+			fmt.Fprintf(s.Out, "wrote key ring %s (current %s, keys %s)\n", out, f.Current, strings.Join(slices.Sorted(maps.Keys(f.Keys)), ", "))
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&id, "id", "k1", "id of the new key, which becomes current")
 	cmd.Flags().StringVar(&add, "add", "", "key ring file to add the new key to (its keys keep decrypting)")
+	cmd.Flags().StringVar(&out, "out", "", "file to write the ring to, mode 0600, replaced whole (may be the --add file); default standard output")
 	return cmd
 }
 
 func readRingFile(path string) (keyring.File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		return keyring.File{}, fmt.Errorf("keys: %s is empty: if it was the target of a shell's \"> %s\", its keys are gone; "+
+			"restore it from a backup, and rotate in place with --add %s --out %s", path, path, path, path)
+	}
 	if _, err := keyring.Load(path); err != nil {
 		return keyring.File{}, err
 	}
@@ -147,4 +188,25 @@ func readRingFile(path string) (keyring.File, error) {
 	}
 	var f keyring.File
 	return f, json.Unmarshal(data, &f)
+}
+
+// writeSecretFile writes b to path, mode 0600, through a temporary file in the same
+// folder renamed over it: path is replaced only by a whole file.
+func writeSecretFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".keys-*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(b)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return err
+	}
+	return nil
 }

@@ -100,3 +100,54 @@ func TestCodecServerCommand(t *testing.T) {
 		t.Fatal("the codec server did not stop when interrupted")
 	}
 }
+
+// The help of keys and codec-server tells a newcomer what to set and what follows:
+// where the ring goes, that it is secret, rotation's next step; the token, how to
+// choose one, the UI's settings, the limits and statuses.
+func TestKeysAndCodecServerHelpSayWhatANewcomerNeeds(t *testing.T) {
+	out, _, code := run(t, "keys", "--help")
+	require.Equal(t, 0, code)
+	for _, want := range []string{"AES-256-GCM", keyring.Env, "chmod 600", "reencrypt", "AGENTCHAT_SIGNING_KEY"} {
+		assert.Contains(t, out, want)
+	}
+	out, _, code = run(t, "codec-server", "--help")
+	require.Equal(t, 0, code)
+	for _, want := range []string{keyring.Env, codec.TokenEnv, "openssl rand", "TEMPORAL_CODEC_ENDPOINT",
+		"TEMPORAL_CODEC_PASS_ACCESS_TOKEN", "/{namespace}/", "4 MiB", "413", "TLS"} {
+		assert.Contains(t, out, want)
+	}
+}
+
+// `keys --out` writes the ring itself, mode 0600, replacing the file only once the new
+// ring is whole, so `--add keys.json --out keys.json` rotates in place (a shell's
+// `> keys.json` empties the file before keys reads it, and the old keys are gone). An
+// empty --add file is refused with that likely cause.
+func TestKeysOutRotatesInPlaceAndExplainsAnEmptyRing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.json")
+	out, errOut, code := run(t, "keys", "--id", "k1", "--out", path)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, `"keys"`, "the ring goes to the file, not to standard output")
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	r1, err := keyring.Load(path)
+	require.NoError(t, err)
+
+	_, errOut, code = run(t, "keys", "--id", "k2", "--add", path, "--out", path)
+	require.Equal(t, 0, code, errOut)
+	r2, err := keyring.Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, "k2", r2.Current())
+	assert.Equal(t, []string{"k1", "k2"}, r2.IDs())
+	_, sealed, err := r1.Seal([]byte("old"), nil)
+	require.NoError(t, err)
+	_, err = r2.Open("k1", sealed, nil)
+	require.NoError(t, err, "k1 is the same key after the rotation in place")
+
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	_, errOut, code = run(t, "keys", "--id", "k2", "--add", empty)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "is empty")
+	assert.Contains(t, errOut, "--out")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -47,9 +48,13 @@ func newIssuer(t *testing.T) *issuer {
 }
 
 func (i *issuer) token(t *testing.T, key *rsa.PrivateKey, aud string, exp time.Time) string {
+	return i.tokenFrom(t, key, i.srv.URL, aud, exp)
+}
+
+func (i *issuer) tokenFrom(t *testing.T, key *rsa.PrivateKey, iss, aud string, exp time.Time) string {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: "kid1"}}, nil)
 	require.NoError(t, err)
-	claims, err := json.Marshal(map[string]any{"iss": i.srv.URL, "aud": aud, "sub": "alice", "exp": exp.Unix(), "iat": time.Now().Unix()})
+	claims, err := json.Marshal(map[string]any{"iss": iss, "aud": aud, "sub": "alice", "exp": exp.Unix(), "iat": time.Now().Unix()})
 	require.NoError(t, err)
 	obj, err := signer.Sign(claims)
 	require.NoError(t, err)
@@ -58,8 +63,17 @@ func (i *issuer) token(t *testing.T, key *rsa.PrivateKey, aud string, exp time.T
 	return tok
 }
 
+// unsigned returns a JWT with alg "none" and no signature.
+func unsigned(t *testing.T, iss, aud string, exp time.Time) string {
+	claims, err := json.Marshal(map[string]any{"iss": iss, "aud": aud, "sub": "alice", "exp": exp.Unix(), "iat": time.Now().Unix()})
+	require.NoError(t, err)
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"none","typ":"JWT","kid":"kid1"}`)) + "." + enc(claims) + "."
+}
+
 // The codec server takes an OIDC JWT of the configured issuer and audience; an
-// expired one, one for another audience or one signed by another key gets 401.
+// expired one, one for another audience or issuer, one signed by another key and an
+// unsigned one (alg none) get 401.
 func TestCodecServerAcceptsOIDCTokens(t *testing.T) {
 	out, _, code := run(t, "keys", "--id", "k1")
 	require.Equal(t, 0, code)
@@ -98,6 +112,8 @@ func TestCodecServerAcceptsOIDCTokens(t *testing.T) {
 		"other audience": {iss.token(t, iss.key, "someone-else", later), http.StatusUnauthorized},
 		"other key":      {iss.token(t, other, "temporal-ui", later), http.StatusUnauthorized},
 		"not a JWT":      {"garbage", http.StatusUnauthorized},
+		"other issuer":   {iss.tokenFrom(t, iss.key, "https://login.example.com", "temporal-ui", later), http.StatusUnauthorized},
+		"alg none":       {unsigned(t, iss.srv.URL, "temporal-ui", later), http.StatusUnauthorized},
 	} {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/decode", strings.NewReader(`{"payloads":[]}`))
 		require.NoError(t, err)

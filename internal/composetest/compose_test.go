@@ -277,3 +277,16 @@ func TestComposeConfigValid(t *testing.T) {
 	require.NoError(t, cmd.Run(), "docker-compose config -q:\n%s", out.String())
 	assert.Empty(t, strings.TrimSpace(out.String()), "no warnings")
 }
+
+// The codec server decrypts for whoever has the token, over plain HTTP: Compose
+// publishes it on the host's loopback only (the browser on that host reaches
+// localhost:8081), with the token and the ring passed through.
+func TestComposeCodecServerListensOnLoopbackOnly(t *testing.T) {
+	c := loadCompose(t)
+	require.Contains(t, c.Services, "codec-server")
+	cs := c.Services["codec-server"]
+	assert.Equal(t, []string{"encryption"}, cs.Profiles)
+	assert.Equal(t, []string{"127.0.0.1:8081:8081"}, cs.Ports)
+	assert.Contains(t, cs.Environment, "AGENTCHAT_CODEC_TOKEN")
+	assert.Contains(t, cs.Environment, "AGENTCHAT_KEYS")
+}
