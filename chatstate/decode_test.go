@@ -6,8 +6,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestDecodeRefuses: each refusal names its field, with its message.
@@ -353,5 +356,26 @@ func TestUpgradeChainOrder(t *testing.T) {
 	}
 	if got := knownVersions(); got != "-1, 0 and 1" {
 		t.Errorf("knownVersions = %q", got)
+	}
+}
+
+// Every error Decode returns is valid UTF-8, however the document's bytes are cut or
+// broken: a failure message travels as a protobuf string (Temporal's failures), and
+// one that is not valid UTF-8 does not marshal. Errors that quote a part of the
+// document clip it at a character's boundary.
+func TestDecodeErrorsAreValidUTF8(t *testing.T) {
+	long := strings.Repeat("é", 30) // 60 bytes: a clip at 40 bytes falls inside no character only by luck
+	for name, doc := range map[string]string{
+		"schemaVersion a long string":  `{"schemaVersion":"x` + long + `"}`,
+		"schemaVersion odd bytes":      "{\"schemaVersion\":\"\xff\xfe" + long + "\"}",
+		"digest a long string":         `{"schemaVersion":1,"digest":"` + long + `"}`,
+		"exportedAt a long string":     `{"schemaVersion":1,"chatId":"c","exportedAt":"x` + long + `","history":[]}`,
+		"schemaVersion a number shape": `{"schemaVersion":1.5e` + strings.Repeat("9", 50) + `}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := Decode([]byte(doc))
+			require.Error(t, err)
+			assert.True(t, utf8.ValidString(err.Error()), "not valid UTF-8: %q", err.Error())
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
@@ -22,6 +23,9 @@ func FuzzDecode(f *testing.F) {
 	for _, b := range files {
 		f.Add(b)
 	}
+	// bytes that are not UTF-8, where errors may quote the document
+	f.Add([]byte("{\"schemaVersion\":\"\xff\xfe\"}"))
+	f.Add([]byte("{\"schemaVersion\":1,\"chatId\":\"\xc3\",\"history\":[{\"\xff\":1,\"role\":\"\xfe\"}]}"))
 	schema := compileSchema(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		roundTrip := func(doc Document) {
@@ -35,6 +39,9 @@ func FuzzDecode(f *testing.F) {
 			var fe *FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("Decode error is not a FieldError: %v", err)
+			}
+			if !utf8.ValidString(err.Error()) { // a failure's message is a protobuf string
+				t.Fatalf("Decode error is not valid UTF-8: %q", err.Error())
 			}
 		} else {
 			roundTrip(doc)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // node is one JSON value as read, with object members in order: what the shape check
@@ -181,10 +182,21 @@ func (n *node) get(name string) *node {
 	return nil
 }
 
-// clip shortens s for an error message.
+// clip shortens s for an error message to at most 40 bytes, cut at a character's
+// boundary and with any bytes that are not UTF-8 replaced by U+FFFD: an error's text
+// must be valid UTF-8 (it travels as a protobuf string in Temporal's failures).
 func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
+	clipped := len(s) > 40
+	if clipped {
+		cut := 40
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if clipped {
+		s += "…"
 	}
 	return s
 }
