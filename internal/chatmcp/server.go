@@ -175,7 +175,8 @@ const TokenEnv = "AGENTCHAT_MCP_TOKEN"
 // ListenOptions configure Listen.
 type ListenOptions struct {
 	// Token is the bearer token every request must carry (Authorization: Bearer
-	// <token>, RFC 6750 and MCP's authorization rules; compared in constant time).
+	// <token>, RFC 6750 and MCP's authorization rules; the scheme in any case, the
+	// token compared in constant time, white space around it trimmed).
 	// A request without it, or with another, gets 401 with a Bearer challenge and
 	// reaches no tool. Required unless addr is a loopback address.
 	Token string
@@ -197,8 +198,8 @@ func Listen(addr string, s *mcp.Server, opts ListenOptions, logger *slog.Logger)
 		return "", nil, fmt.Errorf("mcp-listen %s: %w", addr, err)
 	}
 	var h http.Handler = Handler(s)
-	if opts.Token != "" {
-		h = requireBearer(opts.Token, h)
+	if token := strings.TrimSpace(opts.Token); token != "" { // as read from a file: a trailing newline
+		h = requireBearer(token, h)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, h)
@@ -223,7 +224,7 @@ func CheckListen(addr string, opts ListenOptions) error {
 	if err != nil {
 		return fmt.Errorf("mcp-listen %s: %w", addr, err)
 	}
-	if opts.Token == "" && !loopback(host) {
+	if strings.TrimSpace(opts.Token) == "" && !loopback(host) {
 		return fmt.Errorf("mcp-listen %s: other hosts could reach every chat there without authentication: "+
 			"set %s to a bearer token that clients then send (Authorization: Bearer <token>), or listen on 127.0.0.1", addr, TokenEnv)
 	}
@@ -239,13 +240,15 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// requireBearer lets through requests whose Authorization header is exactly "Bearer
-// token" (constant-time), as the codec server checks its token; others get 401 with
-// WWW-Authenticate: Bearer (RFC 6750 §3), and the token is never echoed.
+// requireBearer lets through requests whose Authorization header is "Bearer token"
+// (the scheme in any case, the token compared in constant time), as the codec server
+// checks its token; others get 401 with WWW-Authenticate: Bearer (RFC 6750 §3), and
+// the token is never echoed.
 func requireBearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentchat mcp"`)
 			http.Error(w, "mcp: unauthorized: send Authorization: Bearer <token> (the worker's "+TokenEnv+")", http.StatusUnauthorized)
 			return

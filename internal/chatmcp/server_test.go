@@ -188,6 +188,21 @@ func TestStreamableHTTPRefusesRequestsWithoutTheToken(t *testing.T) {
 	_, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path, HTTPClient: bearerClient("wrong")}, nil)
 	require.Error(t, err, "a client with the wrong token connected")
+
+	// The scheme is case-insensitive (RFC 7235), and a configured token's white space
+	// (a newline from a file) is trimmed.
+	addr2, stop2, err := chatmcp.Listen("127.0.0.1:0", chatmcp.NewServer(h.Client, "test"), chatmcp.ListenOptions{Token: "t0ken\n"}, slog.Default())
+	require.NoError(t, err)
+	t.Cleanup(stop2)
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr2+chatmcp.Path, strings.NewReader(initialize))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "bearer t0ken")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
 }
 
 // Without a token, Listen serves loopback addresses only: an address other hosts can
