@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -354,8 +358,9 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 }
 
 func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in wire.AgentChatInput, update string, args []any, out any, overFailed bool) error {
+	op := c.startOperation(id, in, overFailed)
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: c.startOperation(id, in, overFailed),
+		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{
 			UpdateName: update, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
@@ -363,7 +368,41 @@ func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in wire.Agen
 	if err == nil {
 		err = h.Get(ctx, out)
 	}
-	return err
+	return c.discardIfClearText(ctx, id, op, err)
+}
+
+// discardIfClearText handles err of a start through op: when this client has no key
+// ring and the answer was encrypted (the chat's workers encrypt at rest), the chat it
+// created holds its input in the clear in the event history. That run is deleted
+// (DeleteWorkflowExecution, which terminates a running one first; a closed one, such
+// as Run's temporary thread, goes when the server runs the deletion task), so no clear
+// text stays on the server and the id is free again; the error is ErrNoKeyRing. Any
+// other err is returned as it is.
+func (c *Client) discardIfClearText(ctx context.Context, id string, op client.WithStartWorkflowOperation, err error) error {
+	if err == nil || c.keys != nil || !encryptedAnswer(err) {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second) // also when ctx ended
+	defer cancel()
+	run, serr := op.Get(dctx)
+	if serr != nil {
+		return fmt.Errorf("agentchat: start chat %q: %w: %w", id, ErrNoKeyRing, err)
+	}
+	_, derr := c.tc.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace:         c.namespace,
+		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
+	})
+	if derr != nil {
+		return fmt.Errorf("agentchat: start chat %q: %w; its input went in the clear, and deleting the chat failed (%v): delete it with: temporal workflow delete --workflow-id %s",
+			id, ErrNoKeyRing, derr, id)
+	}
+	return fmt.Errorf("agentchat: start chat %q: %w; what it sent went in the clear, so the chat was deleted (a closed one, such as a temporary thread, once the server runs the deletion)", id, ErrNoKeyRing)
+}
+
+// encryptedAnswer reports whether err is the SDK's failure to decode a payload this
+// package's codec encrypted (codec.EncodingEncrypted) for want of a key ring.
+func encryptedAnswer(err error) bool {
+	return errors.Is(err, converter.ErrEncodingIsNotSupported) && strings.Contains(err.Error(), codec.EncodingEncrypted)
 }
 
 // idTaken says why id cannot be used for a new chat, or "" when the chat that has it

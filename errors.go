@@ -25,6 +25,10 @@ var (
 	ErrInvalidOptions = errors.New("invalid options")
 	// ErrNoWorker: no worker polls the chat's task queue, so nothing would answer.
 	ErrNoWorker = errors.New("no worker is polling the task queue")
+	// ErrNoKeyRing: the chat's workers encrypt at rest (their answer is encrypted) and
+	// this client has no key ring (ClientOptions.Keys, AGENTCHAT_KEYS). A chat this
+	// client had just created, with its input in the clear, was deleted.
+	ErrNoKeyRing = errors.New("the chat's workers encrypt at rest and this client has no key ring (set AGENTCHAT_KEYS)")
 	// ErrChatMigrated: the chat has moved to another namespace or cluster; the error is a
 	// *MigratedError that says where.
 	ErrChatMigrated = errors.New("chat migrated")

@@ -298,9 +298,13 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 		yield(Event{}, refused("start", id, err))
 		return
 	}
+	op := c.startOperation(id, in, false)
+	discarding := func(e Event, err error) bool { // a chat this keyless client wrote in the clear is deleted
+		return yield(e, c.discardIfClearText(ctx, id, op, err))
+	}
 	c.streamTurn(ctx, id, msg.MessageID, 0, in.Temporary, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
 		h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-			StartWorkflowOperation: c.startOperation(id, in, false),
+			StartWorkflowOperation: op,
 			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: wire.SendMessageUpdate, Args: []any{msg},
 				WaitForStage: client.WorkflowUpdateStageAccepted},
 		})
@@ -315,7 +319,7 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 			return nil, fmt.Errorf("agentchat: start chat %q: %w", id, err)
 		}
 		return h, nil
-	}, yield)
+	}, discarding)
 }
 
 // streamTurn has turn turnID accepted (accept), then yields its events from offset

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
@@ -235,4 +237,61 @@ agents:
 	assert.Contains(t, seen, "Encoded failure", "the activity's failure is in the history, encoded")
 	assert.NotContains(t, seen, "Quimbleton")
 	assert.NotContains(t, seen, "no record for")
+}
+
+// A client without the key ring that starts or imports a chat on workers that encrypt
+// writes its input in the clear (a client cannot tell before it writes), then cannot
+// read the answer. It used to leave that chat running, its text readable in the
+// history, and say only that a payload did not decode. Now it deletes the chat it
+// created, so no clear text stays on the server, says why (ErrNoKeyRing), and the
+// id is free for a client with the ring. (A temporary thread of Run has completed by
+// the time its answer fails to decode; the server deletes a closed run later.)
+func TestKeylessClientLeavesNoClearTextChat(t *testing.T) {
+	ring := testRing(t, "k1")
+	h := testenv.New(t, testenv.Options{Keys: ring})
+	keyless := agentchat.NewClient(testenv.Dial(t, ""), agentchat.ClientOptions{TaskQueue: h.TaskQueue})
+	gone := func(id string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			_, err := h.Temporal.DescribeWorkflowExecution(context.Background(), id, "")
+			var nf *serviceerror.NotFound
+			return errors.As(err, &nf)
+		}, 30*time.Second, 100*time.Millisecond, "the clear-text chat %s is still on the server", id)
+	}
+
+	id := testenv.ChatID(t)
+	_, err := keyless.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing)
+	assert.Contains(t, err.Error(), keyring.Env)
+	gone(id)
+	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err, "the id is free again")
+
+	doc, _, err := h.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	copyID := id + "-copy"
+	_, err = keyless.Import(ctxFor(t), agentchat.ImportOptions{ChatID: copyID, Document: doc})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing)
+	gone(copyID)
+
+	streamID := id + "-stream"
+	var streamErr error
+	for _, err := range keyless.StartStream(ctxFor(t), agentchat.StartOptions{ChatID: streamID, Participants: []string{"helper"}},
+		agentchat.SendMessageInput{Text: "My name is Alice Quimby"}) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+	}
+	require.Error(t, streamErr)
+	assert.ErrorIs(t, streamErr, agentchat.ErrNoKeyRing)
+	gone(streamID)
+
+	runID := id + "-run"
+	_, err = keyless.Run(ctxFor(t), agentchat.RunOptions{ChatID: runID, Agents: []string{"helper"}},
+		agentchat.SendMessageInput{Text: "My name is Alice Quimby"})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing, "a temporary thread has completed by then: its deletion is asked for, and the dev server runs it later")
 }
