@@ -199,7 +199,7 @@ func Listen(addr string, s *mcp.Server, opts ListenOptions, logger *slog.Logger)
 	}
 	var h http.Handler = Handler(s)
 	if token := strings.TrimSpace(opts.Token); token != "" { // as read from a file: a trailing newline
-		h = requireBearer(token, h)
+		h = requireBearer(token, h, logger)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, h)
@@ -242,17 +242,27 @@ func loopback(host string) bool {
 
 // requireBearer lets through requests whose Authorization header is "Bearer token"
 // (the scheme in any case, the token compared in constant time), as the codec server
-// checks its token; others get 401 with WWW-Authenticate: Bearer (RFC 6750 §3), and
-// the token is never echoed.
-func requireBearer(token string, next http.Handler) http.Handler {
+// checks its token. Others get 401 with WWW-Authenticate: Bearer, and error=
+// "invalid_token" when a bearer token was sent (RFC 6750 §3, §3.1); each refusal is
+// logged with its reason, and the token is never echoed nor logged.
+func requireBearer(token string, next http.Handler, logger *slog.Logger) http.Handler {
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentchat mcp"`)
-			http.Error(w, "mcp: unauthorized: send Authorization: Bearer <token> (the worker's "+TokenEnv+")", http.StatusUnauthorized)
+		header := r.Header.Get("Authorization")
+		scheme, got, _ := strings.Cut(header, " ")
+		if strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(got), want) == 1 {
+			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r)
+		challenge, reason := `Bearer realm="agentchat mcp"`, "no Authorization header"
+		switch {
+		case strings.EqualFold(scheme, "Bearer"):
+			challenge, reason = challenge+`, error="invalid_token"`, "not the token of "+TokenEnv
+		case header != "":
+			reason = "not the Bearer scheme"
+		}
+		logger.Warn("MCP request refused", "reason", reason, "remote", r.RemoteAddr)
+		w.Header().Set("WWW-Authenticate", challenge)
+		http.Error(w, "mcp: unauthorized: send Authorization: Bearer <token> (the worker's "+TokenEnv+")", http.StatusUnauthorized)
 	})
 }

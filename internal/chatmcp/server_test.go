@@ -1,6 +1,7 @@
 package chatmcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,7 +164,9 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // client's connect fails.
 func TestStreamableHTTPRefusesRequestsWithoutTheToken(t *testing.T) {
 	h := testenv.New(t, testenv.Options{Config: clerkConfig, Model: offline.Options{Scripts: map[string][]offline.Reply{"clerk": clerkScript}}})
-	addr, stop, err := chatmcp.Listen("127.0.0.1:0", chatmcp.NewServer(h.Client, "test"), chatmcp.ListenOptions{Token: "t0ken"}, slog.Default())
+	var logged syncBuffer
+	addr, stop, err := chatmcp.Listen("127.0.0.1:0", chatmcp.NewServer(h.Client, "test"), chatmcp.ListenOptions{Token: "t0ken"},
+		slog.New(slog.NewTextHandler(&logged, nil)))
 	require.NoError(t, err)
 	t.Cleanup(stop)
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}`
@@ -181,13 +185,20 @@ func TestStreamableHTTPRefusesRequestsWithoutTheToken(t *testing.T) {
 			body, _ := io.ReadAll(res.Body)
 			_ = res.Body.Close()
 			assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "%s", body)
-			assert.True(t, strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer "), "challenge %q", res.Header.Get("WWW-Authenticate"))
+			challenge := res.Header.Get("WWW-Authenticate")
+			assert.True(t, strings.HasPrefix(challenge, "Bearer "), "challenge %q", challenge)
+			assert.Equal(t, strings.HasPrefix(strings.ToLower(auth), "bearer "), strings.Contains(challenge, `error="invalid_token"`),
+				"a bearer token sent is invalid_token (RFC 6750 §3.1), none sent has no error code: %q", challenge)
 			assert.NotContains(t, string(body), "t0ken", "the answer repeats the token")
 		})
 	}
 	_, err = mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: "http://" + addr + chatmcp.Path, HTTPClient: bearerClient("wrong")}, nil)
 	require.Error(t, err, "a client with the wrong token connected")
+	log := logged.String()
+	assert.Contains(t, log, "MCP request refused")
+	assert.Contains(t, log, "not the Bearer scheme")
+	assert.NotContains(t, log, "t0ken", "a refusal's log line holds the token sent")
 
 	// The scheme is case-insensitive (RFC 7235), and a configured token's white space
 	// (a newline from a file) is trimmed.
@@ -273,4 +284,22 @@ func TestWorkerMCPListenBeyondLoopbackNeedsAToken(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), chatmcp.TokenEnv)
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's writes from the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
