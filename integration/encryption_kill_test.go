@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/codec"
 	"github.com/agentchat/agentchat/envelope"
@@ -415,4 +416,42 @@ func assertRunSealedWith(t *testing.T, tc client.Client, id, run, keyID string) 
 	}
 	require.NotZero(t, payloads)
 	t.Logf("run %s: %d payloads, all under %q", run, payloads, keyID)
+}
+
+// A restore refused after its pages were read (the history ends with a tool call of an
+// agent the chat lacks: checked once the whole history is in) stores no body either:
+// what the pages stored is removed, so no row of the failed chat is left, and a later
+// import under the id, of another document, is not refused as a conflict with it.
+func TestImportRefusedAfterItsPagesLeavesNoStoreRows(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Keys: testRing(t, "k1")})
+	orig := bigChatDocument(2000)
+	orig.History = append(orig.History,
+		chat.Message{MessageID: "late", Role: chat.RoleUser, Contents: []chat.Content{chat.Text("Look it up")}},
+		chat.Message{MessageID: "late/1", Role: chat.RoleAssistant, AgentID: "clerk",
+			Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "lookup_order", Arguments: `{}`}}})
+	plain, digest, err := chatstate.Encode(orig)
+	require.NoError(t, err)
+	sealed, err := h.Client.SealDocument(plain, digest)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "open-call.json")
+	require.NoError(t, os.WriteFile(path, sealed, 0o600))
+
+	id := testenv.ChatID(t)
+	_, err = h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Path: path})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a participant of this chat")
+	rs, ok := h.MessageStore.(msgstore.RowStore)
+	require.True(t, ok)
+	rows, err := rs.GetRows(ctxFor(t), id, messageIDs(orig.History))
+	require.NoError(t, err)
+	assert.Empty(t, rows, "the refused import's bodies were removed from the store")
+
+	other := bigChatDocument(2000) // the same message ids, other bodies
+	for i := range other.History {
+		other.History[i].Contents = []chat.Content{chat.Text(fmt.Sprintf("other body %d", i))}
+	}
+	b, _, err := chatstate.Encode(other)
+	require.NoError(t, err)
+	st := importBytes(t, ctxFor(t), h, id, b)
+	assert.Equal(t, 2000, st.MessageCount)
 }
