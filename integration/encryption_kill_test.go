@@ -446,12 +446,13 @@ func TestImportRefusedAfterItsPagesLeavesNoStoreRows(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, rows, "the refused import's bodies were removed from the store")
 
-	other := bigChatDocument(2000) // the same message ids, other bodies
+	other := bigChatDocument(2000) // the same message ids, other bodies, stored too
 	for i := range other.History {
-		other.History[i].Contents = []chat.Content{chat.Text(fmt.Sprintf("other body %d", i))}
+		other.History[i].Contents = []chat.Content{chat.Text(fmt.Sprintf("other body %d: %s", i, strings.Repeat("x", 400)))}
 	}
 	b, _, err := chatstate.Encode(other)
 	require.NoError(t, err)
+	require.Greater(t, len(b), 512<<10, "over the size whose bodies an import stores")
 	st := importBytes(t, ctxFor(t), h, id, b)
 	assert.Equal(t, 2000, st.MessageCount)
 }
