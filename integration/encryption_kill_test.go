@@ -350,7 +350,7 @@ agents:
 	done := sendAsync(t, w.client, id, "m2", "Take your time")
 	require.Eventually(t, func() bool { return model.Requests("helper") == 2 }, 30*time.Second, 10*time.Millisecond)
 	require.NoError(t, w.client.Reencrypt(ctxFor(t), id))
-	w.start(t)
+	w3 := w.start(t)
 	took, err := killAndAwait(t, w2, done)
 	require.NoError(t, err)
 	t.Logf("turn done %s after the kill", took.Round(time.Millisecond))
@@ -362,7 +362,6 @@ agents:
 	assert.Equal(t, "[offline] helper: slow", hist.Messages[3].Text())
 
 	// No worker when the signal comes: the hand-over waits for one.
-	w3 := w.start(t)
 	_, err = w.client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m3", Text: "Still there?"})
 	require.NoError(t, err)
 	w3.Kill()
