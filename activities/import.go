@@ -23,7 +23,9 @@ import (
 // about wire.HistoryPageBytes of them (bounded as a History page is: well under
 // the payload limit); the first page carries the header. Errors: InvalidDocument
 // naming the field, or, on the first page, for a document a chat could not hold
-// (wire.CheckDocumentSizes), not retried; an unreadable store is retried.
+// (wire.CheckDocumentSizes) or whose history ends with open calls of an agent not
+// among in.Participants (chat.CheckOpenCalls), not retried: nothing is stored then. An
+// unreadable store is retried.
 func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
 	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
 	b := []byte(in.Source.Document)
@@ -41,6 +43,11 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 	if in.Offset == 0 { // the first page answers for the whole document; the others need not again
 		if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
 			return wire.ImportPage{}, InvalidDocument(err)
+		}
+		if len(in.Participants) > 0 { // before any body is stored (the restore checks it again)
+			if err := chat.CheckOpenCalls(doc.History, in.Participants); err != nil {
+				return wire.ImportPage{}, InvalidDocument(fmt.Errorf("import: %w", err))
+			}
 		}
 		header := doc
 		header.History = nil

@@ -61,6 +61,8 @@ var replayScenarios = []struct {
 	{"tool-edges", []string{"tool-edges"}, captureToolEdges},
 	{"stream-stop", []string{"stream-stop"}, captureStreamStop},
 	{"stream-continue-as-new", []string{"stream-continue-as-new-1", "stream-continue-as-new-2"}, captureStreamContinueAsNew},
+	{"migrate-after-start", []string{"migrate-after-start"}, captureMigrateAfterStart},
+	{"reencrypt", []string{"reencrypt-1", "reencrypt-2"}, captureReencrypt},
 }
 
 // TestReplayCapture runs each scenario on the dev server and saves its runs' histories;

@@ -67,6 +67,11 @@ type ImportPageInput struct {
 	// Store names the chat's message store, for large documents whose older bodies are
 	// stored while importing ("" = the worker's default).
 	Store string `json:"store,omitempty"`
+	// Participants are the importing chat's agent ids. With them, the first page
+	// refuses what the restore would refuse once it has every page (a history ending
+	// with open calls of an agent not among them: chat.CheckOpenCalls) before any body
+	// is stored, so that a refused import leaves no row in the store.
+	Participants []string `json:"participants,omitempty"`
 }
 
 // ImportPage is one page of an imported document. The first page (Offset 0) carries

@@ -474,32 +474,9 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 }
 
 // openCalls returns the functionCalls at the end of the history that have no result yet.
-func (s *chatState) openCalls() []chat.Content { return openCallsAtEnd(s.History) }
-
-// openCallsAtEnd returns the functionCalls of the last assistant message of history that
-// no later tool message answers, when only tool messages follow it.
-func openCallsAtEnd(history []chat.Message) []chat.Content {
-	answered := map[string]bool{}
-	for i := len(history) - 1; i >= 0; i-- {
-		m := history[i]
-		switch m.Role {
-		case chat.RoleTool:
-			for _, c := range m.Contents {
-				answered[c.CallID] = true
-			}
-		case chat.RoleAssistant:
-			var open []chat.Content
-			for _, c := range m.FunctionCalls() {
-				if !answered[c.CallID] {
-					open = append(open, c)
-				}
-			}
-			return open
-		default:
-			return nil
-		}
-	}
-	return nil
+func (s *chatState) openCalls() []chat.Content {
+	calls, _ := chat.OpenCallsAtEnd(s.History)
+	return calls
 }
 
 // lastAssistant returns the last assistant message of history (the zero Message if none).
@@ -518,22 +495,11 @@ func lastAssistant(history []chat.Message) chat.Message {
 // agent must not read them as its own. Dropping them silently would lose a person's
 // pending decision; so the import fails, naming the calls and the agent.
 func (s *chatState) checkOpenCalls(ctx workflow.Context, history []chat.Message) error {
-	calls := openCallsAtEnd(history)
-	if len(calls) == 0 {
+	err := chat.CheckOpenCalls(history, s.ids())
+	if err == nil || !changed(ctx, versionOpenCallsOfMissingAgent) {
 		return nil
 	}
-	caller := lastAssistant(history).AgentID
-	if slices.Contains(s.ids(), caller) || !changed(ctx, versionOpenCallsOfMissingAgent) {
-		return nil
-	}
-	var ids []string
-	for _, c := range calls {
-		ids = append(ids, fmt.Sprintf("%q (%s)", c.CallID, c.Name))
-	}
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-		"import: the history ends with tool call(s) %v of agent %q, which is not a participant of this chat (participants %q): "+
-			"they wait for that agent's tools, approvals and reply; import into a chat that has %q, or let the source chat finish them first",
-		ids, caller, s.ids(), caller), wire.ErrTypeInvalidDocument, nil)
+	return temporal.NewNonRetryableApplicationError("import: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 }
 
 // detectSuspension rebuilds a suspension from the history (after a continue-as-new or
