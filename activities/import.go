@@ -24,7 +24,9 @@ import (
 // the payload limit); the first page carries the header. Errors: InvalidDocument
 // naming the field, or, on the first page, for a document a chat could not hold
 // (wire.CheckDocumentSizes) or whose history ends with open calls of an agent not
-// among in.Participants (chat.CheckOpenCalls), not retried: nothing is stored then. An
+// among in.Participants (chat.CheckOpenCalls), or whose strategy state of the chat's
+// own type does not decode (wire.CheckStrategyStates), not retried: nothing is stored
+// then. An
 // unreadable store is retried.
 func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
 	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
@@ -48,6 +50,9 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 			if err := chat.CheckOpenCalls(doc.History, in.Participants); err != nil {
 				return wire.ImportPage{}, InvalidDocument(fmt.Errorf("import: %w", err))
 			}
+		}
+		if err := wire.CheckStrategyStates(doc.Strategies, in.SelectionType, in.TerminationType); err != nil {
+			return wire.ImportPage{}, InvalidDocument(fmt.Errorf("import: %w", err))
 		}
 		header := doc
 		header.History = nil

@@ -417,41 +417,60 @@ func assertRunSealedWith(t *testing.T, tc client.Client, id, run, keyID string) 
 	t.Logf("run %s: %d payloads, all under %q", run, payloads, keyID)
 }
 
-// A restore refused after its pages were read (the history ends with a tool call of an
-// agent the chat lacks: checked once the whole history is in) stores no body either:
-// what the pages stored is removed, so no row of the failed chat is left, and a later
-// import under the id, of another document, is not refused as a conflict with it.
+// A large import the restore refuses stores no body: the first page refuses what the
+// restore would refuse once it has every page, before the pages store their bodies.
+// No row of the failed chat is left, and a later import under the id, of another
+// document, is not refused as a conflict with them. The causes: a history that ends
+// with a tool call of an agent the chat lacks, and a strategy state of the chat's own
+// strategy type that does not decode as that type's state.
 func TestImportRefusedAfterItsPagesLeavesNoStoreRows(t *testing.T) {
-	h := testenv.New(t, testenv.Options{Keys: testRing(t, "k1")})
-	orig := bigChatDocument(2000)
-	orig.History = append(orig.History,
-		chat.Message{MessageID: "late", Role: chat.RoleUser, Contents: []chat.Content{chat.Text("Look it up")}},
-		chat.Message{MessageID: "late/1", Role: chat.RoleAssistant, AgentID: "clerk",
-			Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "lookup_order", Arguments: `{}`}}})
-	plain, digest, err := chatstate.Encode(orig)
-	require.NoError(t, err)
-	sealed, err := h.Client.SealDocument(plain, digest)
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "open-call.json")
-	require.NoError(t, os.WriteFile(path, sealed, 0o600))
+	for name, tc := range map[string]struct {
+		mutate func(*chatstate.Document)
+		want   string
+	}{
+		"open call of an agent the chat lacks": {func(d *chatstate.Document) {
+			d.History = append(d.History,
+				chat.Message{MessageID: "late", Role: chat.RoleUser, Contents: []chat.Content{chat.Text("Look it up")}},
+				chat.Message{MessageID: "late/1", Role: chat.RoleAssistant, AgentID: "clerk",
+					Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "lookup_order", Arguments: `{}`}}})
+		}, "not a participant of this chat"},
+		"selection state of the wrong type": {func(d *chatstate.Document) {
+			d.Strategies.Selection = chatstate.Strategy{Type: "sequential", State: json.RawMessage(`{"nextIndex":"one"}`)}
+		}, "strategies.selection.state"},
+		"termination state of the wrong type": {func(d *chatstate.Document) {
+			d.Strategies.Termination = chatstate.Strategy{Type: "maxIterations", State: json.RawMessage(`{"iterations":[1]}`)}
+		}, "strategies.termination.state"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := testenv.New(t, testenv.Options{Keys: testRing(t, "k1")})
+			orig := bigChatDocument(2000)
+			tc.mutate(&orig)
+			plain, digest, err := chatstate.Encode(orig)
+			require.NoError(t, err)
+			sealed, err := h.Client.SealDocument(plain, digest)
+			require.NoError(t, err)
+			path := filepath.Join(t.TempDir(), "refused.json")
+			require.NoError(t, os.WriteFile(path, sealed, 0o600))
 
-	id := testenv.ChatID(t)
-	_, err = h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Path: path})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not a participant of this chat")
-	rs, ok := h.MessageStore.(msgstore.RowStore)
-	require.True(t, ok)
-	rows, err := rs.GetRows(ctxFor(t), id, messageIDs(orig.History))
-	require.NoError(t, err)
-	assert.Empty(t, rows, "the refused import's bodies were removed from the store")
+			id := testenv.ChatID(t)
+			_, err = h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Path: path})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			rs, ok := h.MessageStore.(msgstore.RowStore)
+			require.True(t, ok)
+			rows, err := rs.GetRows(ctxFor(t), id, messageIDs(orig.History))
+			require.NoError(t, err)
+			assert.Equal(t, 0, len(rows), "the refused import stored bodies")
 
-	other := bigChatDocument(2000) // the same message ids, other bodies, stored too
-	for i := range other.History {
-		other.History[i].Contents = []chat.Content{chat.Text(fmt.Sprintf("other body %d: %s", i, strings.Repeat("x", 400)))}
+			other := bigChatDocument(2000) // the same message ids, other bodies, stored too
+			for i := range other.History {
+				other.History[i].Contents = []chat.Content{chat.Text(fmt.Sprintf("other body %d: %s", i, strings.Repeat("x", 400)))}
+			}
+			b, _, err := chatstate.Encode(other)
+			require.NoError(t, err)
+			require.Greater(t, len(b), 512<<10, "over the size whose bodies an import stores")
+			st := importBytes(t, ctxFor(t), h, id, b)
+			assert.Equal(t, 2000, st.MessageCount)
+		})
 	}
-	b, _, err := chatstate.Encode(other)
-	require.NoError(t, err)
-	require.Greater(t, len(b), 512<<10, "over the size whose bodies an import stores")
-	st := importBytes(t, ctxFor(t), h, id, b)
-	assert.Equal(t, 2000, st.MessageCount)
 }

@@ -2,9 +2,11 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
 )
 
 // InlineLimit is the largest document, in canonical bytes, that travels inside a
@@ -72,6 +74,32 @@ type ImportPageInput struct {
 	// with open calls of an agent not among them: chat.CheckOpenCalls) before any body
 	// is stored, so that a refused import leaves no row in the store.
 	Participants []string `json:"participants,omitempty"`
+	// SelectionType and TerminationType are the importing chat's strategy types. With
+	// them, the first page also refuses a strategy state of the chat's own type that
+	// the restore could not read (CheckStrategyStates), before any body is stored.
+	SelectionType   string `json:"selectionType,omitempty"`
+	TerminationType string `json:"terminationType,omitempty"`
+}
+
+// CheckStrategyStates refuses the document's strategy state that a chat of these
+// strategy types restores (DESIGN.md restore table: a state is taken over when the
+// types match) but that does not decode as that type's state
+// (strategies.SelectionState, strategies.TerminationState). A state of another type is
+// not read, so not checked. Errors name the field: "strategies.selection.state: ...".
+func CheckStrategyStates(st chatstate.Strategies, selectionType, terminationType string) error {
+	if st.Selection.Type == selectionType && selectionType != "" {
+		var s strategies.SelectionState
+		if err := json.Unmarshal(st.Selection.State, &s); err != nil {
+			return fmt.Errorf("strategies.selection.state: %w", err)
+		}
+	}
+	if st.Termination.Type == terminationType && terminationType != "" {
+		var s strategies.TerminationState
+		if err := json.Unmarshal(st.Termination.State, &s); err != nil {
+			return fmt.Errorf("strategies.termination.state: %w", err)
+		}
+	}
+	return nil
 }
 
 // ImportPage is one page of an imported document. The first page (Offset 0) carries

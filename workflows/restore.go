@@ -62,7 +62,8 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 	for {
 		var page wire.ImportPage
 		err := workflow.ExecuteActivity(actx, wire.ImportChatActivity,
-			wire.ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.Store, s.in.Store), Participants: s.ids()}).Get(ctx, &page)
+			wire.ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.Store, s.in.Store), Participants: s.ids(),
+				SelectionType: s.selectionType(), TerminationType: s.terminationType()}).Get(ctx, &page)
 		if err != nil {
 			return unwrapActivityError(err)
 		}
