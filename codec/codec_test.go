@@ -10,8 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/agentchat/agentchat/internal/syncbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -308,7 +309,7 @@ func TestHandlerTrimsTheConfiguredToken(t *testing.T) {
 // A refused token is logged with the reason the check gave (an expired JWT, say), so
 // an operator can tell why the UI gets 401; the token itself is never logged.
 func TestHandlerLogsWhyATokenWasRefused(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	h, err := codec.NewHandler(newRing(t, "k1", "k1"), codec.HandlerOptions{Token: "tok",
 		Verify: func(context.Context, string) error { return errors.New("oidc: token is expired") },
 		Log:    slog.New(slog.NewTextHandler(&buf, nil))})
@@ -322,21 +323,4 @@ func TestHandlerLogsWhyATokenWasRefused(t *testing.T) {
 	resp, _ = post(t, srv.URL+"/decode", "", []byte(`{"payloads":[]}`))
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Contains(t, buf.String(), "no Authorization header")
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

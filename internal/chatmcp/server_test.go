@@ -1,7 +1,6 @@
 package chatmcp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,9 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentchat/agentchat/internal/syncbuf"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -164,7 +164,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // client's connect fails.
 func TestStreamableHTTPRefusesRequestsWithoutTheToken(t *testing.T) {
 	h := testenv.New(t, testenv.Options{Config: clerkConfig, Model: offline.Options{Scripts: map[string][]offline.Reply{"clerk": clerkScript}}})
-	var logged syncBuffer
+	var logged syncbuf.Buffer
 	addr, stop, err := chatmcp.Listen("127.0.0.1:0", chatmcp.NewServer(h.Client, "test"), chatmcp.ListenOptions{Token: "t0ken"},
 		slog.New(slog.NewTextHandler(&logged, nil)))
 	require.NoError(t, err)
@@ -284,22 +284,4 @@ func TestWorkerMCPListenBeyondLoopbackNeedsAToken(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), chatmcp.TokenEnv)
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's writes from the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

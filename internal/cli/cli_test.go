@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentchat/agentchat/internal/syncbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -533,7 +534,7 @@ func TestChatStopsWhenInterruptedAtThePrompt(t *testing.T) {
 	in, typing := io.Pipe() // a user who types nothing
 	t.Cleanup(func() { _ = typing.Close() })
 	ctx, interrupt := context.WithCancel(t.Context())
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Execute(ctx, []string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "chat", "--chat", id},
@@ -555,24 +556,6 @@ func TestChatStopsWhenInterruptedAtThePrompt(t *testing.T) {
 		t.Fatal("chat kept waiting for input after the interrupt")
 	}
 	assert.Zero(t, h.Model.TotalRequests())
-}
-
-// syncBuffer is a strings.Builder safe to read while a command writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // With no worker on the task queue, commands say so after --worker-wait instead of

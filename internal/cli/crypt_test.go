@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentchat/agentchat/internal/syncbuf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -75,7 +77,7 @@ func TestCodecServerCommand(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	ctx, cancel := context.WithCancel(t.Context())
-	var sout, serr syncBuffer
+	var sout, serr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Execute(ctx, []string{"--keys", path, "codec-server", "--listen", addr}, cli.Streams{In: strings.NewReader(""), Out: &sout, Err: &serr})

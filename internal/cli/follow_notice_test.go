@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentchat/agentchat/internal/syncbuf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +31,7 @@ func TestFollowSaysWhenNoEventComes(t *testing.T) {
 	follow := func(from string) (string, string) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 		defer cancel()
-		var out, errOut syncBuffer
+		var out, errOut syncbuf.Buffer
 		cli.Execute(ctx, []string{"--address", testenv.Address(t), "follow", "--chat", id, "--from", from},
 			cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 		return out.String(), errOut.String()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentchat/agentchat/internal/syncbuf"
+
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +28,7 @@ func TestModelServesTheOfflineModel(t *testing.T) {
 	require.NoError(t, ln.Close())
 
 	ctx, cancel := context.WithCancel(t.Context())
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Execute(ctx, []string{"model", "--listen", addr}, cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})

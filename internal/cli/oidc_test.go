@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentchat/agentchat/internal/syncbuf"
+
 	"github.com/go-jose/go-jose/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,7 +94,7 @@ func TestCodecServerAcceptsOIDCTokens(t *testing.T) {
 	require.NoError(t, ln.Close())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var sout, serr syncBuffer
+	var sout, serr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Execute(ctx, []string{"--keys", path, "codec-server", "--listen", addr,

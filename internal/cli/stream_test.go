@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentchat/agentchat/internal/syncbuf"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -72,7 +74,7 @@ func chatInterrupted(t *testing.T, h *testenv.Harness, flags ...string) {
 	in, typing := io.Pipe()
 	t.Cleanup(func() { _ = typing.Close() })
 	interrupts := make(chan os.Signal, 1)
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Execute(t.Context(), append([]string{"--address", testenv.Address(t), "--task-queue", h.TaskQueue, "chat", "--chat", id}, flags...),
