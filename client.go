@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,6 +43,9 @@ type Client struct {
 	keys *keyring.Ring
 	// docs is ClientOptions.Documents, its Ring defaulted to keys.
 	docs envelope.Options
+	// clearChats are the chats (by id) a keyless client found not encrypted
+	// (guardClearText).
+	clearChats sync.Map
 }
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
@@ -348,6 +352,9 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 			return fmt.Errorf("agentchat: start chat %q: %w: %s", id, ErrChatExists, why)
 		}
 	}
+	if errors.Is(err, ErrNoKeyRing) {
+		return err // says which chat already
+	}
 	if err != nil {
 		if ce := asChatError("start", id, err); ce != nil {
 			return ce
@@ -398,6 +405,37 @@ func (c *Client) discardIfClearText(ctx context.Context, id string, op client.Wi
 	}
 	return fmt.Errorf("agentchat: start chat %q: %w; what it sent went in the clear, so the chat was deleted (a closed one, such as a temporary thread, once the server runs the deletion)", id, ErrNoKeyRing)
 }
+
+// guardClearText returns ErrNoKeyRing, before anything is written, when this client
+// has no key ring and chat chatID is encrypted at rest: what it would send (a turn's
+// text, an approval's reason) would reach the chat's history in the clear. It asks
+// the chat's State once (a query: no history) and remembers a chat that answered in
+// the clear. A client with a ring, or a query that fails otherwise (no worker yet, no
+// such chat), lets the write go on, which then reports what it meets. verb names the
+// operation ("send to").
+func (c *Client) guardClearText(ctx context.Context, verb, chatID string) error {
+	if c.keys != nil {
+		return nil
+	}
+	if _, ok := c.clearChats.Load(chatID); ok {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, guardWait)
+	defer cancel()
+	var st StateResult
+	err := c.query(qctx, chatID, wire.StateQuery, &st)
+	switch {
+	case err == nil:
+		c.clearChats.Store(chatID, struct{}{})
+	case encryptedAnswer(err):
+		return fmt.Errorf("agentchat: %s chat %q: %w; nothing was sent", verb, chatID, ErrNoKeyRing)
+	}
+	return nil
+}
+
+// guardWait bounds guardClearText's query: a chat whose worker is away still takes a
+// signal, which waits in its history for the worker.
+const guardWait = 3 * time.Second
 
 // encryptedAnswer reports whether err is the SDK's failure to decode a payload this
 // package's codec encrypted (codec.EncodingEncrypted) for want of a key ring.
@@ -518,6 +556,9 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 	}
 	if err := msg.Validate(); err != nil {
 		return "", refused("post to", chatID, err)
+	}
+	if err := c.guardClearText(ctx, "post to", chatID); err != nil {
+		return "", err
 	}
 	if err := c.tc.SignalWorkflow(ctx, chatID, "", wire.UserMessageSignal, msg); err != nil {
 		return "", c.chatError(ctx, "post to", chatID, err)

@@ -233,6 +233,9 @@ func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageI
 		}
 		var from int64
 		if err := c.query(ctx, chatID, wire.StreamOffsetQuery, &from); err != nil {
+			if c.keys == nil && encryptedAnswer(err) { // the turn's text would go in the clear
+				err = fmt.Errorf("agentchat: send to chat %q: %w; nothing was sent", chatID, ErrNoKeyRing)
+			}
 			yield(Event{}, err)
 			return
 		}

@@ -335,6 +335,9 @@ func (c *Client) ExportTo(ctx context.Context, chatID string, in ExportInput) (E
 
 // update runs an update on a chat and waits for its result.
 func (c *Client) update(ctx context.Context, chatID, verb, name string, arg, out any) error {
+	if err := c.guardClearText(ctx, verb, chatID); err != nil {
+		return err
+	}
 	opts := client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID, UpdateName: name,
 		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted}
 	err := retryBusy(ctx, func() error {

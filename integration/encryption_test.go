@@ -244,7 +244,9 @@ agents:
 // read the answer. It used to leave that chat running, its text readable in the
 // history, and say only that a payload did not decode. Now it deletes the chat it
 // created, so no clear text stays on the server, says why (ErrNoKeyRing), and the
-// id is free for a client with the ring. (A temporary thread of Run has completed by
+// id is free for a client with the ring. To a chat that exists, it writes nothing: it
+// asks the chat first, and its Send, Post and SendStream fail with ErrNoKeyRing.
+// (A temporary thread of Run has completed by
 // the time its answer fails to decode; the server deletes a closed run later.)
 func TestKeylessClientLeavesNoClearTextChat(t *testing.T) {
 	ring := testRing(t, "k1")
@@ -267,6 +269,26 @@ func TestKeylessClientLeavesNoClearTextChat(t *testing.T) {
 	gone(id)
 	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
 	require.NoError(t, err, "the id is free again")
+
+	// To a chat that exists, the keyless client writes nothing: it asks first.
+	_, err = keyless.Send(ctxFor(t), id, agentchat.SendMessageInput{Text: "Zorblax by update"})
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing)
+	_, err = keyless.Post(ctxFor(t), id, agentchat.SendMessageInput{Text: "Zorblax by signal"})
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing)
+	var streamed error
+	for _, err := range keyless.SendStream(ctxFor(t), id, agentchat.SendMessageInput{Text: "Zorblax streamed"}) {
+		if err != nil {
+			streamed = err
+			break
+		}
+	}
+	assert.ErrorIs(t, streamed, agentchat.ErrNoKeyRing)
+	raw, err := temporalShow(t, id)
+	require.NoError(t, err, raw)
+	assert.False(t, strings.Contains(readable(t, raw), "Zorblax"), "a keyless client's text reached the history in the clear")
+	st, err := h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Zero(t, st.MessageCount, "nothing of the keyless client's turns was taken")
 
 	doc, _, err := h.Client.Export(ctxFor(t), id)
 	require.NoError(t, err)

@@ -18,9 +18,18 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// printMessage writes "Author: text", function calls and results on their own lines.
+// storedBodyNote is what printMessage writes for a stub: a long chat's older message
+// whose body History left in the chat's message store (HistoryResult.Store).
+const storedBodyNote = "[the body is in the chat's message store: starter export reads it]"
+
+// printMessage writes "Author: text", function calls and results on their own lines;
+// a stub (no contents) as storedBodyNote.
 func printMessage(w io.Writer, m chat.Message) {
 	who := author(m)
+	if m.Contents == nil {
+		fmt.Fprintf(w, "%s: %s\n", who, storedBodyNote)
+		return
+	}
 	for _, c := range m.Contents {
 		switch c.Type {
 		case chat.ContentText:

@@ -19,3 +19,11 @@ func TestPrintMessageMarksAnIncompleteReply(t *testing.T) {
 	printMessage(&b, m)
 	assert.Equal(t, "Helper: Long ago, in a city\nHelper: Long ago, in a city [incomplete: the turn was stopped]\n", b.String())
 }
+
+// A stub (a long chat's older message, whose body is in the message store) is a line
+// that says so, not nothing: history used to leave such messages out silently.
+func TestPrintMessageNamesAStoredBody(t *testing.T) {
+	var b strings.Builder
+	printMessage(&b, chat.Message{MessageID: "m1", Role: chat.RoleUser, AuthorName: "Alice"})
+	assert.Equal(t, "Alice: "+storedBodyNote+"\n", b.String())
+}
