@@ -273,9 +273,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					if err != nil {
 						return err
 					}
-					for _, m := range h.Messages {
-						printMessage(s.Out, m)
-					}
+					printHistory(s.Out, h)
 					continue
 				}
 				if cmd, rest, _ := strings.Cut(line, " "); cmd == "/approve" || cmd == "/reject" {
@@ -421,9 +419,7 @@ func historyCmd(g *globals, s Streams) *cobra.Command {
 			if asJSON {
 				return printJSON(s.Out, h)
 			}
-			for _, m := range h.Messages {
-				printMessage(s.Out, m)
-			}
+			printHistory(s.Out, h)
 			fmt.Fprintf(s.Out, "(%d of %d messages, from %d)\n", len(h.Messages), h.Total, h.Offset)
 			return nil
 		},

@@ -18,18 +18,25 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// storedBodyNote is what printMessage writes for a stub: a long chat's older message
+// storedBodyNote is what printHistory writes for a stub: a long chat's older message
 // whose body History left in the chat's message store (HistoryResult.Store).
 const storedBodyNote = "[the body is in the chat's message store: starter export reads it]"
 
-// printMessage writes "Author: text", function calls and results on their own lines;
-// a stub (no contents) as storedBodyNote.
+// printHistory writes a History page's messages (printMessage), a stub as
+// storedBodyNote.
+func printHistory(w io.Writer, h agentchat.HistoryResult) {
+	for _, m := range h.Messages {
+		if h.Store != "" && m.Contents == nil {
+			fmt.Fprintf(w, "%s: %s\n", author(m), storedBodyNote)
+			continue
+		}
+		printMessage(w, m)
+	}
+}
+
+// printMessage writes "Author: text", function calls and results on their own lines.
 func printMessage(w io.Writer, m chat.Message) {
 	who := author(m)
-	if m.Contents == nil {
-		fmt.Fprintf(w, "%s: %s\n", who, storedBodyNote)
-		return
-	}
 	for _, c := range m.Contents {
 		switch c.Type {
 		case chat.ContentText:

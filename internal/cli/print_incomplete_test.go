@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
 )
 
@@ -20,10 +21,13 @@ func TestPrintMessageMarksAnIncompleteReply(t *testing.T) {
 	assert.Equal(t, "Helper: Long ago, in a city\nHelper: Long ago, in a city [incomplete: the turn was stopped]\n", b.String())
 }
 
-// A stub (a long chat's older message, whose body is in the message store) is a line
+// In a History page, a stub (a long chat's older message, whose body is in the message store) is a line
 // that says so, not nothing: history used to leave such messages out silently.
-func TestPrintMessageNamesAStoredBody(t *testing.T) {
+func TestPrintHistoryNamesAStoredBody(t *testing.T) {
 	var b strings.Builder
-	printMessage(&b, chat.Message{MessageID: "m1", Role: chat.RoleUser, AuthorName: "Alice"})
-	assert.Equal(t, "Alice: "+storedBodyNote+"\n", b.String())
+	printHistory(&b, agentchat.HistoryResult{Store: "sqlite", Messages: []chat.Message{
+		{MessageID: "m1", Role: chat.RoleUser, AuthorName: "Alice"},
+		chat.TextMessage("m2", chat.RoleUser, "Alice", "Hello"),
+	}})
+	assert.Equal(t, "Alice: "+storedBodyNote+"\nAlice: Hello\n", b.String())
 }
