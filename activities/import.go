@@ -66,7 +66,7 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 	// its stubs, and carries many more messages. A message over ReplyInlineLimit goes
 	// there wherever it is, as a live chat's reply would have.
 	stubBelow := 0
-	if len(b) > importInlineBytes {
+	if len(b) > wire.ImportInlineBytes {
 		stubBelow = len(doc.History) - importKeepInline
 	}
 	size := 0
@@ -102,12 +102,9 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 	return page, nil
 }
 
-// Import sizes: a document over importInlineBytes has the bodies of all but its last
-// importKeepInline messages moved to the message store while it is imported.
-const (
-	importInlineBytes = 512 << 10
-	importKeepInline  = 32
-)
+// importKeepInline is how many of a document's latest messages keep their bodies
+// inline when it is over wire.ImportInlineBytes.
+const importKeepInline = 32
 
 // stubPage stores the bodies of the page's messages at the indexes stub (ascending),
 // in batches of about wire.HistoryPageBytes, and leaves stubs in their place.

@@ -468,7 +468,7 @@ func TestImportRefusedAfterItsPagesLeavesNoStoreRows(t *testing.T) {
 			}
 			b, _, err := chatstate.Encode(other)
 			require.NoError(t, err)
-			require.Greater(t, len(b), 512<<10, "over the size whose bodies an import stores")
+			require.Greater(t, len(b), wire.ImportInlineBytes, "over the size whose bodies an import stores")
 			st := importBytes(t, ctxFor(t), h, id, b)
 			assert.Equal(t, 2000, st.MessageCount)
 		})

@@ -30,6 +30,9 @@ const (
 	// ReplyInlineLimit is the largest model reply the workflow holds inline; a larger one
 	// goes to the chat's message store and the workflow keeps a reference: 1 MiB.
 	ReplyInlineLimit = 1 << 20
+	// ImportInlineBytes: an imported document over this many bytes has the bodies of
+	// all but its latest messages moved to the message store while it is imported.
+	ImportInlineBytes = 512 << 10
 	// ToolResultLimit is the largest result a tool function may return, in encoded bytes
 	// (TextBytes: < > & and control characters take six): 1 MiB, as a model reply, so that a call's result travels in the CallTool
 	// activity's result with room under TemporalPayloadLimit. A larger result is not
