@@ -444,7 +444,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	defer func() { s.active = nil; sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
 	s.suspension = nil
 	t.suspended, t.err = false, nil
-	t.mark = len(s.History)
+	t.mark, t.errBefore = len(s.History), s.LastError
 	s.boundary = s.strategiesNow()
 	calls := s.openCalls()
 	if err := s.runTools(ctx, t, sus.agent, calls); err != nil { // errSuspended: a call waits again
