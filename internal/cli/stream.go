@@ -96,8 +96,14 @@ func (p *streamPrinter) take(ev agentchat.Event) bool {
 	case wire.EventMessageDone:
 		p.messageDone(*ev.Message)
 	case wire.EventApprovalNeeded:
-		p.awaiting = append(p.awaiting, wire.PendingApproval{CallID: ev.Call.CallID, Tool: ev.Call.Name,
-			Arguments: ev.Call.Arguments, AgentID: ev.AgentID, TurnID: ev.TurnID})
+		call := wire.PendingApproval{CallID: ev.Call.CallID, Tool: ev.Call.Name,
+			Arguments: ev.Call.Arguments, AgentID: ev.AgentID, TurnID: ev.TurnID}
+		if p.events { // following: a waiting turn has no turnDone to print it at
+			p.endLine()
+			printAwaiting(p.w, cmp.Or(p.on, p.chatID), []wire.PendingApproval{call}) // where the call waits
+			break
+		}
+		p.awaiting = append(p.awaiting, call)
 	case wire.EventTurnDone:
 		p.endLine()
 		if ev.IsComplete {
