@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,19 @@ func TestEveryWayAChatComesToWaitIsAnnouncedOnItsStream(t *testing.T) {
 		e.run(clerk(), 2*time.Minute)
 		assert.Equal(t, want, v.pending)
 		assert.Equal(t, want, v.fromZero)
+	})
+
+	t.Run("a resumed turn that asks for another approval", func(t *testing.T) {
+		e, _ := newToolEnv(t, 0)
+		e.model.contents["clerk#1"] = refund
+		e.model.contents["clerk#2"] = []chat.Content{call("c2", "refund", `{"order":"1002"}`)}
+		e.send(time.Second, msg("m1", "refund orders 1001 and 1002"))
+		e.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: true})
+		var v waitingView
+		e.waitingAt(2*time.Minute, 0, &v)
+		e.run(clerk(), 3*time.Minute)
+		assert.Equal(t, []string{"m1/clerk/c2/refund"}, v.pending)
+		assert.Equal(t, append(slices.Clone(want), v.pending...), v.fromZero, "each call as it came to wait")
 	})
 
 	t.Run("a document restored at the start", func(t *testing.T) {
