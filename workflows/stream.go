@@ -335,13 +335,18 @@ func (s *chatState) turnEvent(t *turn, ev wire.StreamEvent) {
 	s.events.emit(ev)
 }
 
+// versionAnnounceWaiting: a run that rebuilds its wait for approvals from the history
+// announces the calls awaited on its stream (announceWaiting); before, it announced
+// none. The log is state, but it moves the offsets that recorded polls read and that
+// lingerForSubscribers compares, so the change is versioned.
+const versionAnnounceWaiting = "announce-waiting"
+
 // announceWaiting puts an approvalNeeded for each call the chat waits for at the end of
 // the log, and takes out the announcements of those calls the log held from a previous
 // run: whatever State lists as pending, the stream says, once, read from offset 0 or from
 // where the previous run's log ended. A run that rebuilds its wait from the history (a
 // continue-as-new, whose carried log may have dropped the first announcement; a
 // document restored at the start or by Import, whose log begins empty) calls it.
-// It changes the log only, which is state: no command, no version.
 func (s *chatState) announceWaiting() {
 	waiting := s.awaitingApproval()
 	if len(waiting) == 0 {

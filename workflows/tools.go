@@ -539,5 +539,7 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 		}
 	}
 	s.suspension = sus
-	s.announceWaiting()
+	if changed(ctx, versionAnnounceWaiting) {
+		s.announceWaiting()
+	}
 }
