@@ -175,3 +175,49 @@ func TestEveryWayAChatComesToWaitIsAnnouncedOnItsStream(t *testing.T) {
 		assert.Equal(t, want, v.fromThere)
 	})
 }
+
+// A restored chat counts its turns as the chat it came from did: the turn that waits
+// for an approval counts once it is answered, not before, and not twice.
+func TestARestoredWaitingTurnCountsOnceAnswered(t *testing.T) {
+	e, _ := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":"1001"}`)}
+	e.model.replies["clerk#2"] = "refunded"
+	e.send(time.Second, msg("m1", "refund order 1001"))
+	var source wire.StateResult
+	var doc []byte
+	e.at(time.Minute, func() { source, doc = e.state(), documentOf(t, e.snapshot(), e.history()) })
+	e.run(clerk(), 2*time.Minute)
+	require.Len(t, source.PendingApprovals, 1)
+
+	e2, _ := newToolEnv(t, 0)
+	e2.model.replies["clerk#1"] = "refunded"
+	var waiting, answered wire.StateResult
+	e2.at(time.Second, func() { waiting = e2.state() })
+	e2.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: true})
+	e2.at(2*time.Minute, func() { answered = e2.state() })
+	e2.run(restoring(doc, "clerk"), 3*time.Minute)
+	assert.Equal(t, source.TurnCount, waiting.TurnCount, "while it waits, as in the source")
+	assert.Equal(t, source.TurnCount+1, answered.TurnCount, "answered, it counts once")
+}
+
+// A restored turn that failed after its tools ran was not answered: it does not count.
+func TestARestoredTurnThatFailedAfterItsToolsDoesNotCount(t *testing.T) {
+	var doc []byte
+	{
+		e, _ := newToolEnv(t, 0)
+		e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":"1001"}`)}
+		e.model.errs["clerk#2"] = rejected400()
+		e.send(time.Second, msg("m1", "refund order 1001"))
+		e.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: true})
+		var source wire.StateResult
+		e.at(2*time.Minute, func() { source, doc = e.state(), documentOf(t, e.snapshot(), e.history()) })
+		e.run(clerk(), 3*time.Minute)
+		require.Zero(t, source.TurnCount, "the source answered no turn")
+	}
+	e2, _ := newToolEnv(t, 0)
+	var st wire.StateResult
+	e2.at(time.Second, func() { st = e2.state() })
+	e2.run(restoring(doc, "clerk"), time.Minute)
+	assert.Equal(t, 3, st.MessageCount)
+	assert.Zero(t, st.TurnCount)
+}
