@@ -134,3 +134,24 @@ func TestLastErrorIsClearedByTheNextTurnAnswered(t *testing.T) {
 	assert.Equal(t, "bad", afterM2.LastError.MessageID)
 	assert.Nil(t, afterM3.LastError, "m3 began after the refusal and was answered")
 }
+
+// A turn refused while a call waits says to decide the calls, then send the turn again:
+// done so, the same messageId is answered.
+func TestATurnRefusedWhileACallWaitsIsAnsweredWhenSentAgain(t *testing.T) {
+	e, _ := newToolEnv(t, 0)
+	e.model.contents["clerk#1"] = []chat.Content{call("c1", "refund", `{"order":"1001"}`)}
+	e.model.replies["clerk#2"] = "refunded"
+	e.model.replies["clerk#3"] = "hello again"
+	e.send(time.Second, msg("m1", "refund order 1001"))
+	refused := e.send(2*time.Second, msg("m2", "hello?"))
+	e.approve(time.Minute, wire.ApproveInput{CallID: "c1", Approved: true})
+	again := e.send(2*time.Minute, msg("m2", "hello?"))
+	e.run(clerk(), 3*time.Minute)
+
+	app := appErr(t, refused.rejected)
+	assert.Equal(t, wire.ErrTypeAwaitingApproval, app.Type())
+	assert.Contains(t, app.Message(), "then send the turn again")
+	require.NoError(t, again.rejected)
+	require.NoError(t, again.err, "the advice works")
+	assert.Equal(t, "hello again", again.result.Messages[0].Text())
+}
