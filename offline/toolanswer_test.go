@@ -60,3 +60,14 @@ func TestScriptedAnswerToMixedResultsSaysWhatEachDid(t *testing.T) {
 	assert.Equal(t, "[offline] clerk: Partly done: refund (call_a): refunded $42.50 for order 1001; refund (call_b) failed: rejected by a person.",
 		complete(t, newClient(s, "clerk"), req).Choices[0].Message.Content)
 }
+
+// The Responses API answers alike: a rejected call's output is what the reply says.
+func TestResponsesScriptedAnswerFollowsTheToolResultItGets(t *testing.T) {
+	s := startServer(t, offline.Options{Scripts: map[string][]offline.Reply{"clerk": {{Text: "The kettle of order 1002 is refunded."}}}})
+	resp := respond(t, newClient(s, "clerk"), openai.CreateResponseRequest{Model: "m", Input: []any{
+		msgItem("user", "Refund order 1002, please"),
+		openai.ResponseOutputItem{Type: "function_call", CallID: "call_refund", Name: "refund", Arguments: `{"order":"1002"}`},
+		openai.ResponseFunctionCallOutput{Type: "function_call_output", CallID: "call_refund", Output: "error: rejected by a person: no"},
+	}})
+	assert.Equal(t, "[offline] clerk: Not done: refund (call_refund) failed: rejected by a person: no.", resp.GetOutputText())
+}
