@@ -439,7 +439,7 @@ func turnError(t *turn, p wire.Participant, err error, details wire.TurnError, k
 	switch {
 	case kept != nil:
 		msg += fmt.Sprintf("; the chat keeps the turn's message and what its tool calls did (messages %s), "+
-			"so the turn is not run again: send a new message to go on", strings.Join(kept, ", "))
+			"so the turn is not run again: send a new message to go on", idRange(kept))
 		if store {
 			msg += " once the message store is back"
 		}
@@ -450,6 +450,14 @@ func turnError(t *turn, p wire.Participant, err error, details wire.TurnError, k
 			wire.ErrTypeStoreUnavailable, details)
 	}
 	return temporal.NewApplicationError(msg, wire.ErrTypeTurnFailed, details)
+}
+
+// idRange names messages ids: all of them, or past three the first and the last.
+func idRange(ids []string) string {
+	if len(ids) > 3 {
+		return fmt.Sprintf("%s to %s, %d messages", ids[0], ids[len(ids)-1], len(ids))
+	}
+	return strings.Join(ids, ", ")
 }
 
 // failureOf is the TurnError a failed turn's error carries (its cause), or one made of
