@@ -496,7 +496,10 @@ func closedAs(s enumspb.WorkflowExecutionStatus) string {
 // Errors: ErrChatNotFound, ErrChatClosed; application errors (*Error) from the chat of
 // type InvalidMessage, NotAcceptingTurns, TurnFailed (with the provider's message) or
 // StoreUnavailable (the message store could not be reached). A failed turn left nothing
-// in the chat: send it again with the same MessageID. A message over
+// in the chat (send it again with the same MessageID), unless the wire.TurnError in
+// the error's details says Kept: a turn resumed after an approval keeps the results of
+// its calls that ran, is refused with TurnFailed if sent again, and a new message goes
+// on. A message over
 // wire.MaxMessageBytesLimit, which no chat accepts, is refused here with the same
 // InvalidMessage error, and nothing is sent.
 //
@@ -532,7 +535,8 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 // ErrChatNotFound, ErrChatClosed; an InvalidInput application error when the chat
 // waits for no approval of in.CallID (an unknown call, one already decided, or a chat
 // that waits for none; its message lists the calls awaited); TurnFailed (with the
-// provider's message) when the resumed turn fails; ContinuingAsNew or Migrating
+// provider's or store's message, details Kept: the calls' results stay, send a new
+// message to go on) when the resumed turn fails; ContinuingAsNew or Migrating
 // (retry) while the chat hands over to a new run or migrates, Migrated once it moved.
 func (c *Client) Approve(ctx context.Context, chatID string, in ApproveInput) (TurnResult, error) {
 	if in.CallID == "" {

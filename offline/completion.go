@@ -203,7 +203,7 @@ func buildAnswer(agent string, reply Reply, req openai.ChatCompletionRequest, se
 		ans.toolCalls = toolCalls(reply.ToolCalls, conv)
 		ans.finish = openai.FinishReasonToolCalls
 	default:
-		ans.content = scriptedText(agent, reply)
+		ans.content = answerText(agent, reply, req.Messages)
 	}
 	ans.usage = usage(req.Messages, ans)
 	return ans

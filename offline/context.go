@@ -96,6 +96,64 @@ func toolResults(messages []openai.ChatCompletionMessage) string {
 	return " Tool results: " + strings.Join(results, "; ") + "."
 }
 
+// toolErrorPrefix begins a tool result that reports an error, as agentchat sends one
+// (a call a person rejected, a tool that failed, a call not run).
+const toolErrorPrefix = "error: "
+
+// answerText is the content of scripted text reply r of agent to messages. When
+// messages end with tool results (the answer the script gives is to them) and one
+// reports an error, the script's text, written for calls that succeeded, is not given:
+// the reply says what each result says instead,
+//
+//	[offline] <agent>: Not done: <tool> (<callId>) failed: <error>; ….
+//	[offline] <agent>: Partly done: <tool> (<callId>): <result>; <tool> (<callId>) failed: <error>.
+//
+// so a scripted "refunded" never follows a rejected refund.
+func answerText(agent string, r Reply, messages []openai.ChatCompletionMessage) string {
+	results, failed := lastResults(messages)
+	if failed == 0 {
+		return scriptedText(agent, r)
+	}
+	lead := "Not done: "
+	if failed < len(results) {
+		lead = "Partly done: "
+	}
+	return textPrefix + agent + ": " + lead + strings.Join(results, "; ") + "."
+}
+
+// lastResults describes the tool results messages end with (after the last non-tool
+// message), in order: "<tool> (<callId>): <result>", or "<tool> (<callId>) failed:
+// <error>" for one that reports an error, the tool named by the assistant's call of
+// that id ("a tool" when none is found); and how many report an error.
+func lastResults(messages []openai.ChatCompletionMessage) (results []string, failed int) {
+	start := len(messages)
+	for start > 0 && messages[start-1].Role == openai.ChatMessageRoleTool {
+		start--
+	}
+	for _, m := range messages[start:] {
+		text, name := messageText(m), toolName(messages[:start], m.ToolCallID)
+		if err, ok := strings.CutPrefix(text, toolErrorPrefix); ok {
+			results = append(results, fmt.Sprintf("%s (%s) failed: %s", name, m.ToolCallID, truncate(err)))
+			failed++
+			continue
+		}
+		results = append(results, fmt.Sprintf("%s (%s): %s", name, m.ToolCallID, truncate(text)))
+	}
+	return results, failed
+}
+
+// toolName is the function name of the call callID among messages' tool calls.
+func toolName(messages []openai.ChatCompletionMessage, callID string) string {
+	for i := len(messages) - 1; i >= 0; i-- {
+		for _, c := range messages[i].ToolCalls {
+			if c.ID == callID {
+				return c.Function.Name
+			}
+		}
+	}
+	return "a tool"
+}
+
 // userTexts is the text of every user-role message, in order.
 func userTexts(messages []openai.ChatCompletionMessage) []string {
 	var texts []string

@@ -12,7 +12,10 @@ import (
 //   - Status != 0: an HTTP error (Text and ToolCalls are ignored);
 //   - len(ToolCalls) > 0: an assistant message with these tool calls, finish_reason
 //     "tool_calls" (Text, if set, is sent as its content, prefixed as below);
-//   - Text != "": the text "[offline] <agent>: <Text>", finish_reason "stop";
+//   - Text != "": the text "[offline] <agent>: <Text>", finish_reason "stop"; but when
+//     the request ends with tool results of which one reports an error ("error: ...",
+//     as agentchat sends a rejected or failed call), the text says what failed instead
+//     (answerText), since the script's text assumed the calls succeeded;
 //   - none of these (the zero Reply, possibly with a Delay): the default reply, as for an
 //     unscripted request (see DefaultText).
 //

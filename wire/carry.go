@@ -29,7 +29,8 @@ type Carried struct {
 	Attempted int `json:"attempted"`
 	// Pending are the queued turns' messages, in order (set by carry only).
 	Pending []chat.Message `json:"pending,omitempty"`
-	// LastError is the most recent failed turn, refused signal or abandoned migration.
+	// LastError is the most recent failed turn, refused signal or abandoned migration,
+	// until a turn begun after it is answered (StateResult.LastError).
 	LastError *TurnError      `json:"lastError,omitempty"`
 	Restored  *CarriedRestore `json:"restored,omitempty"`
 	// Store names where stubbed message bodies are ("" = none yet).

@@ -123,12 +123,20 @@ type ParticipantInfo struct {
 	Type Kind   `json:"type"`
 }
 
-// TurnError describes a failed turn.
+// TurnError describes a failed turn (State's lastError, the details of a failed turn's
+// error, a turnFailed event): Type and Message are the cause's (ModelRequestRejected,
+// StoreUnavailable, ...).
+//
+// Kept says the chat keeps the turn's message and the results of its tool calls that
+// ran (a turn resumed after an approval, which fails after the approved calls ran): the
+// same messageId is not run again, and a new message goes on. Without it the turn was
+// taken back whole and may be sent again with its messageId.
 type TurnError struct {
 	MessageID string `json:"messageId"`
 	AgentID   string `json:"agentId,omitempty"`
 	Type      string `json:"type"`
 	Message   string `json:"message"`
+	Kept      bool   `json:"kept,omitempty"`
 }
 
 // StateResult is the State query's answer. JSON:
@@ -152,7 +160,8 @@ type StateResult struct {
 	// ActiveTurn is the messageId being answered now, if any.
 	ActiveTurn string `json:"activeTurn,omitempty"`
 	// LastError is the most recent failed turn, refused signal or abandoned migration
-	// (type MigrationFailed), if any.
+	// (type MigrationFailed), if any, until a turn begun after it is answered: then it
+	// is cleared (nil), the trouble it reported being past.
 	LastError   *TurnError    `json:"lastError,omitempty"`
 	Selection   StrategyState `json:"selection"`
 	Termination StrategyState `json:"termination"`

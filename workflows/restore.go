@@ -109,11 +109,32 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	s.IsComplete = doc.Strategies.IsComplete
 	s.rebuildTurns(ctx)
 	s.detectSuspension(ctx)
+	if changed(ctx, versionRestoredTurnCount) {
+		s.TurnCount = s.answeredTurns()
+	}
 	s.Restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}
 	return nil
+}
+
+// versionRestoredTurnCount: a restored chat counts the turns of its history that were
+// answered, as the chat it came from did; before, it counted every user message, the
+// turn that waits for an approval (counted again once answered) and a turn that failed
+// after its tools ran included.
+const versionRestoredTurnCount = "restored-turn-count"
+
+// answeredTurns counts the turns of the rebuilt record that were answered: not failed,
+// not waiting (detectSuspension).
+func (s *chatState) answeredTurns() int {
+	n := 0
+	for _, t := range s.turns {
+		if t.err == nil && !t.suspended {
+			n++
+		}
+	}
+	return n
 }
 
 // mapIndex turns the document's selection position (an index into its participants)

@@ -20,6 +20,9 @@ type turn struct {
 	// mark is the history's length when the turn (or its resumption) began: what a
 	// failure takes the history back to.
 	mark int
+	// errBefore is the chat's lastError when the turn (or its resumption) began: its
+	// answer clears that one, not one recorded while it ran.
+	errBefore *wire.TurnError
 	// suspended: the turn waits for the approval of tool calls (tools.go).
 	suspended bool
 	// bytes is msg's encoded size as sent (sentBytes), for QueuedTurnsLimit; set when

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -332,6 +333,35 @@ func (s *chatState) abandonReply() *liveReply {
 func (s *chatState) turnEvent(t *turn, ev wire.StreamEvent) {
 	ev.TurnID = t.msg.MessageID
 	s.events.emit(ev)
+}
+
+// versionAnnounceWaiting: a run that rebuilds its wait for approvals from the history
+// announces the calls awaited on its stream (announceWaiting); before, it announced
+// none. The log is state, but it moves the offsets that recorded polls read and that
+// lingerForSubscribers compares, so the change is versioned.
+const versionAnnounceWaiting = "announce-waiting"
+
+// announceWaiting puts an approvalNeeded for each call the chat waits for at the end of
+// the log, and takes out the announcements of those calls the log held from a previous
+// run: whatever State lists as pending, the stream says, once, read from offset 0 or from
+// where the previous run's log ended. A run that rebuilds its wait from the history (a
+// continue-as-new, whose carried log may have dropped the first announcement; a
+// document restored at the start or by Import, whose log begins empty) calls it.
+func (s *chatState) announceWaiting() {
+	waiting := s.awaitingApproval()
+	if len(waiting) == 0 {
+		return
+	}
+	l := &s.events
+	l.items = slices.DeleteFunc(l.items, func(it wire.StreamItem) bool {
+		var ev wire.StreamEvent
+		return wire.DecodeStreamData(it.Data, &ev) == nil && ev.Type == wire.EventApprovalNeeded && ev.Call != nil &&
+			slices.ContainsFunc(waiting, func(p wire.PendingApproval) bool { return p.CallID == ev.Call.CallID })
+	})
+	for _, p := range waiting {
+		call := chat.Content{Type: chat.ContentFunctionCall, CallID: p.CallID, Name: p.Tool, Arguments: p.Arguments}
+		s.turnEvent(s.suspension.turn, wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.AgentID, Call: &call})
+	}
 }
 
 // turnAccepted says turn t was queued, at its place in the queue.

@@ -66,14 +66,23 @@ func TestResumedTurnThatFailsFailsOnceAndTheQueueMovesOn(t *testing.T) {
 	doc := openCallDocument(t, []chat.Content{call("c1", "lookup", `{"order":"1001"}`)}, queued)
 	var st wire.StateResult
 	var hist []chat.Message
-	e.at(time.Minute, func() { st, hist = e.state(), e.history() })
+	var evs []wire.StreamEvent
+	e.at(time.Minute, func() { st, hist, evs = e.state(), e.history(), e.streamFrom(0) })
 	e.run(restoring(doc, "clerk"), 2*time.Minute)
 
 	assert.Equal(t, []string{"c1"}, ft.ran, "the open call ran once")
 	assert.Equal(t, 2, e.model.count(), "the failed resumption, then the queued turn")
-	require.NotNil(t, st.LastError)
-	assert.Equal(t, "m1", st.LastError.MessageID)
-	assert.Equal(t, wire.ErrTypeModelRejected, st.LastError.Type)
+	var failures []wire.TurnError
+	for _, ev := range evs {
+		if ev.Type == wire.EventTurnFailed {
+			failures = append(failures, *ev.Error)
+		}
+	}
+	require.Len(t, failures, 1, "the resumed turn failed once")
+	assert.Equal(t, "m1", failures[0].MessageID)
+	assert.Equal(t, wire.ErrTypeModelRejected, failures[0].Type)
+	assert.True(t, failures[0].Kept, "the tool's result stays")
+	assert.Nil(t, st.LastError, "the queued turn, answered after the failure, cleared it")
 	assert.Empty(t, st.PendingApprovals)
 	assert.Empty(t, st.PendingTurns)
 	assert.Equal(t, []string{"m1", "m1/1", "m1/2", "later", "later/1"}, ids(hist),

@@ -444,7 +444,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	defer func() { s.active = nil; sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
 	s.suspension = nil
 	t.suspended, t.err = false, nil
-	t.mark = len(s.History)
+	t.mark, t.errBefore = len(s.History), s.LastError
 	s.boundary = s.strategiesNow()
 	calls := s.openCalls()
 	if err := s.runTools(ctx, t, sus.agent, calls); err != nil { // errSuspended: a call waits again
@@ -506,7 +506,7 @@ func (s *chatState) checkOpenCalls(ctx workflow.Context, history []chat.Message)
 // an import): tool calls still open at its end belong to the last user turn and wait
 // for approval, or, for tools that need none, for running when the chat resumes. That
 // turn is suspended, whatever rebuildTurns recorded: a retried Send of it gets its
-// pending result.
+// pending result. The calls awaited are announced on the stream (announceWaiting).
 func (s *chatState) detectSuspension(ctx workflow.Context) {
 	calls := s.openCalls()
 	if len(calls) == 0 {
@@ -539,4 +539,7 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 		}
 	}
 	s.suspension = sus
+	if changed(ctx, versionAnnounceWaiting) {
+		s.announceWaiting()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -71,9 +72,11 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
 			s.chatID, pendingIDs(s.awaitingApproval()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
 	case ok && s.historyIndex(m.MessageID) < len(s.History):
+		cause := failureOf(t.err)
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",
-			m.MessageID, errorMessage(t.err)), wire.ErrTypeTurnFailed)
+			m.MessageID, cause.Message), wire.ErrTypeTurnFailed,
+			wire.TurnError{MessageID: m.MessageID, AgentID: cause.AgentID, Type: cause.Type, Message: cause.Message, Kept: true})
 	case s.draining():
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the turn goes to the new run", s.chatID),
@@ -309,7 +312,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.active = t
 	defer s.timeTurn(ctx, t)()
 	defer func() { s.active, t.done = nil, true }()
-	t.mark = len(s.History)
+	t.mark, t.errBefore = len(s.History), s.LastError
 	s.boundary = s.strategiesNow()
 	s.History = append(s.History, t.msg)
 	s.Termination = strategies.TerminationState{}
@@ -386,8 +389,8 @@ func (s *chatState) answered(t *turn) {
 	s.forgetAnswered(s.History[t.start:t.end])
 	s.TurnCount++
 	s.Attempted++
-	if s.LastError != nil && s.LastError.MessageID == t.msg.MessageID {
-		s.LastError = nil // the turn that failed has now been answered
+	if e := s.LastError; e != nil && (e == t.errBefore || e.MessageID == t.msg.MessageID) {
+		s.LastError = nil // recorded before this turn began, or this turn's own failure: past
 	}
 }
 
@@ -396,24 +399,76 @@ func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 	s.stubs.cut(s.History, t.mark)
 	s.History, s.Selection, s.Termination = s.History[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
-	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
-	t.err = turnError(t, p, err, *s.LastError)
+	kept := s.keptOf(t)
+	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err),
+		Kept: kept != nil}
+	t.err = turnError(t, p, err, *s.LastError, kept)
 	failed := *s.LastError
 	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnFailed, Error: &failed})
 	s.Attempted++
 }
 
-// turnError is the error the caller of failed turn t gets: TurnFailed, or, when the
-// message store could not be reached, StoreUnavailable, which says to send the turn
-// again once it is back. Either way the turn left nothing and may be sent again.
-func turnError(t *turn, p wire.Participant, err error, details wire.TurnError) error {
+// keptOf returns the ids of the messages failed turn t keeps in the history once taken
+// back to t.mark, its user message first; nil when it keeps none (taken back whole).
+// Only a resumed turn keeps any: its user message and its tool calls and results.
+func (s *chatState) keptOf(t *turn) []string {
+	i := s.historyIndex(t.msg.MessageID)
+	if i >= len(s.History) {
+		return nil
+	}
+	kept := make([]string, 0, len(s.History)-i)
+	for _, m := range s.History[i:] {
+		kept = append(kept, m.MessageID)
+	}
+	return kept
+}
+
+// turnError is the error the caller of failed turn t gets, saying what the chat holds
+// and what to do:
+//   - a turn that keeps messages (kept: a resumed turn whose tool calls ran): TurnFailed,
+//     naming them; the turn is not run again, so the advice is to send a new message
+//     (once the message store is back, when it was the cause);
+//   - a turn taken back whole, when the message store could not be reached:
+//     StoreUnavailable, which says to send the turn again once it is back;
+//   - any other: TurnFailed; the turn left nothing and may be sent again.
+//
+// details (the TurnError) go with it, Kept set as the chat holds the turn.
+func turnError(t *turn, p wire.Participant, err error, details wire.TurnError, kept []string) error {
 	msg := fmt.Sprintf("turn %q: agent %q could not reply: %s", t.msg.MessageID, p.ID, errorMessage(err))
-	if details.Type == wire.ErrTypeStoreUnavailable {
+	store := details.Type == wire.ErrTypeStoreUnavailable
+	switch {
+	case kept != nil:
+		msg += fmt.Sprintf("; the chat keeps the turn's message and what its tool calls did (messages %s), "+
+			"so the turn is not run again: send a new message to go on", idRange(kept))
+		if store {
+			msg += " once the message store is back"
+		}
+		return temporal.NewApplicationError(msg, wire.ErrTypeTurnFailed, details)
+	case store:
 		return temporal.NewApplicationError(msg+fmt.Sprintf(
 			"; the turn left nothing in the chat: send it again (messageId %q) once the message store is back", t.msg.MessageID),
 			wire.ErrTypeStoreUnavailable, details)
 	}
 	return temporal.NewApplicationError(msg, wire.ErrTypeTurnFailed, details)
+}
+
+// idRange names messages ids: all of them, or past three the first and the last.
+func idRange(ids []string) string {
+	if len(ids) > 3 {
+		return fmt.Sprintf("%s to %s, %d messages", ids[0], ids[len(ids)-1], len(ids))
+	}
+	return strings.Join(ids, ", ")
+}
+
+// failureOf is the TurnError a failed turn's error carries (its cause), or one made of
+// the error itself.
+func failureOf(err error) wire.TurnError {
+	var app *temporal.ApplicationError
+	var d wire.TurnError
+	if errors.As(err, &app) && app.HasDetails() && app.Details(&d) == nil && d.Message != "" {
+		return d
+	}
+	return wire.TurnError{Type: errorType(err), Message: errorMessage(err)}
 }
 
 // invoke runs one model call of agent p as an activity and returns its reply, which

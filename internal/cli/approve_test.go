@@ -121,7 +121,8 @@ func TestRejectGivesTheModelTheReason(t *testing.T) {
 	assert.Empty(t, res.AwaitingApproval)
 	require.Len(t, res.Messages, 2)
 	assert.Equal(t, "rejected by a person: refunds over $50 need a manager", res.Messages[0].Contents[0].Error)
-	assert.Equal(t, "[offline] clerk: I cannot refund it, sorry.", res.Messages[1].Text())
+	assert.Equal(t, "[offline] clerk: Not done: refund (call_refund) failed: rejected by a person: refunds over $50 need a manager.",
+		res.Messages[1].Text(), "the offline model answers from the result it gets, not from its script")
 
 	req, found := h.Model.LastRequest("clerk")
 	require.True(t, found)
@@ -179,7 +180,7 @@ func TestApproveSaysWhichCallsStillWait(t *testing.T) {
 	r = ok(t, h, "approve", "--chat", id, "--call", "call_b", "--reject")
 	assert.Equal(t, []string{
 		"tool ← [call call_b] error: rejected by a person",
-		"Clerk: [offline] clerk: One refunded, one not.",
+		"Clerk: [offline] clerk: Partly done: refund (call_a): refunded $42.50 for order 1001; refund (call_b) failed: rejected by a person.",
 	}, r.lines())
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/wire"
@@ -442,10 +443,12 @@ func shellQuote(s string) string {
 }
 
 // sendAgainHint adds to the error of a turn that failed and left nothing in chat
-// chatID (TurnFailed, StoreUnavailable) the command that sends it again.
+// chatID (TurnFailed, StoreUnavailable) the command that sends it again. A turn the
+// chat keeps (keptTurn) gets none: its messageId is not run again, and the chat's own
+// message says to send a new one.
 func sendAgainHint(err error, chatID, msgID string) error {
 	var ce *agentchat.Error
-	if chatID == "" || !errors.As(err, &ce) {
+	if chatID == "" || !errors.As(err, &ce) || keptTurn(err) {
 		return err
 	}
 	switch ce.Type {
@@ -461,8 +464,17 @@ func sendAgainHint(err error, chatID, msgID string) error {
 // and left nothing in the chat: that typing it again retries it.
 func turnLeftNothing(err error) string {
 	var ce *agentchat.Error
-	if errors.As(err, &ce) && (ce.Type == wire.ErrTypeTurnFailed || ce.Type == wire.ErrTypeStoreUnavailable) {
+	if errors.As(err, &ce) && (ce.Type == wire.ErrTypeTurnFailed || ce.Type == wire.ErrTypeStoreUnavailable) && !keptTurn(err) {
 		return " (the turn left nothing in the chat; type it again to retry)"
 	}
 	return ""
+}
+
+// keptTurn reports whether err is a failed turn's that the chat keeps (wire.TurnError
+// Kept: a turn resumed after an approval failed after its calls ran), which sending
+// it again does not retry.
+func keptTurn(err error) bool {
+	var app *temporal.ApplicationError
+	var d wire.TurnError
+	return errors.As(err, &app) && app.HasDetails() && app.Details(&d) == nil && d.Kept
 }

@@ -96,8 +96,14 @@ func (p *streamPrinter) take(ev agentchat.Event) bool {
 	case wire.EventMessageDone:
 		p.messageDone(*ev.Message)
 	case wire.EventApprovalNeeded:
-		p.awaiting = append(p.awaiting, wire.PendingApproval{CallID: ev.Call.CallID, Tool: ev.Call.Name,
-			Arguments: ev.Call.Arguments, AgentID: ev.AgentID, TurnID: ev.TurnID})
+		call := wire.PendingApproval{CallID: ev.Call.CallID, Tool: ev.Call.Name,
+			Arguments: ev.Call.Arguments, AgentID: ev.AgentID, TurnID: ev.TurnID}
+		if p.events { // following: a waiting turn has no turnDone to print it at
+			p.endLine()
+			printAwaiting(p.w, cmp.Or(p.on, p.chatID), []wire.PendingApproval{call}) // where the call waits
+			break
+		}
+		p.awaiting = append(p.awaiting, call)
 	case wire.EventTurnDone:
 		p.endLine()
 		if ev.IsComplete {
@@ -196,7 +202,8 @@ func followCmd(g *globals, s Streams) *cobra.Command {
 		Use:   "follow --chat ID [--from N]",
 		Short: "Print a chat's live events (its Workflow Streams event stream)",
 		Long: `Print a chat's events as they happen: turns accepted, replies as they are written,
-tool calls and results, turns done or failed, each with its offset in brackets.
+tool calls and results, calls that wait for approval (with the command that decides
+them), turns done or failed, each with its offset in brackets.
 --from N resumes after a disconnect at offset N (the offset after the last one seen;
 a reply resumed mid-way is printed with its author); 0 starts from the oldest event
 the chat keeps. --json prints one event a line, as
