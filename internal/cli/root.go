@@ -46,7 +46,8 @@ type globals struct {
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
 // printing a one-line error to Err (with the starter command that goes on, for an
-// error that asks for one: errorHint).
+// error that asks for one: errorHint), followed, for an unknown command, by the
+// commands it may have meant, one a line.
 func Execute(ctx context.Context, args []string, s Streams) int {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(context.Canceled) }
@@ -67,10 +68,37 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		cancel()
 	}
 	if err != nil {
-		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+errorHint(err, g.dial.TaskQueue))
+		msg, suggestions := splitSuggestions(err.Error())
+		fmt.Fprintln(s.Err, "starter:", oneLine(msg)+errorHint(err, g.dial.TaskQueue))
+		if len(suggestions) > 0 {
+			fmt.Fprintln(s.Err, "Did you mean this?")
+			for _, sg := range suggestions {
+				fmt.Fprintln(s.Err, "  "+sg)
+			}
+		}
 		return 1
 	}
 	return 0
+}
+
+// didYouMean is how cobra introduces the commands it suggests for an unknown one,
+// each then on a line of its own after a tab.
+const didYouMean = "\n\nDid you mean this?\n"
+
+// splitSuggestions splits an error message of cobra's into the message and the
+// commands it suggests (none when it suggests none).
+func splitSuggestions(msg string) (string, []string) {
+	head, tail, found := strings.Cut(msg, didYouMean)
+	if !found {
+		return msg, nil
+	}
+	var out []string
+	for l := range strings.SplitSeq(tail, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return head, out
 }
 
 // newRoot builds the command tree and the globals its flags fill.
