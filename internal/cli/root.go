@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -42,6 +43,10 @@ type globals struct {
 	tel *telemetry.Telemetry
 	// intr takes Streams.Interrupts.
 	intr *interrupter
+	// verbose: the Temporal SDK's warnings are printed too, not only its errors.
+	verbose bool
+	// errOut is Streams.Err, where the SDK's log goes.
+	errOut io.Writer
 }
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
@@ -103,7 +108,7 @@ func splitSuggestions(msg string) (string, []string) {
 
 // newRoot builds the command tree and the globals its flags fill.
 func newRoot(s Streams) (*cobra.Command, *globals) {
-	g := &globals{}
+	g := &globals{errOut: s.Err}
 	root := &cobra.Command{
 		Use:   "starter",
 		Short: "Start, drive and inspect agentchat chats on Temporal",
@@ -137,6 +142,7 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 	pf.StringVar(&g.dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $AGENTCHAT_KEYS; none: off)")
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", wire.TaskQueue, "task queue of the worker that runs new chats")
 	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print the Temporal SDK's warnings on stderr too (such as TMPRL1103, a payload over 512 KiB); without it only its errors")
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s), followCmd(g, s), stopCmd(g, s),
 		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
@@ -169,6 +175,9 @@ func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
 		}
 		g.dial.MetricsHandler = tel.TemporalMetricsHandler()
 	}
+	if g.dial.Logger == nil {
+		g.dial.Logger = sdkLogger(g.errOut, g.verbose)
+	}
 	return agentchat.Dial(ctx, g.dial)
 }
 
@@ -189,6 +198,16 @@ func (g *globals) connectChat(ctx context.Context, chatID string) (*agentchat.Cl
 		return nil, err
 	}
 	return c, nil
+}
+
+// sdkLogger is where the Temporal SDK's log goes: w (the command's stderr, never
+// its output), errors only, or warnings too when verbose.
+func sdkLogger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelError
+	if verbose {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // errorHint is what the starter adds to an error it prints: for a chat's
