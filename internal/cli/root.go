@@ -1,5 +1,5 @@
 // Package cli is the starter command line: every subcommand of `go run ./starter`
-// (demo, start, send, chat, state, history, approve, export, import, participants,
+// (demo, start, send, chat, state, history, list, approve, export, import, participants,
 // migrate, server, model, mcp). starter/main.go only calls Execute, so everything here can be
 // tested.
 package cli
@@ -145,7 +145,7 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print the Temporal SDK's warnings on stderr too (such as TMPRL1103, a payload over 512 KiB); without it only its errors")
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s), followCmd(g, s), stopCmd(g, s),
-		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
+		stateCmd(g, s), historyCmd(g, s), listCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
 		codecServerCmd(g, s), reencryptCmd(g, s), keysCmd(s), mcpCmd(g))
 	return root, g
 }
