@@ -215,7 +215,8 @@ With --agents, the chat is started first if it does not exist. A turn that waits
 the approval of a tool call prints the starter approve command that decides it; run
 it in another shell, or decide it in the session with /approve or /reject.
 
-A line that starts with a slash is a command (` + slashSendNote + `):
+A line that starts with a slash is a command (a line that starts with // is sent
+as text, less one slash):
 ` + slashTable("  "),
 		Example: `  starter chat --chat support-42 --agents helper --author Alice`,
 		Args:    cobra.NoArgs,
