@@ -98,6 +98,12 @@ func TestListChatsByStatusAndAgent(t *testing.T) {
 	ended := listed(t, h.Client, agentchat.ListOptions{Status: "terminated"}, func(cs []agentchat.ChatSummary) bool { return len(cs) == 1 })
 	assert.Equal(t, []string{gone}, ids(ended))
 
+	// A participant added joins the chat's agents at once, not at its next turn.
+	_, err := h.Client.AddParticipants(t.Context(), group, "helper")
+	require.NoError(t, err)
+	helpers = listed(t, h.Client, agentchat.ListOptions{Agent: "helper"}, func(cs []agentchat.ChatSummary) bool { return len(cs) == 3 })
+	assert.Equal(t, []string{gone, group, thread}, ids(helpers))
+
 	// One chat a page: three pages, each chat once.
 	first, err := h.Client.List(t.Context(), agentchat.ListOptions{PageSize: 1})
 	require.NoError(t, err)

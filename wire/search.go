@@ -5,7 +5,7 @@ package wire
 // (the worker registers them at start when the server lets it; else `temporal operator
 // search-attribute create`, README "Listing chats"). A chat started while they are
 // registered carries them from its start, and its workflow updates them when they
-// change: the status when it changes, the participants when they change, the turn
+// change: the status when it changes, the participants when they are added, the turn
 // count and the last activity once a turn is done (one upsert event per turn). A chat
 // started without them never sets them.
 const (
