@@ -46,6 +46,13 @@ type Client struct {
 	// clearChats are the chats (by id) a keyless client found not encrypted
 	// (guardClearText).
 	clearChats sync.Map
+	// index is what the client found out about the namespace's search attributes
+	// (indexed): ok, at when.
+	index struct {
+		sync.Mutex
+		ok bool
+		at time.Time
+	}
 }
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
@@ -270,7 +277,7 @@ func (o StartOptions) input(temporary bool) (wire.AgentChatInput, error) {
 // REJECT_DUPLICATE): a new chat under the id of one that moved elsewhere or completed
 // would silently take its place. overFailed allows the id of a chat whose workflow
 // failed (startAgain checks that it never took a turn).
-func (c *Client) startOperation(id string, in wire.AgentChatInput, overFailed bool) client.WithStartWorkflowOperation {
+func (c *Client) startOperation(ctx context.Context, id string, in wire.AgentChatInput, overFailed bool) client.WithStartWorkflowOperation {
 	reuse := enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	if overFailed {
 		reuse = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
@@ -280,6 +287,7 @@ func (c *Client) startOperation(id string, in wire.AgentChatInput, overFailed bo
 		TaskQueue:                c.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    reuse,
+		TypedSearchAttributes:    c.startAttributes(ctx, in),
 	}, wire.WorkflowType, in)
 }
 
@@ -365,7 +373,7 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 }
 
 func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in wire.AgentChatInput, update string, args []any, out any, overFailed bool) error {
-	op := c.startOperation(id, in, overFailed)
+	op := c.startOperation(ctx, id, in, overFailed)
 	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: client.UpdateWorkflowOptions{

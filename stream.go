@@ -301,7 +301,7 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 		yield(Event{}, refused("start", id, err))
 		return
 	}
-	op := c.startOperation(id, in, false)
+	op := c.startOperation(ctx, id, in, false)
 	discarding := func(e Event, err error) bool { // a chat this keyless client wrote in the clear is deleted
 		return yield(e, c.discardIfClearText(ctx, id, op, err))
 	}

@@ -1,11 +1,16 @@
 package wire
 
-import "github.com/agentchat/agentchat/chat"
+import (
+	"unicode/utf8"
+
+	"github.com/agentchat/agentchat/chat"
+)
 
 // Types of StreamEvent, in the order a turn produces them.
 const (
 	// EventTurnAccepted: the chat queued turn TurnID; Position is its place in the queue
-	// (1: next to run).
+	// (1: next to run); Text is the start of the user's text (ClipText to
+	// AcceptedTextBytes) and Author the user's author name, if any.
 	EventTurnAccepted = "turnAccepted"
 	// EventAgentStarted: agent AgentID began reply MessageID, attempt Attempt.
 	EventAgentStarted = "agentStarted"
@@ -42,7 +47,8 @@ type StreamEvent struct {
 	// MessageID is the reply's messageId (agentStarted, textDelta, retry, toolCall).
 	MessageID string `json:"messageId,omitempty"`
 	AgentID   string `json:"agentId,omitempty"`
-	// Author is the agent's name (agentStarted), as its messages carry it.
+	// Author is the agent's name (agentStarted), as its messages carry it, or the
+	// user's author name (turnAccepted).
 	Author string `json:"author,omitempty"`
 	// Attempt counts from 1 the attempts at reply MessageID.
 	Attempt int `json:"attempt,omitempty"`
@@ -62,4 +68,24 @@ type StreamEvent struct {
 // Ends reports whether ev closes its turn (turnDone, turnFailed, turnCancelled).
 func (ev StreamEvent) Ends() bool {
 	return ev.Type == EventTurnDone || ev.Type == EventTurnFailed || ev.Type == EventTurnCancelled
+}
+
+// AcceptedTextBytes is how much of a turn's text its turnAccepted event carries: 1 KiB
+// of UTF-8, enough to show what was asked without doubling a long message's size in
+// the stream.
+const AcceptedTextBytes = 1 << 10
+
+// ClipText returns s when it is at most n bytes long; otherwise its longest prefix of
+// whole characters that leaves room for "…" (3 bytes) within n, followed by "…" (for
+// n under 3, "…" alone).
+func ClipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = "…"
+	cut := max(0, n-len(more))
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
 }

@@ -63,3 +63,16 @@ func TestSplitDeltaCutsAtRuneBoundaries(t *testing.T) {
 	assert.Nil(t, wire.SplitDelta(""))
 	assert.Equal(t, []string{"short"}, wire.SplitDelta("short"))
 }
+
+func TestClipTextKeepsWholeCharactersWithinTheBound(t *testing.T) {
+	assert.Equal(t, "short", wire.ClipText("short", 5))
+	assert.Equal(t, "ab…", wire.ClipText("abcdef", 5))
+	// "ä" is 2 bytes: 7 bytes of room less 3 for "…" leave 4, two of them.
+	assert.Equal(t, "ää…", wire.ClipText("äääää", 7))
+	assert.Equal(t, "ää…", wire.ClipText("äääää", 8), "never half a character")
+	for n := 0; n < 20; n++ {
+		got := wire.ClipText(strings.Repeat("日本", 10), n)
+		assert.True(t, utf8.ValidString(got), "%d: %q", n, got)
+		assert.LessOrEqual(t, len(got), max(n, len("…")), "%d: %q", n, got)
+	}
+}

@@ -109,7 +109,7 @@ loopback addresses only and refuses others.`,
 	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", wire.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
 	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
 	f.StringVar(&dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $"+keyring.Env+"; none: off)")
-	f.StringVar(&listen, "mcp-listen", "", "also serve chats as an MCP server (streamable HTTP) at HOST:PORT, path /mcp: tools start_chat, send_message, get_state, get_history, export_chat, approve_call. With $"+chatmcp.TokenEnv+" set, every request must send Authorization: Bearer <that token>; without it only a loopback HOST (127.0.0.1, localhost) is allowed")
+	f.StringVar(&listen, "mcp-listen", "", "also serve chats as an MCP server (streamable HTTP) at HOST:PORT, path /mcp: tools start_chat, send_message, get_state, get_history, export_chat, approve_call, list_chats. With $"+chatmcp.TokenEnv+" set, every request must send Authorization: Bearer <that token>; without it only a loopback HOST (127.0.0.1, localhost) is allowed")
 	f.BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	f.StringVar(&logFormat, "log-format", "text", "log lines as text or json (log/slog handlers)")
 	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics (Temporal SDK, gen_ai, turns) at http://ADDR/metrics, e.g. :9464")

@@ -28,12 +28,14 @@ func AgentChat(ctx workflow.Context, in wire.AgentChatInput) (wire.AgentChatResu
 	}
 	if err := s.start(ctx); err != nil {
 		s.fail(err)
+		s.reindex(ctx)
 		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		return wire.AgentChatResult{}, err
 	}
 	if err := s.serve(ctx); err != nil {
 		return s.result(), err // cancelled
 	}
+	s.reindex(ctx)
 	if s.migrated() {
 		if err := s.forwardLateTurns(ctx); err != nil {
 			return s.result(), err
@@ -85,6 +87,7 @@ func (s *chatState) handOverDue(ctx workflow.Context) bool {
 // the workflow is cancelled, and the continue-as-new error when the run hands over.
 func (s *chatState) serve(ctx workflow.Context) error {
 	for {
+		s.reindex(ctx) // after the turn just answered, in the same workflow task
 		s.drainSignals(ctx)
 		if s.handOverDue(ctx) {
 			return s.continueAsNew(ctx)

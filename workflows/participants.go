@@ -42,5 +42,6 @@ func (s *chatState) handleAddParticipants(ctx workflow.Context, in wire.AddParti
 			s.openChannel(p)
 		}
 	}
+	s.reindex(ctx)
 	return s.state(), nil
 }

@@ -364,13 +364,15 @@ func (s *chatState) announceWaiting() {
 	}
 }
 
-// turnAccepted says turn t was queued, at its place in the queue.
+// turnAccepted says turn t was queued, at its place in the queue, with the start of
+// its text.
 func (s *chatState) turnAccepted(t *turn) {
 	pos := len(s.queue)
 	if s.active != nil {
 		pos++
 	}
-	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnAccepted, Position: pos})
+	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnAccepted, Position: pos,
+		Text: wire.ClipText(t.msg.Text(), wire.AcceptedTextBytes), Author: t.msg.AuthorName})
 }
 
 // carryEvents is the log the next run takes: the latest events other than text deltas

@@ -99,7 +99,7 @@ func TestStreamEventsOfARetriedReply(t *testing.T) {
 	require.NoError(t, allErr)
 	evs := decodeEvents(t, all)
 	assert.Equal(t, []shortEvent{
-		{wire.EventTurnAccepted, "", 0, ""},
+		{wire.EventTurnAccepted, "", 0, "Hello"}, // the start of the user text
 		{wire.EventAgentStarted, "m1/1", 1, ""},
 		{wire.EventTextDelta, "m1/1", 1, "Hel"},
 		{wire.EventTextDelta, "m1/1", 1, "lo"},

@@ -1,7 +1,7 @@
 // Package chatmcp serves agentchat chats as an MCP server (Model Context Protocol,
 // through the official Go SDK), so that MCP clients (IDEs, desktop assistants, agents)
 // drive durable chats: the tools start_chat, send_message, get_state, get_history,
-// export_chat and approve_call, each over the module root's agentchat.Client.
+// export_chat, approve_call and list_chats, each over the module root's agentchat.Client.
 // `starter mcp` serves them over stdio, `worker --mcp-listen HOST:PORT` over
 // streamable HTTP (Handler).
 package chatmcp
@@ -31,7 +31,16 @@ const (
 	GetHistoryTool  = "get_history"
 	ExportChatTool  = "export_chat"
 	ApproveCallTool = "approve_call"
+	ListChatsTool   = "list_chats"
 )
+
+// ListChatsInput is list_chats' arguments: {"status":"running","agent":"helper"}.
+type ListChatsInput struct {
+	Status    string `json:"status,omitempty" jsonschema:"only chats of this status: running, completed, failed, migrating, migrated, starting, terminated, timedOut, canceled"`
+	Agent     string `json:"agent,omitempty" jsonschema:"only chats with this participant (agent id)"`
+	PageSize  int    `json:"pageSize,omitempty" jsonschema:"at most this many chats; default 100, at most 1000"`
+	PageToken []byte `json:"pageToken,omitempty" jsonschema:"the nextPageToken of the previous page, to go on"`
+}
 
 // StartChatInput is start_chat's arguments: {"chatId":"support-42","agents":["helper"]}.
 type StartChatInput struct {
@@ -110,6 +119,13 @@ func NewServer(c *agentchat.Client, version string) *mcp.Server {
 			res, err := c.Approve(ctx, in.ChatID, agentchat.ApproveInput{CallID: in.CallID, Approved: in.Approved,
 				Reason: in.Reason, By: "mcp"})
 			return turnResult(res, err)
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: ListChatsTool, Description: "List the chats of the worker's task queue, " +
+		"open chats first, newest first: id, status, agents, turns, last activity (JSON); nextPageToken goes on."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in ListChatsInput) (*mcp.CallToolResult, any, error) {
+			res, err := c.List(ctx, agentchat.ListOptions{Status: in.Status, Agent: in.Agent,
+				PageSize: in.PageSize, PageToken: in.PageToken})
+			return jsonResult(res, err)
 		})
 	return s
 }

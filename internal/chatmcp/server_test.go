@@ -67,7 +67,7 @@ func driveChat(t *testing.T, s *mcp.ClientSession) {
 		tools[tool.Name] = true
 	}
 	assert.Equal(t, map[string]bool{"start_chat": true, "send_message": true, "get_state": true, "get_history": true,
-		"export_chat": true, "approve_call": true}, tools)
+		"export_chat": true, "approve_call": true, "list_chats": true}, tools)
 
 	id := testenv.ChatID(t)
 	text, _ := call(t, s, chatmcp.StartChatTool, map[string]any{"chatId": id, "agents": []string{"clerk"}})
@@ -101,6 +101,19 @@ func driveChat(t *testing.T, s *mcp.ClientSession) {
 	require.NoError(t, err, "export_chat returns a valid chat-state document")
 	assert.Len(t, doc.History, 6)
 	assert.NotEmpty(t, res.Meta["digest"])
+
+	// list_chats finds it (visibility lags a moment behind).
+	require.Eventually(t, func() bool {
+		text, _ = call(t, s, chatmcp.ListChatsTool, map[string]any{"status": "running", "pageSize": 50})
+		var page agentchat.ListResult
+		require.NoError(t, json.Unmarshal([]byte(text), &page))
+		for _, c := range page.Chats {
+			if c.ChatID == id {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 200*time.Millisecond, "list_chats: %s", text)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

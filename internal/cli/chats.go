@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -78,13 +79,14 @@ takes turns: send, chat.
 func sendCmd(g *globals, s Streams) *cobra.Command {
 	var (
 		chatID, msgID, author string
+		file                  string
 		ids                   []string
 		noWait, asJSON        bool
 		noStream              bool
 		strat                 strategyFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "send [--chat ID] TEXT...",
+		Use:   "send [--chat ID] TEXT... | --file F | -",
 		Short: "Send one user turn and print the replies (without --chat: on a temporary thread)",
 		Long: `Send one user turn (the SendMessage update) and print the agents' replies.
 
@@ -94,6 +96,11 @@ The replies are printed as the agents write them (the chat's event stream);
 --no-stream (or --json) prints them once the whole turn is answered. --id makes the turn idempotent: sending the same id again prints the first answer
 and calls no model. --no-wait sends it as the UserMessage signal instead.
 
+The message is the arguments, joined with spaces; or the contents of --file F; or,
+with the one argument - (or --file -), standard input. A file or standard input
+loses one final line break and may hold up to 1 MiB of UTF-8 text (the most a chat
+accepts; a chat's --max-message-bytes may be less), which a command line cannot.
+
 A turn whose agent calls a tool that needs a person's approval (approval: true in
 the worker's agent config) stops there: send prints the call with the approve
 command that decides it, and the chat takes no other turn until it is decided.
@@ -102,14 +109,15 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 ...; see starter start --help); a chat keeps the strategies it was started with.`,
 		Example: `  starter send "Hello, how are you?"
   starter send --chat support-42 --author Alice "My name is Alice"
-  starter send --chat support-42 --id turn-7 "What's my name?"`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return errors.New(`send needs the message text, e.g. starter send "Hello, how are you?"`)
-			}
-			return nil
-		},
+  starter send --chat support-42 --id turn-7 "What's my name?"
+  starter send --chat support-42 --file question.txt
+  git diff | starter send --chat review-7 -`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			text, err := messageText(args, file, s.In)
+			if err != nil {
+				return err
+			}
 			if chatID != "" {
 				for _, f := range append([]string{"agents"}, strategyFlagNames...) {
 					if cmd.Flags().Changed(f) {
@@ -132,7 +140,7 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 			if msgID == "" {
 				msgID = uuid.NewString()
 			}
-			msg := agentchat.SendMessageInput{MessageID: msgID, Text: strings.Join(args, " "), AuthorName: author}
+			msg := agentchat.SendMessageInput{MessageID: msgID, Text: text, AuthorName: author}
 			notice := time.AfterFunc(waitNotice, func() {
 				fmt.Fprintf(s.Err, "still waiting for the answer to turn %s (a long model call, turns queued ahead, or a stopped worker); Ctrl-C stops waiting, --id %s retries it safely\n", msgID, msgID)
 			})
@@ -182,6 +190,7 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 	fl.StringSliceVar(&ids, "agents", []string{"helper"}, "agents of the temporary thread (without --chat)")
 	fl.StringVar(&msgID, "id", "", "messageId of the turn (default: a new UUID); the idempotency key")
 	fl.StringVar(&author, "author", "", "author name of the user message")
+	fl.StringVar(&file, "file", "", "read the message from this file (-: standard input) instead of the arguments")
 	fl.BoolVar(&noWait, "no-wait", false, "send as a signal and return at once")
 	fl.BoolVar(&noStream, "no-stream", false, "print the replies once the whole turn is answered, not as they are written")
 	jsonFlag(cmd, &asJSON, "print the turn result as JSON")
@@ -205,8 +214,11 @@ and returns to the prompt; Ctrl-C again while the stop is sent, or at the prompt
 ends the session.
 With --agents, the chat is started first if it does not exist. A turn that waits for
 the approval of a tool call prints the starter approve command that decides it; run
-it in another shell, then go on.
-Commands: /state, /history, /quit (or end of input).`,
+it in another shell, or decide it in the session with /approve or /reject.
+
+A line that starts with a slash is a command (a line that starts with // is sent
+as text, less one slash):
+` + slashTable("  "),
 		Example: `  starter chat --chat support-42 --agents helper --author Alice`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -231,7 +243,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					fmt.Fprint(s.Out, "you> ")
 				}
 			}
-			fmt.Fprintf(s.Out, "chat %s: type a message and press Enter; /state, /history, /help, /quit\n", chatID)
+			fmt.Fprintf(s.Out, "chat %s: type a message and press Enter; commands: %s\n", chatID, slashList())
 			sc := bufio.NewScanner(s.In)
 			sc.Buffer(make([]byte, 64<<10), 4<<20)
 			readCtx, stopReading := context.WithCancel(ctx)
@@ -267,7 +279,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					printState(s.Out, st)
 					continue
 				case "/help":
-					fmt.Fprintln(s.Out, "commands: /state, /history, /approve CALL, /reject CALL [reason], /help, /quit; anything else is sent as a turn")
+					fmt.Fprint(s.Out, "commands (anything else is sent as a turn; "+slashSendNote+"):\n"+slashTable("  "))
 					continue
 				case "/history":
 					h, err := c.History(ctx, chatID, agentchat.HistoryInput{})
@@ -289,7 +301,7 @@ Commands: /state, /history, /quit (or end of input).`,
 					continue
 				}
 				if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
-					fmt.Fprintf(s.Err, "unknown command %s (commands: /state, /history, /help, /quit; start a message with // to send a slash)\n", line)
+					fmt.Fprintf(s.Err, "unknown command %s (commands: %s; %s)\n", line, slashList(), slashSendNote)
 					continue
 				}
 				line = strings.TrimPrefix(line, "/")
@@ -398,22 +410,35 @@ func historyCmd(g *globals, s Streams) *cobra.Command {
 		chatID        string
 		asJSON        bool
 		offset, limit int
+		last          int
 	)
 	cmd := &cobra.Command{
-		Use:     "history --chat ID",
-		Short:   "Print a chat's messages, oldest first (the History query)",
-		Example: `  starter history --chat support-42 --offset 10 --limit 5`,
-		Args:    cobra.NoArgs,
+		Use:   "history --chat ID [--last N | --offset N --limit N]",
+		Short: "Print a chat's messages, oldest first (the History query)",
+		Long: `Print a chat's messages, oldest first: all of them, the latest N (--last N), or a
+page (--offset skips that many, --limit prints at most that many).`,
+		Example: `  starter history --chat support-42 --last 10
+  starter history --chat support-42 --offset 10 --limit 5`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if limit < 0 || offset < 0 {
-				return errors.New("--offset and --limit must not be negative")
+			if limit < 0 || offset < 0 || last < 0 {
+				return errors.New("--offset, --limit and --last must not be negative")
+			}
+			if cmd.Flags().Changed("last") && (cmd.Flags().Changed("offset") || cmd.Flags().Changed("limit")) {
+				return errors.New("--last N reads the latest N messages: give it without --offset and --limit")
 			}
 			c, err := g.connectChat(cmd.Context(), chatID)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			h, err := c.History(cmd.Context(), chatID, agentchat.HistoryInput{Offset: offset, Limit: limit})
+			page := agentchat.HistoryInput{Offset: offset, Limit: limit}
+			if cmd.Flags().Changed("last") {
+				if page, err = lastPage(cmd.Context(), c, chatID, last); err != nil {
+					return err
+				}
+			}
+			h, err := c.History(cmd.Context(), chatID, page)
 			if err != nil {
 				return err
 			}
@@ -429,7 +454,21 @@ func historyCmd(g *globals, s Streams) *cobra.Command {
 	jsonFlag(cmd, &asJSON, "print JSON (the query's payload)")
 	cmd.Flags().IntVar(&offset, "offset", 0, "skip this many messages")
 	cmd.Flags().IntVar(&limit, "limit", 0, "print at most this many (0: all)")
+	cmd.Flags().IntVar(&last, "last", 0, "print the latest this many (instead of --offset and --limit)")
 	return cmd
+}
+
+// lastPage is the History page of chat chatID's latest n messages, from the count it
+// holds now (one more History query, past its end, which carries no messages).
+func lastPage(ctx context.Context, c *agentchat.Client, chatID string, n int) (agentchat.HistoryInput, error) {
+	if n == 0 {
+		return agentchat.HistoryInput{}, errors.New("--last 0 prints nothing: give at least 1")
+	}
+	end, err := c.History(ctx, chatID, agentchat.HistoryInput{Offset: math.MaxInt32, Limit: 1})
+	if err != nil {
+		return agentchat.HistoryInput{}, err
+	}
+	return agentchat.HistoryInput{Offset: max(0, end.Total-n), Limit: n}, nil
 }
 
 // shellQuote quotes s for a shell when it needs it.

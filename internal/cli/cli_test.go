@@ -280,6 +280,22 @@ func TestHistoryJSONAndPaging(t *testing.T) {
 
 	r = ok(t, h, "history", "--chat", id, "--offset", "99")
 	assert.Equal(t, "(0 of 6 messages, from 6)\n", r.out)
+
+	// --last N: the latest N messages, oldest of them first.
+	last := decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json", "--last", "3"))
+	assert.Equal(t, []string{"m2/1", "m3", "m3/1"}, messageIDs(last.Messages))
+	assert.Equal(t, 3, last.Offset)
+	assert.Equal(t, 6, last.Total)
+	r = ok(t, h, "history", "--chat", id, "--last", "2")
+	lines = r.lines()
+	require.Len(t, lines, 3, r.out)
+	assert.Equal(t, "Alice: turn 3", lines[0])
+	assert.Equal(t, "(2 of 6 messages, from 4)", lines[2])
+	more := decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json", "--last", "50"))
+	assert.Equal(t, messageIDs(all.Messages), messageIDs(more.Messages), "more than the chat holds: all of it")
+	assert.Contains(t, fails(t, h, "history", "--chat", id, "--last", "2", "--offset", "1"), "--last")
+	assert.Contains(t, fails(t, h, "history", "--chat", id, "--last", "2", "--limit", "1"), "--last")
+	assert.Contains(t, fails(t, h, "history", "--chat", id, "--last", "-1"), "negative")
 }
 
 func messageIDs(msgs []agentchat.Message) []string {
@@ -299,7 +315,7 @@ func TestChatInteractive(t *testing.T) {
 
 	lines := r.lines()
 	require.NotEmpty(t, lines)
-	assert.Equal(t, "chat "+id+": type a message and press Enter; /state, /history, /help, /quit", lines[0])
+	assert.Equal(t, "chat "+id+": type a message and press Enter; commands: /state, /history, /approve CALL, /reject CALL [REASON], /help, /quit", lines[0])
 	assert.NotContains(t, r.out, "you>", "no prompt when input is not a terminal")
 	first := strings.Index(r.out, `Helper: [offline] helper received 2 messages. First user message: "Hello".`)
 	state := strings.Index(r.out, "messages:      2 messages in 1 turn\n")

@@ -8,3 +8,13 @@ func SetWaitNotice(d time.Duration) (restore func()) {
 	waitNotice = d
 	return func() { waitNotice = old }
 }
+
+// SlashCommands returns the interactive chat's commands with their arguments, as
+// its table lists them ("/approve CALL").
+func SlashCommands() []string {
+	out := make([]string, len(slashCommands))
+	for i, c := range slashCommands {
+		out[i] = c.usage()
+	}
+	return out
+}

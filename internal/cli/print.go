@@ -120,6 +120,10 @@ func printState(w io.Writer, st agentchat.StateResult) {
 		status += " (temporary thread)"
 	}
 	row("status", "%s", status)
+	if to := st.MigratedTo; to != nil {
+		row("migrated to", "%s as chat %s (run %s); read it there: go run ./starter%s state --chat %s",
+			describePlace(*to), to.ChatID, cmpOr(to.RunID, "unknown"), placeFlags(*to), shellQuote(to.ChatID))
+	}
 	row("participants", "%s", strings.Join(ps, ", "))
 	row("messages", "%s in %s", plural(st.MessageCount, "message"), plural(st.TurnCount, "turn"))
 	row("complete", "%s", yesNo(st.IsComplete))

@@ -1,5 +1,5 @@
 // Package cli is the starter command line: every subcommand of `go run ./starter`
-// (demo, start, send, chat, state, history, approve, export, import, participants,
+// (demo, start, send, chat, state, history, list, approve, export, import, participants,
 // migrate, server, model, mcp). starter/main.go only calls Execute, so everything here can be
 // tested.
 package cli
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -42,11 +43,16 @@ type globals struct {
 	tel *telemetry.Telemetry
 	// intr takes Streams.Interrupts.
 	intr *interrupter
+	// verbose: the Temporal SDK's warnings are printed too, not only its errors.
+	verbose bool
+	// errOut is Streams.Err, where the SDK's log goes.
+	errOut io.Writer
 }
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
 // printing a one-line error to Err (with the starter command that goes on, for an
-// error that asks for one: errorHint).
+// error that asks for one: errorHint), followed, for an unknown command, by the
+// commands it may have meant, one a line.
 func Execute(ctx context.Context, args []string, s Streams) int {
 	ctx, cancelCause := context.WithCancelCause(ctx)
 	cancel := func() { cancelCause(context.Canceled) }
@@ -67,15 +73,42 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		cancel()
 	}
 	if err != nil {
-		fmt.Fprintln(s.Err, "starter:", oneLine(err.Error())+errorHint(err, g.dial.TaskQueue))
+		msg, suggestions := splitSuggestions(err.Error())
+		fmt.Fprintln(s.Err, "starter:", oneLine(msg)+errorHint(err, g.dial.TaskQueue))
+		if len(suggestions) > 0 {
+			fmt.Fprintln(s.Err, "Did you mean this?")
+			for _, sg := range suggestions {
+				fmt.Fprintln(s.Err, "  "+sg)
+			}
+		}
 		return 1
 	}
 	return 0
 }
 
+// didYouMean is how cobra introduces the commands it suggests for an unknown one,
+// each then on a line of its own after a tab.
+const didYouMean = "\n\nDid you mean this?\n"
+
+// splitSuggestions splits an error message of cobra's into the message and the
+// commands it suggests (none when it suggests none).
+func splitSuggestions(msg string) (string, []string) {
+	head, tail, found := strings.Cut(msg, didYouMean)
+	if !found {
+		return msg, nil
+	}
+	var out []string
+	for l := range strings.SplitSeq(tail, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return head, out
+}
+
 // newRoot builds the command tree and the globals its flags fill.
 func newRoot(s Streams) (*cobra.Command, *globals) {
-	g := &globals{}
+	g := &globals{errOut: s.Err}
 	root := &cobra.Command{
 		Use:   "starter",
 		Short: "Start, drive and inspect agentchat chats on Temporal",
@@ -109,9 +142,10 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 	pf.StringVar(&g.dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $AGENTCHAT_KEYS; none: off)")
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", wire.TaskQueue, "task queue of the worker that runs new chats")
 	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print the Temporal SDK's warnings on stderr too (such as TMPRL1103, a payload over 512 KiB); without it only its errors")
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s), followCmd(g, s), stopCmd(g, s),
-		stateCmd(g, s), historyCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
+		stateCmd(g, s), historyCmd(g, s), listCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
 		codecServerCmd(g, s), reencryptCmd(g, s), keysCmd(s), mcpCmd(g))
 	return root, g
 }
@@ -141,6 +175,9 @@ func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
 		}
 		g.dial.MetricsHandler = tel.TemporalMetricsHandler()
 	}
+	if g.dial.Logger == nil {
+		g.dial.Logger = sdkLogger(g.errOut, g.verbose)
+	}
 	return agentchat.Dial(ctx, g.dial)
 }
 
@@ -161,6 +198,16 @@ func (g *globals) connectChat(ctx context.Context, chatID string) (*agentchat.Cl
 		return nil, err
 	}
 	return c, nil
+}
+
+// sdkLogger is where the Temporal SDK's log goes: w (the command's stderr, never
+// its output), errors only, or warnings too when verbose.
+func sdkLogger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelError
+	if verbose {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // errorHint is what the starter adds to an error it prints: for a chat's

@@ -69,7 +69,7 @@ func (p *streamPrinter) take(ev agentchat.Event) bool {
 	case wire.EventTurnAccepted:
 		p.awaiting = nil
 		if p.events {
-			fmt.Fprintf(p.w, "[%d] turn %s accepted (queue position %d)\n", ev.Offset, ev.TurnID, ev.Position)
+			fmt.Fprintf(p.w, "[%d] turn %s accepted (queue position %d)%s\n", ev.Offset, ev.TurnID, ev.Position, userLine(ev))
 		}
 	case wire.EventAgentStarted:
 		p.endLine()
@@ -150,6 +150,19 @@ func (p *streamPrinter) endLine() {
 		fmt.Fprintln(p.w)
 		p.open = false
 	}
+}
+
+// userShown is how much of a user's text follow's turn-accepted line shows, in runes.
+const userShown = 200
+
+// userLine is what follow's turn-accepted line adds for the user's text: ": Alice:
+// text", on one line and cut to userShown runes; "" for an event without text (a
+// turn of images only, or a chat that recorded none).
+func userLine(ev agentchat.Event) string {
+	if ev.Text == "" {
+		return ""
+	}
+	return ": " + cmpOr(ev.Author, string(chat.RoleUser)) + ": " + truncate(ev.Text, userShown)
 }
 
 func cmpOr(a, b string) string {
@@ -367,16 +380,8 @@ func stoppedFollowing(ctx context.Context, err error) error {
 	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		return nil
 	case errors.As(err, &moved):
-		to := moved.Target
-		where := ""
-		switch {
-		case to.Address != "":
-			where = " --address " + shellQuote(to.Address)
-		case to.Cluster != "":
-			where = " --address <address of cluster " + to.Cluster + ">"
-		}
-		return fmt.Errorf("%w (follow it there: go run ./starter follow%s --namespace %s --chat %s)",
-			err, where, shellQuote(to.Namespace), shellQuote(to.ChatID))
+		return fmt.Errorf("%w (follow it there: go run ./starter follow%s --chat %s)",
+			err, placeFlags(moved.Target), shellQuote(moved.Target.ChatID))
 	}
 	return err
 }

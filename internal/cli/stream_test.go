@@ -169,3 +169,45 @@ func TestFollowFromMidReplyNamesTheAuthor(t *testing.T) {
 	r := ok(t, h, "--timeout", "30s", "follow", "--chat", id, "--from", fmt.Sprint(deltas[1].Offset))
 	assert.Equal(t, "Helper: "+rest, r.lines()[0])
 }
+
+// follow's turn-accepted line shows who asked what: the user's text on one line, cut
+// to 200 characters; --json carries it in the event's text and author.
+func TestFollowShowsTheUsersText(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	ok(t, h, "send", "--chat", id, "--id", "t1", "--author", "Alice", "What's my name?")
+	long := "first line\nsecond " + strings.Repeat("ä", 3000)
+	ok(t, h, "send", "--chat", id, "--id", "t2", long)
+	require.NoError(t, h.Temporal.TerminateWorkflow(t.Context(), id, "", "test"))
+
+	r := ok(t, h, "--timeout", "30s", "follow", "--chat", id)
+	assert.Contains(t, r.out, "[0] turn t1 accepted (queue position 1): Alice: What's my name?\n")
+	var second string
+	for _, l := range r.lines() {
+		if strings.Contains(l, "turn t2 accepted") {
+			second = l
+		}
+	}
+	_, shown, found := strings.Cut(second, "] turn t2 accepted (queue position 1): user: ")
+	require.True(t, found, second)
+	assert.True(t, strings.HasPrefix(shown, "first line second ää"), shown)
+	assert.Len(t, []rune(shown), 200, "cut to 200 characters")
+	assert.True(t, strings.HasSuffix(shown, "…"), shown)
+
+	r = ok(t, h, "--timeout", "30s", "follow", "--chat", id, "--json")
+	var accepted []agentchat.Event
+	for _, l := range r.lines() {
+		var ev agentchat.Event
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), l)
+		if ev.Type == wire.EventTurnAccepted {
+			accepted = append(accepted, ev)
+		}
+	}
+	require.Len(t, accepted, 2)
+	assert.Equal(t, "What's my name?", accepted[0].Text)
+	assert.Equal(t, "Alice", accepted[0].Author)
+	assert.LessOrEqual(t, len(accepted[1].Text), wire.AcceptedTextBytes, "a long text is clipped in the event")
+	assert.True(t, strings.HasPrefix(accepted[1].Text, "first line\nsecond ä"), accepted[1].Text)
+	assert.True(t, strings.HasSuffix(accepted[1].Text, "…"))
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/keyring"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func exportCmd(g *globals, s Streams) *cobra.Command {
@@ -226,14 +227,8 @@ serve the target namespace on the same task queue.`,
 			if asJSON {
 				return printJSON(s.Out, res)
 			}
-			where := fmt.Sprintf("namespace %s", res.Target.Namespace)
-			if res.Target.Cluster != "" {
-				where = fmt.Sprintf("cluster %s, %s", res.Target.Cluster, where)
-			} else if res.Target.Address != "" {
-				where = fmt.Sprintf("cluster at %s, %s", res.Target.Address, where)
-			}
 			fmt.Fprintf(s.Out, "migrated chat %s to %s as %s (run %s): %s, digest %s\n",
-				chatID, where, res.Target.ChatID, res.Target.RunID, plural(res.MessageCount, "message"), res.Digest)
+				chatID, describePlace(res.Target), res.Target.ChatID, res.Target.RunID, plural(res.MessageCount, "message"), res.Digest)
 			return nil
 		},
 	}
@@ -288,4 +283,31 @@ func sealedNote(o envelope.Options, plain bool) string {
 		return fmt.Sprintf(", signed by %q", o.Signer.KeyID)
 	}
 	return ""
+}
+
+// describePlace is where a chat is for people: "namespace NS", "cluster east,
+// namespace NS", or "cluster at HOST:PORT, namespace NS".
+func describePlace(loc wire.ChatLocation) string {
+	where := "namespace " + loc.Namespace
+	switch {
+	case loc.Cluster != "":
+		return fmt.Sprintf("cluster %s, %s", loc.Cluster, where)
+	case loc.Address != "":
+		return fmt.Sprintf("cluster at %s, %s", loc.Address, where)
+	}
+	return where
+}
+
+// placeFlags are the starter's global flags that reach chat loc's namespace and
+// cluster: " --address HOST:PORT --namespace NS" (a cluster known by name only:
+// " --address <address of cluster NAME>").
+func placeFlags(loc wire.ChatLocation) string {
+	where := ""
+	switch {
+	case loc.Address != "":
+		where = " --address " + shellQuote(loc.Address)
+	case loc.Cluster != "":
+		where = " --address <address of cluster " + loc.Cluster + ">"
+	}
+	return where + " --namespace " + shellQuote(loc.Namespace)
 }

@@ -291,6 +291,12 @@ func TestMigrateToAnotherNamespace(t *testing.T) {
 		Status string `json:"status"`
 	}](t, ok(t, a, "state", "--chat", id, "--json"))
 	assert.Equal(t, "migrated", src.Status)
+
+	// Text state says where it went too, and how to read it there.
+	text := ok(t, a, "state", "--chat", id)
+	assert.Contains(t, text.out, "status:        migrated\n")
+	assert.Regexp(t, `(?m)^migrated to:   namespace `+ns+` as chat `+regexp.QuoteMeta(id)+` \(run [0-9a-f-]{36}\); `+
+		`read it there: go run ./starter --namespace `+ns+` state --chat `+regexp.QuoteMeta(id)+`$`, text.out)
 }
 
 // r0 is the first line of Out.

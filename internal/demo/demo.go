@@ -153,15 +153,56 @@ func Run(ctx context.Context, opts Options) error {
 		p.line("Stop it with:  go run ./starter server stop")
 	}
 	if !opts.StopServer {
-		env := "" // the commands below reach the default address unless told otherwise
-		if srv.Address != devserver.DefaultAddress && srv.Address != "localhost:7233" {
-			env = "TEMPORAL_ADDRESS=" + srv.Address + " "
-		}
-		p.line("To keep talking to these chats, run a worker on the demo's task queue:")
-		p.line("  %sgo run ./worker --offline --task-queue %s", env, TaskQueue)
-		p.line("  %sgo run ./starter send --chat %s \"What did we talk about?\"", env, d.restoredID)
+		d.keepTalking(srv.Address, workerFlags{offline: offline, agents: opts.AgentsPath,
+			messages: "sqlite://" + messages, keys: opts.Dial.KeysPath})
 	}
 	return nil
+}
+
+// workerFlags are the demo worker's settings that a worker which goes on with the
+// demo's chats needs too.
+type workerFlags struct {
+	offline  bool
+	agents   string // the agent config: the demo's storyteller is in no other
+	messages string // the message store URL, which holds the chats' older bodies
+	keys     string // the key ring file given to the demo; "" for none or $AGENTCHAT_KEYS
+}
+
+// keepTalking prints the commands that go on with the demo's chats: a worker with the
+// demo's task queue, agents and message store, then a turn for each chat that takes
+// one (each command runs as printed, from the folder the demo ran in).
+func (d *run) keepTalking(address string, w workerFlags) {
+	env := "" // the commands below reach the default address unless told otherwise
+	if address != devserver.DefaultAddress && address != "localhost:7233" {
+		env = "TEMPORAL_ADDRESS=" + address + " "
+	}
+	worker := env + "go run ./worker"
+	if w.offline {
+		worker += " --offline"
+	}
+	worker += " --task-queue " + shellQuote(TaskQueue) + " --agents " + shellQuote(w.agents) +
+		" --message-store " + shellQuote(w.messages)
+	starter := env + "go run ./starter"
+	if w.keys != "" {
+		worker += " --keys " + shellQuote(w.keys)
+		starter += " --keys " + shellQuote(w.keys)
+	}
+	d.p.line("To keep talking to these chats, run a worker on the demo's task queue, with its agents and message store:")
+	d.p.line("  %s", worker)
+	d.p.line("  %s send --chat %s %s", starter, shellQuote(d.restoredID), shellQuote("What did we talk about?"))
+	if d.storyID != "" {
+		d.p.line("  %s send --chat %s %s", starter, shellQuote(d.storyID), shellQuote("One more story, please"))
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // run is one play of the demo: the chats it made and where to print.
@@ -172,6 +213,7 @@ type run struct {
 	exportDir  string
 	threadID   string
 	restoredID string
+	storyID    string // the streaming step's chat; "" when it did not run
 	chats      []link // in order, for the links
 	// storyteller: the registry has the streaming step's agent.
 	storyteller bool

@@ -57,6 +57,8 @@ func TestDemoPlaysEveryPart(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dataDir, "messages.db"))
 	assert.NoDirExists(t, ".agentchat")
 	assert.NotContains(t, text, "keeps running", "the demo did not start a server, so it has none to leave running")
+	// Its closing hint's commands go on with its chats, the story chat too.
+	keepTalking(t, text)
 }
 
 // The demo with a key ring: it says encryption is on, every part still plays, and the

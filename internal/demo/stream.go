@@ -24,6 +24,7 @@ func (d *run) streamed(ctx context.Context) error {
 	if _, err := d.c.Start(ctx, agentchat.StartOptions{ChatID: id, Participants: []string{"storyteller"}}); err != nil {
 		return err
 	}
+	d.storyID = id
 	d.p.line("you: Tell me a story")
 	if _, err := d.stream(ctx, id, "story-1", "Tell me a story", -1); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/codec"
@@ -175,6 +176,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		return nil, err
 	}
 	w.acts = acts
+	registerSearchAttributes(tc, cmpOr(opts.Namespace, client.DefaultNamespace), opts.Logger)
 	w.Worker = hosting.NewWorker(tc, opts.TaskQueue, acts, worker.Options{
 		WorkerStopTimeout: StopTimeout,
 	})
@@ -329,4 +331,27 @@ func describeEndpoints(reg *agents.Registry) string {
 // only, so command output stays readable.
 func QuietTemporalLogger(l *slog.Logger) tlog.Logger {
 	return tlog.NewStructuredLogger(slog.New(logx.MinLevel(l.Handler(), slog.LevelWarn)))
+}
+
+// searchAttributesTimeout bounds the worker's registration of the chats' search
+// attributes.
+const searchAttributesTimeout = 10 * time.Second
+
+// registerSearchAttributes registers the chats' search attributes in namespace ns
+// (agentchat.RegisterSearchAttributes), so that starter list shows agents and turns
+// and filters by them. Where the server does not allow it, the worker says so and
+// how to add them, and goes on: chats work without them.
+func registerSearchAttributes(tc client.Client, ns string, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), searchAttributesTimeout)
+	defer cancel()
+	if err := agentchat.RegisterSearchAttributes(ctx, tc, ns); err != nil {
+		logger.Warn("chats are listed without agents and turns", "error", err)
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentchat/agentchat"
+)
+
+func listCmd(g *globals, s Streams) *cobra.Command {
+	var (
+		opts   agentchat.ListOptions
+		token  string
+		limit  int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list [--status S] [--agent ID] [--limit N] [--page-token T]",
+		Short: "List the chats of the task queue: id, status, agents, turns, last activity",
+		Long: `List the chats (AgentChat workflows) of --task-queue in the namespace, open chats
+first, newest first, from Temporal's visibility, which lags a moment behind.
+--status keeps one status (running, completed, failed, migrating, migrated, starting;
+or terminated, timedOut, canceled), --agent the chats with that participant. At most
+--limit chats are printed; when there are more, the last line gives the --page-token
+that goes on.
+
+Agents, turns and the last activity are the chats' search attributes, which the
+worker registers at start where the server lets it. Without them, list shows what
+visibility has (id, status, start or close time), says how to add them, and refuses
+--agent.`,
+		Example: `  starter list
+  starter list --status running --agent helper --limit 10
+  starter list --json --page-token CAESBAgB...`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 || limit > agentchat.MaxListPageSize {
+				return fmt.Errorf("--limit must be within 1..%d", agentchat.MaxListPageSize)
+			}
+			if token != "" {
+				b, err := base64.StdEncoding.DecodeString(token)
+				if err != nil {
+					return fmt.Errorf("--page-token %q is not a token that list printed: %w", token, err)
+				}
+				opts.PageToken = b
+			}
+			opts.PageSize = limit
+			c, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.List(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(s.Out, res)
+			}
+			printChats(s, res)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Status, "status", "", "only chats of this status")
+	f.StringVar(&opts.Agent, "agent", "", "only chats with this participant (agent id)")
+	f.IntVar(&limit, "limit", 20, "print at most this many chats (one page)")
+	f.StringVar(&token, "page-token", "", "go on from where a list stopped (its last line gives the token)")
+	jsonFlag(cmd, &asJSON, `print the page as JSON: {"chats": [...], "nextPageToken": ...}`)
+	return cmd
+}
+
+// printChats writes a page of chats as a table, then the command that goes on, if
+// there is more, and on Err the note that the chats are not indexed, if they are not.
+func printChats(s Streams, res agentchat.ListResult) {
+	if len(res.Chats) == 0 {
+		fmt.Fprintln(s.Out, "no chats")
+	} else {
+		tw := tabwriter.NewWriter(s.Out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "CHAT\tSTATUS\tAGENTS\tTURNS\tLAST ACTIVITY")
+		for _, ch := range res.Chats {
+			agents, turns := "-", "-"
+			if ch.Indexed {
+				agents, turns = cmpOr(strings.Join(ch.Agents, ","), "-"), fmt.Sprint(ch.Turns)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ch.ChatID, ch.Status, agents, turns, ch.LastActivity.Local().Format(time.DateTime))
+		}
+		_ = tw.Flush()
+	}
+	if len(res.NextPageToken) > 0 {
+		fmt.Fprintf(s.Out, "(more: go run ./starter list --page-token %s, with the same filters)\n",
+			base64.StdEncoding.EncodeToString(res.NextPageToken))
+	}
+	if res.Unindexed {
+		fmt.Fprintln(s.Err, "note: "+res.Hint)
+	}
+}
