@@ -91,9 +91,18 @@ func chatInterrupted(t *testing.T, h *testenv.Harness, flags ...string) {
 		var next int64
 		return err == nil && v.Get(&next) == nil && next >= 2 // turnAccepted, agentStarted
 	}, 20*time.Second, 5*time.Millisecond, "the reply is being written")
-	// Deltas reach the stream only while someone follows it (not with --no-stream): a
-	// chunk or two of the reply.
-	time.Sleep(150 * time.Millisecond)
+	// Deltas reach the stream only while someone follows it (not with --no-stream): wait
+	// for the first (a fixed sleep let the stop come first on a loaded machine, and the
+	// turn had no partial reply to keep); without a follower, a chunk or two's time.
+	if len(flags) == 0 {
+		require.Eventually(t, func() bool {
+			v, err := h.Temporal.QueryWorkflow(t.Context(), id, "", wire.StreamOffsetQuery)
+			var next int64
+			return err == nil && v.Get(&next) == nil && next >= 3 // and a textDelta
+		}, 20*time.Second, 5*time.Millisecond, "the reply's first text is on the stream")
+	} else {
+		time.Sleep(150 * time.Millisecond)
+	}
 	interrupts <- os.Interrupt
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "stopped)") },
 		20*time.Second, 10*time.Millisecond, "the turn is stopped: %s", &out)
