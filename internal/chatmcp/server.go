@@ -114,9 +114,11 @@ func NewServer(c *agentchat.Client, version string) *mcp.Server {
 	return s
 }
 
-// Handler serves s over MCP's streamable HTTP transport (worker --mcp-listen).
+// Handler serves s over MCP's streamable HTTP transport (worker --mcp-listen). A POST
+// that is not a call the server can serve gets 400 with a JSON-RPC error object
+// (refuseMalformed) and reaches no session, which goes on serving its client.
 func Handler(s *mcp.Server) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	return refuseMalformed(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 }
 
 // jsonResult is v as indented JSON text.
