@@ -144,11 +144,15 @@ func turnResult(res agentchat.TurnResult, err error) (*mcp.CallToolResult, any, 
 		StructuredContent: res}, nil, nil
 }
 
-// TurnText is what send_message and approve_call answer: each reply's text as
-// "Author: text", a line per tool call awaiting approval ("awaiting approval: call
+// TurnText is what send_message and approve_call answer: "(the call was already
+// DECISION; nothing changed)" for an approval that repeated its call's decision, each
+// reply's text as "Author: text", a line per tool call awaiting approval ("awaiting approval: call
 // CALLID: TOOL(ARGUMENTS)"), and "(the chat is complete)" when it is.
 func TurnText(res agentchat.TurnResult) string {
 	var lines []string
+	if res.AlreadyDecided != nil {
+		lines = append(lines, fmt.Sprintf("(the call was already %s; nothing changed)", res.AlreadyDecided))
+	}
 	for _, m := range res.Messages {
 		if text := m.Text(); text != "" {
 			author := m.AuthorName
