@@ -21,9 +21,8 @@ import (
 //   - a batch (a JSON array) on stdio: -32600, since MCP 2025-06-18 removed batching.
 //
 // Everything else goes to the SDK, which answers an unknown method with -32601 and
-// params of the wrong shape (or an unknown tool) with -32602. A tool's arguments that
-// do not match its input schema are a tool error (a result with isError, per MCP's
-// tools specification), so that the model that wrote them can correct them.
+// params of the wrong shape (or an unknown tool) with -32602; a tool's arguments that
+// do not match its input schema get -32602 too (refuseInvalidArguments).
 
 // refusal is the JSON-RPC error response for one input that is not a message: its
 // id is raw JSON (null when the input had no usable id).

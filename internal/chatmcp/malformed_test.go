@@ -145,7 +145,27 @@ func notAMessage(r *rand.Rand, id string) badInput {
 // badParams calls known methods with params of the wrong type or an unknown tool.
 func badParams(r *rand.Rand, id string) badInput {
 	var params string
-	switch r.IntN(4) {
+	switch r.IntN(5) {
+	case 4: // arguments that do not match the tool's input schema
+		args := pick(r, []string{
+			`{"chatId":` + pick(r, []string{"5", "true", "[]", "{}", "null"}) + `}`,
+			`{"chatId":"c","agents":` + pick(r, []string{`"helper"`, "5", `[5]`, `{"a":1}`}) + `}`,
+			`{}`, `{"chatId":"c","` + word(r) + `":1}`, pick(r, []string{"5", `"x"`, "[1]", "true"}),
+			`{"chatId":"c","callId":"x","approved":"yes"}`, `{"chatId":"c","offset":"1"}`,
+		})
+		tool := map[string]string{"{\"chatId\":\"c\",\"agents\"": chatmcp.StartChatTool, `{"chatId":"c","callId"`: chatmcp.ApproveCallTool,
+			`{"chatId":"c","offset"`: chatmcp.GetHistoryTool}
+		name := pick(r, []string{chatmcp.GetStateTool, chatmcp.SendMessageTool, chatmcp.ExportChatTool})
+		for prefix, t := range tool {
+			if strings.HasPrefix(args, prefix) {
+				name = t
+			}
+		}
+		if args == `{}` {
+			name = pick(r, []string{chatmcp.GetStateTool, chatmcp.SendMessageTool, chatmcp.ApproveCallTool, chatmcp.StartChatTool})
+		}
+		return badInput{"tool arguments against the schema", fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s}}`,
+			id, name, args), codeInvalidParams, id}
 	case 0:
 		params = `{"name":` + pick(r, []string{"5", "{}", "[]", "true", "null"}) + `}`
 	case 1:
