@@ -103,3 +103,32 @@ func TestServersAtTwoAddressesKeepTheirOwnFiles(t *testing.T) {
 	_, err = os.Stat(db2[1])
 	assert.NoError(t, err, "a stopped server's data file stays")
 }
+
+// A server that a starter before per-address files started (temporal.pid and
+// temporal.db in the folder) is still found at its address, and only there.
+func TestServerStopFindsAServerOfTheOldLayout(t *testing.T) {
+	dir := t.TempDir()
+	addr, err := devserver.FreeAddress()
+	require.NoError(t, err)
+	other, err := devserver.FreeAddress()
+	require.NoError(t, err)
+	s, err := devserver.Start(t.Context(), devserver.Options{Address: addr, UIPort: devserver.Headless, Detach: true,
+		DBFile: filepath.Join(dir, "temporal.db"), PIDFile: filepath.Join(dir, "temporal.pid")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = syscall.Kill(-s.PID, syscall.SIGKILL) })
+
+	line := fails(t, nil, "server", "stop", "--listen", other, "--data", dir)
+	assert.Contains(t, line, "nothing to stop")
+	assert.Contains(t, line, addr, "the error names the server that runs from the folder")
+	assert.True(t, reachable(addr), "a stop at another address stopped it")
+
+	r := execute(t, "", "server", "status", "--listen", addr, "--data", dir)
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Contains(t, r.out, "started by starter (pid "+strconv.Itoa(s.PID)+")")
+
+	r = execute(t, "", "server", "stop", "--listen", addr, "--data", dir)
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.False(t, reachable(addr))
+	_, err = os.Stat(filepath.Join(dir, "temporal.db"))
+	assert.NoError(t, err, "its data file stays")
+}
