@@ -62,20 +62,24 @@ func (s *chatState) changedDecisionRefusal(in wire.ApproveInput) error {
 		"(repeat it to read what the call's turn did)", s.chatID, in.CallID, d), wire.ErrTypeInvalidInput)
 }
 
-// repeatedDecision answers an Approve that repeats its call's earlier decision (the
-// validator refused a different one), ok false when the call had none or the run
-// predates versionRepeatedDecision.
-func (s *chatState) repeatedDecision(ctx workflow.Context, callID string) (wire.TurnResult, bool) {
-	d, ok := s.earlierDecision(callID)
+// repeatedDecision answers an Approve on a call decided before, ok false when the
+// call had no decision or the run predates versionRepeatedDecision: the same decision
+// gets what the call's turn did, a different one (admitted in the same workflow task
+// as the first, before that was recorded) the refusal the validator gives.
+func (s *chatState) repeatedDecision(ctx workflow.Context, in wire.ApproveInput) (wire.TurnResult, bool, error) {
+	d, ok := s.earlierDecision(in.CallID)
 	if !ok || !changed(ctx, versionRepeatedDecision) {
-		return wire.TurnResult{}, false
+		return wire.TurnResult{}, false, nil
+	}
+	if err := s.changedDecisionRefusal(in); err != nil {
+		return wire.TurnResult{}, true, err
 	}
 	var res wire.TurnResult
-	if i := s.answeredCall(callID); i >= 0 {
+	if i := s.answeredCall(in.CallID); i >= 0 {
 		res = s.sinceResult(i)
 	} else if s.suspension != nil {
 		res = wire.TurnResult{MessageID: s.suspension.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
 	}
 	res.AlreadyDecided = &d
-	return res, true
+	return res, true, nil
 }

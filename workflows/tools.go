@@ -368,8 +368,8 @@ func pendingIDs(ps []wire.PendingApproval) string {
 // returns at once with the calls still awaited. Refused while the chat continues as new
 // or migrates (approveRefusal).
 func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (wire.TurnResult, error) {
-	if res, ok := s.repeatedDecision(ctx, in.CallID); ok {
-		return res, nil
+	if res, ok, err := s.repeatedDecision(ctx, in); ok {
+		return res, err
 	}
 	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
