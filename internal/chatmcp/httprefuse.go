@@ -73,7 +73,7 @@ func sdkRefusal(body []byte, text string) *refusal {
 	}
 	id := usableID(body)
 	if one.Method != nil && !servedMethods[*one.Method] {
-		return refuse(id, jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %q", *one.Method))
+		return refuse(id, jsonrpc.CodeMethodNotFound, clip(fmt.Sprintf("method not found: %q", *one.Method)))
 	}
 	return refuse(id, jsonrpc.CodeInvalidRequest, "invalid request: "+clip(text))
 }
