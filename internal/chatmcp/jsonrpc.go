@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -15,9 +16,9 @@ import (
 //
 //   - text that is not JSON: -32700 (parse error), id null;
 //   - JSON that is not a request, notification or response (not an object, no
-//     "jsonrpc":"2.0", an id that is not a string or number, a method that is not a
-//     string, a response without an id): -32600 (invalid request), with the message's
-//     id when it has a usable one, else null;
+//     "jsonrpc":"2.0", an id that is not a string or an integer, a request whose id
+//     is null, a method that is not a string, a response without an id): -32600
+//     (invalid request), with the message's id when it has a usable one, else null;
 //   - a batch (a JSON array) on stdio: -32600, since MCP 2025-06-18 removed batching.
 //
 // Everything else goes to the SDK, which answers an unknown method with -32601 and
@@ -83,7 +84,35 @@ func decodeOne(data []byte) (jsonrpc.Message, *refusal) {
 		return nil, refuse(usableID(data), jsonrpc.CodeInvalidRequest,
 			"invalid request: not a JSON-RPC 2.0 message: "+clip(err.Error()))
 	}
+	if r := checkID(data); r != nil {
+		return nil, r
+	}
 	return msg, nil
+}
+
+// checkID refuses a request whose id is null, which the SDK would take for a
+// notification and never answer, and an id that is a number but not an integer, which
+// it would answer under another id (MCP: "a string or integer", never null).
+func checkID(data []byte) *refusal {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(data, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	id := bytes.TrimSpace(m.ID)
+	switch {
+	case bytes.Equal(id, []byte("null")) && len(m.Method) > 0:
+		return refuse(nil, jsonrpc.CodeInvalidRequest,
+			"invalid request: a request's id must be a string or an integer, not null; a notification has no id")
+	case len(id) > 0 && id[0] != '"' && !bytes.Equal(id, []byte("null")):
+		if _, err := strconv.ParseInt(string(id), 10, 64); err != nil {
+			return refuse(id, jsonrpc.CodeInvalidRequest, "invalid request: the id "+clip(string(id))+
+				" must be a string or an integer (of at most 64 bits)")
+		}
+	}
+	return nil
 }
 
 func parseRefusal(data []byte) *refusal {

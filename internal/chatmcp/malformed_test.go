@@ -124,7 +124,13 @@ func notJSON(r *rand.Rand, id string) badInput {
 func notAMessage(r *rand.Rand, id string) badInput {
 	with := func(kind, line string) badInput { return badInput{kind, line, codeInvalidRequest, id} }
 	without := func(kind, line string) badInput { return badInput{kind, line, codeInvalidRequest, "null"} }
-	switch r.IntN(7) {
+	switch r.IntN(9) {
+	case 7:
+		return without("request with a null id", fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"method":%q}`,
+			pick(r, []string{"ping", "tools/list", "tools/call", word(r)})))
+	case 8:
+		n := pick(r, []string{"1.5", "-0.5", "1e3", "2.0", "1E2", "99999999999999999999"})
+		return badInput{"id that is no integer", fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"ping"}`, n), codeInvalidRequest, n}
 	case 0:
 		return without("a scalar", pick(r, []string{"42", "-1.5", `"text"`, "null", "true", "false", `""`}))
 	case 1:
