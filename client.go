@@ -539,10 +539,16 @@ func (c *Client) Send(ctx context.Context, chatID string, msg SendMessageInput) 
 // approved call runs) and Approve returns the call's result, the turn's MessageID and
 // the calls still awaited.
 //
+// A call's first decision stands. The same decision again (a retry) changes nothing
+// and returns at once what the call's turn did from its result on, with
+// TurnResult.AlreadyDecided set to the earlier decision; a different decision is
+// refused (below).
+//
 // Errors: ErrInvalidOptions for an empty CallID, before anything is sent;
 // ErrChatNotFound, ErrChatClosed; an InvalidInput application error when the chat
-// waits for no approval of in.CallID (an unknown call, one already decided, or a chat
-// that waits for none; its message lists the calls awaited); TurnFailed (with the
+// waits for no approval of in.CallID (an unknown call, or a chat that waits for none;
+// its message lists the calls awaited) or the call is decided already the other way
+// (its message says "already decided: " and the earlier decision); TurnFailed (with the
 // provider's or store's message, details Kept: the calls' results stay, send a new
 // message to go on) when the resumed turn fails; ContinuingAsNew or Migrating
 // (retry) while the chat hands over to a new run or migrates, Migrated once it moved.

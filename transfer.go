@@ -238,7 +238,8 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 }
 
 // ImportInto restores a document into an existing, empty chat (the Import update). A
-// chat that already has history or turns refuses with a ChatNotEmpty error and is unharmed.
+// chat that already has history or turns, was restored already or is importing now
+// refuses with a ChatNotEmpty error that says which, and is unharmed.
 func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte, path string) (StateResult, error) {
 	b, src, err := readDocument(document, path)
 	if err != nil {

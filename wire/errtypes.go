@@ -32,8 +32,9 @@ const (
 	// ErrTypeInvalidDocument: a chat-state document failed validation (unknown schema
 	// version, bad digest, malformed); the message names the field.
 	ErrTypeInvalidDocument = "InvalidDocument"
-	// ErrTypeNotEmpty: an import targeted a chat that already has history or turns; the
-	// chat is unharmed.
+	// ErrTypeNotEmpty: an import targeted a chat that already has history or turns, was
+	// restored from a document already, or is importing one; the message says which, and
+	// the chat is unharmed.
 	ErrTypeNotEmpty = "ChatNotEmpty"
 	// ErrTypeMigrating: the chat is moving to another namespace or cluster and takes no
 	// turns until it has; retry, and the retry will name the new location.

@@ -89,6 +89,21 @@ type Decision struct {
 	By       string `json:"by,omitempty"`
 }
 
+// String is d in words: "approved", "rejected by Bob: too old".
+func (d Decision) String() string {
+	out := "approved"
+	if !d.Approved {
+		out = "rejected"
+	}
+	if d.By != "" {
+		out += " by " + d.By
+	}
+	if d.Reason != "" {
+		out += ": " + d.Reason
+	}
+	return out
+}
+
 // ApproveInput is the Approve update's input: {"callId":"c1","approved":true} or
 // {"callId":"c1","approved":false,"reason":"refunds over $100 need a manager"}.
 type ApproveInput struct {

@@ -89,6 +89,12 @@ type TurnResult struct {
 	// Cancelled: the turn was stopped (CancelTurn) while it ran; Messages are what it
 	// had produced, the last reply marked incomplete.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// AlreadyDecided is set on the answer to an Approve that repeated the decision its
+	// call had already: nothing changed, and this is that earlier decision (By and
+	// Reason as given then; once the call has its result, Reason is read from a
+	// rejection's result and By is empty). Messages are what the call's turn did from
+	// the call's result on (none while that decision waits to be applied).
+	AlreadyDecided *Decision `json:"alreadyDecided,omitempty"`
 }
 
 // CancelTurnInput names the turn to stop: MessageID "" is the turn in flight; a queued

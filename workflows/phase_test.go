@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -178,5 +179,36 @@ func TestMigrateIsRefusedRetryablyWhileTheRunContinuesAsNew(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, want[p], errorType(err), "%s: %v", p, err)
+	}
+}
+
+// Each refusal of an import names its cause: an import in progress (also under a
+// migration that waits for it), a document restored already, or the messages and
+// turns the chat holds.
+func TestARefusedImportSaysWhy(t *testing.T) {
+	in := wire.ImportInput{Source: wire.DocumentSource{URI: "file:///doc.json"}}
+	for _, tc := range []struct {
+		name  string
+		s     *chatState
+		wants []string
+	}{
+		{"an import runs", &chatState{chatID: "c1", phase: phaseImporting, turns: map[string]*turn{}},
+			[]string{`chat "c1" is importing a document already`, "wait for that import"}},
+		{"a document was restored", &chatState{chatID: "c1", phase: phaseRunning, turns: map[string]*turn{},
+			Carried: wire.Carried{Restored: &wire.CarriedRestore{Digest: "sha256:abc"}}},
+			[]string{`chat "c1" was restored from a document already`, "sha256:abc"}},
+		{"messages", &chatState{chatID: "c1", phase: phaseRunning, turns: map[string]*turn{},
+			Carried: wire.Carried{History: []chat.Message{{MessageID: "m1"}, {MessageID: "m2"}}}},
+			[]string{`chat "c1" already has 2 messages and 0 turns`}},
+	} {
+		err := tc.s.validateImport(in)
+		require.Error(t, err, tc.name)
+		assert.Equal(t, wire.ErrTypeNotEmpty, errorType(err), tc.name)
+		for _, w := range tc.wants {
+			assert.Contains(t, err.Error(), w, tc.name)
+		}
+		if tc.name != "messages" {
+			assert.NotContains(t, err.Error(), "0 messages", "%s: %v", tc.name, err)
+		}
 	}
 }

@@ -30,12 +30,28 @@ func (s *chatState) validateImport(in wire.ImportInput) error {
 	default:
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s and cannot import", s.chatID, s.phase.status()), wire.ErrTypeNotAcceptingTurns)
 	}
-	if len(s.History) > 0 || len(s.turns) > 0 || s.Restored != nil || s.phase == phaseImporting {
-		return temporal.NewApplicationError(fmt.Sprintf(
-			"chat %q already has %d messages and %d turns; import only into a new or empty chat", s.chatID, len(s.History), len(s.turns)),
-			wire.ErrTypeNotEmpty)
+	if why := s.notEmpty(); why != "" {
+		return temporal.NewApplicationError(why, wire.ErrTypeNotEmpty)
 	}
 	return nil
+}
+
+// notEmpty says why this chat cannot take an import, by its first cause: an import in
+// progress, a document restored already, or the messages and turns it holds; "" when
+// it is empty.
+func (s *chatState) notEmpty() string {
+	switch {
+	case s.importing():
+		return fmt.Sprintf("chat %q is importing a document already; wait for that import to end "+
+			"(State shows status %q until then), then import only into a new or empty chat", s.chatID, s.phase.status())
+	case s.Restored != nil && len(s.History) == 0 && len(s.turns) == 0:
+		return fmt.Sprintf("chat %q was restored from a document already (digest %s); import only into a new or empty chat",
+			s.chatID, s.Restored.Digest)
+	case len(s.History) > 0 || len(s.turns) > 0 || s.Restored != nil:
+		return fmt.Sprintf("chat %q already has %d messages and %d turns; import only into a new or empty chat",
+			s.chatID, len(s.History), len(s.turns))
+	}
+	return ""
 }
 
 // handleImport restores a document into this empty chat and returns its new state.

@@ -140,7 +140,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 			s.turnEvent(t, wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.ID, Call: &call})
 		case spec.Approval && !s.Decisions[c.CallID].Approved:
 			d := s.Decisions[c.CallID]
-			results[c.CallID] = errorResult(c, "rejected by a person"+reasonSuffix(d.Reason))
+			results[c.CallID] = errorResult(c, rejectedResult+reasonSuffix(d.Reason))
 		case s.ranBefore(c) && changed(ctx, versionReuseToolResult):
 			results[c.CallID] = s.ranResult(c) // obtained before a rollback: never run twice
 		default:
@@ -325,9 +325,12 @@ func (s *chatState) awaitingApproval() []wire.PendingApproval {
 }
 
 // validateApprove accepts a decision for a call the chat waits for, and a repeat of a
-// decision already taken (the answer is then the turn as it went on).
+// decision already taken (decided.go); it refuses a different one.
 func (s *chatState) validateApprove(in wire.ApproveInput) error {
-	if s.answeredCall(in.CallID) >= 0 {
+	if err := s.changedDecisionRefusal(in); err != nil {
+		return err
+	}
+	if _, ok := s.earlierDecision(in.CallID); ok {
 		return nil
 	}
 	if err := s.approveRefusal(); err != nil {
@@ -339,9 +342,6 @@ func (s *chatState) validateApprove(in wire.ApproveInput) error {
 	if !s.suspension.waitsFor(in.CallID) {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval of call %q (it waits for %s)",
 			s.chatID, in.CallID, pendingIDs(s.awaitingApproval())), wire.ErrTypeInvalidInput)
-	}
-	if s.decided(in.CallID) {
-		return temporal.NewApplicationError(fmt.Sprintf("call %q is already decided", in.CallID), wire.ErrTypeInvalidInput)
 	}
 	return nil
 }
@@ -368,6 +368,9 @@ func pendingIDs(ps []wire.PendingApproval) string {
 // returns at once with the calls still awaited. Refused while the chat continues as new
 // or migrates (approveRefusal).
 func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (wire.TurnResult, error) {
+	if res, ok, err := s.repeatedDecision(ctx, in); ok {
+		return res, err
+	}
 	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
 	}

@@ -77,33 +77,36 @@ type ApproveCallInput struct {
 
 // NewServer returns an MCP server whose tools drive chats through c. A tool's failure
 // (an unknown chat, a refused message, a chat that waits for an approval) is an error
-// result with the client's message; nothing of a chat is lost.
+// result with the client's message; nothing of a chat is lost. Arguments that do not
+// match a tool's input schema get the JSON-RPC error -32602 and call no tool.
 func NewServer(c *agentchat.Client, version string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentchat", Title: "agentchat chats", Version: version}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: StartChatTool, Description: "Start a durable chat with agents of the worker's registry. " +
+	schemas := toolSchemas{}
+	s.AddReceivingMiddleware(refuseInvalidArguments(schemas))
+	addTool(s, schemas, &mcp.Tool{Name: StartChatTool, Description: "Start a durable chat with agents of the worker's registry. " +
 		"Returns the chat's state (its id, participants)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in StartChatInput) (*mcp.CallToolResult, any, error) {
 			st, err := c.Start(ctx, agentchat.StartOptions{ChatID: in.ChatID, Participants: in.Agents})
 			return jsonResult(st, err)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: SendMessageTool, Description: "Send a user message to a chat and wait for its turn: " +
+	addTool(s, schemas, &mcp.Tool{Name: SendMessageTool, Description: "Send a user message to a chat and wait for its turn: " +
 		"returns the agents' replies as text, and the tool calls that wait for approval (approve_call)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in SendMessageInput) (*mcp.CallToolResult, any, error) {
 			res, err := c.Send(ctx, in.ChatID, agentchat.SendMessageInput{MessageID: in.MessageID, Text: in.Text})
 			return turnResult(res, err)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: GetStateTool, Description: "A chat's state: status, participants, counts, " +
+	addTool(s, schemas, &mcp.Tool{Name: GetStateTool, Description: "A chat's state: status, participants, counts, " +
 		"last message, pending approvals (JSON, the State query)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ChatInput) (*mcp.CallToolResult, any, error) {
 			st, err := c.State(ctx, in.ChatID)
 			return jsonResult(st, err)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: GetHistoryTool, Description: "A chat's messages, oldest first (JSON, the History query)."},
+	addTool(s, schemas, &mcp.Tool{Name: GetHistoryTool, Description: "A chat's messages, oldest first (JSON, the History query)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in GetHistoryInput) (*mcp.CallToolResult, any, error) {
 			h, err := c.History(ctx, in.ChatID, agentchat.HistoryInput{Offset: in.Offset, Limit: in.Limit})
 			return jsonResult(h, err)
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ExportChatTool, Description: "Export a chat as a chat-state document " +
+	addTool(s, schemas, &mcp.Tool{Name: ExportChatTool, Description: "Export a chat as a chat-state document " +
 		"(chat-state-v1 JSON, which import restores elsewhere); the digest is in _meta."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ChatInput) (*mcp.CallToolResult, any, error) {
 			doc, digest, err := c.Export(ctx, in.ChatID)
@@ -113,7 +116,7 @@ func NewServer(c *agentchat.Client, version string) *mcp.Server {
 			return &mcp.CallToolResult{Meta: mcp.Meta{"digest": digest},
 				Content: []mcp.Content{&mcp.TextContent{Text: string(doc)}}}, nil, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: ApproveCallTool, Description: "Approve or reject a tool call the chat waits for; " +
+	addTool(s, schemas, &mcp.Tool{Name: ApproveCallTool, Description: "Approve or reject a tool call the chat waits for; " +
 		"returns what the resumed turn produced, as send_message does."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in ApproveCallInput) (*mcp.CallToolResult, any, error) {
 			res, err := c.Approve(ctx, in.ChatID, agentchat.ApproveInput{CallID: in.CallID, Approved: in.Approved,
@@ -130,9 +133,11 @@ func NewServer(c *agentchat.Client, version string) *mcp.Server {
 	return s
 }
 
-// Handler serves s over MCP's streamable HTTP transport (worker --mcp-listen).
+// Handler serves s over MCP's streamable HTTP transport (worker --mcp-listen). A POST
+// that is not a call the server can serve gets 400 with a JSON-RPC error object
+// (refuseMalformed) and reaches no session, which goes on serving its client.
 func Handler(s *mcp.Server) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	return refuseMalformed(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 }
 
 // jsonResult is v as indented JSON text.
@@ -158,11 +163,15 @@ func turnResult(res agentchat.TurnResult, err error) (*mcp.CallToolResult, any, 
 		StructuredContent: res}, nil, nil
 }
 
-// TurnText is what send_message and approve_call answer: each reply's text as
-// "Author: text", a line per tool call awaiting approval ("awaiting approval: call
+// TurnText is what send_message and approve_call answer: "(the call was already
+// DECISION; nothing changed)" for an approval that repeated its call's decision, each
+// reply's text as "Author: text", a line per tool call awaiting approval ("awaiting approval: call
 // CALLID: TOOL(ARGUMENTS)"), and "(the chat is complete)" when it is.
 func TurnText(res agentchat.TurnResult) string {
 	var lines []string
+	if res.AlreadyDecided != nil {
+		lines = append(lines, fmt.Sprintf("(the call was already %s; nothing changed)", res.AlreadyDecided))
+	}
 	for _, m := range res.Messages {
 		if text := m.Text(); text != "" {
 			author := m.AuthorName

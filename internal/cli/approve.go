@@ -26,7 +26,11 @@ Approved, the call runs. Rejected (--reject), it does not run: the agent's model
 reads the error result "rejected by a person: REASON" and answers on. When this was
 the last call the turn waited for, the turn resumes and its messages are printed as
 send prints them; while other calls of the turn still wait, approve says which.
-A call the chat does not wait for (unknown, or already decided) fails with one line.`,
+
+A call's first decision stands. The same decision again (a retry) changes nothing:
+approve says the call was decided already and prints what its turn did. A
+different decision fails with one line, "already decided: " and the earlier
+decision, as does a call the chat does not wait for (unknown).`,
 		Example: `  starter approve --chat support-42 --call call_refund
   starter approve --chat support-42 --call call_refund --reject --reason "refunds over $50 need a manager" --by Bob
   starter state --chat support-42    # lists the pending approvals`,
@@ -49,7 +53,16 @@ A call the chat does not wait for (unknown, or already decided) fails with one l
 			if reject {
 				decided = "rejected"
 			}
+			if res.AlreadyDecided != nil {
+				fmt.Fprintf(s.Out, "call %s was already %s; nothing changed\n", in.CallID, res.AlreadyDecided)
+				if len(res.Messages) == 0 && len(res.AwaitingApproval) == 0 {
+					return nil
+				}
+			}
 			switch {
+			case len(res.Messages) == 0 && len(res.AwaitingApproval) > 0 && res.AlreadyDecided != nil:
+				fmt.Fprintf(s.Out, "turn %s still waits for %s:\n", res.MessageID, plural(len(res.AwaitingApproval), "more call"))
+				printAwaiting(s.Out, chatID, res.AwaitingApproval)
 			case len(res.Messages) == 0 && len(res.AwaitingApproval) > 0:
 				// The turn did not resume: other calls of it still wait.
 				fmt.Fprintf(s.Out, "%s call %s; turn %s still waits for %s:\n", decided, in.CallID, res.MessageID,

@@ -104,7 +104,8 @@ func TestApproveResumesTheTurn(t *testing.T) {
 	assert.Contains(t, r.out, "messages:      6 messages in 1 turn\n")
 
 	again := ok(t, h, "approve", "--chat", id, "--call", "call_refund")
-	assert.Equal(t, r0.out, again.out, "a retried approve answers what the turn did, and runs nothing again")
+	assert.Equal(t, "call call_refund was already approved; nothing changed\n"+r0.out, again.out,
+		"a retried approve says so, answers what the turn did, and runs nothing again")
 	assert.Equal(t, 3, h.Model.Requests("clerk"))
 
 	r = ok(t, h, "send", "--chat", id, "Thanks")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/agentchat/agentchat/internal/chatmcp"
@@ -19,7 +18,9 @@ stdio: the client starts this command and calls its tools start_chat (chatId, ag
 send_message (chatId, text: the replies' text), get_state, get_history and export_chat
 (chatId), and approve_call (chatId, callId, approved, reason). A worker must be running
 on the task queue. Standard output carries the protocol only; it runs until the client
-closes standard input.`,
+closes standard input. A line that is not a JSON-RPC message gets a JSON-RPC error
+(-32700 parse error, -32600 invalid request; unknown methods -32601, params of the
+wrong shape -32602) and the session goes on.`,
 		Example: `  go run ./starter mcp --task-queue agentchat`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -28,7 +29,7 @@ closes standard input.`,
 				return err
 			}
 			defer c.Close()
-			return chatmcp.NewServer(c, "1").Run(cmd.Context(), &mcp.StdioTransport{})
+			return chatmcp.NewServer(c, "1").Run(cmd.Context(), chatmcp.Stdio())
 		},
 	}
 }

@@ -150,7 +150,11 @@ func Run(ctx context.Context, opts Options) error {
 	p.title("done")
 	if srv.Started && !opts.StopServer {
 		p.line("The Temporal dev server keeps running (pid %d) so the links above work.", srv.PID)
-		p.line("Stop it with:  go run ./starter server stop")
+		named := "" // the data folder, when it is not the one server stop finds by itself
+		if opts.DataDir != DataDir() {
+			named = opts.DataDir
+		}
+		p.line("Stop it with:  %s", srv.StopCommand(named))
 	}
 	if !opts.StopServer {
 		d.keepTalking(srv.Address, workerFlags{offline: offline, agents: opts.AgentsPath,

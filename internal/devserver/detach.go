@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,6 +66,47 @@ func StopDetached(pidFile string) error {
 		return fmt.Errorf("devserver: remove PID file: %w", err)
 	}
 	return nil
+}
+
+// DetachedServer returns the process id in pidFile, a server started with
+// Options.Detach, and the gRPC host:port that process serves, read from its command
+// line (--ip, --port) where /proc exists ("" elsewhere: unknown). It returns an error
+// wrapping ErrNotRunning when pidFile is missing or its process is no dev server.
+func DetachedServer(pidFile string) (pid int, address string, err error) {
+	pid, err = ReadPIDFile(pidFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, "", fmt.Errorf("%w: %w", ErrNotRunning, err)
+		}
+		return 0, "", err
+	}
+	if !processAlive(pid) || isZombie(pid) || !looksLikeDevServer(pid) {
+		return 0, "", fmt.Errorf("%w: no dev server with pid %d (from %s)", ErrNotRunning, pid, pidFile)
+	}
+	return pid, servedAddress(pid), nil
+}
+
+// servedAddress is the --ip and --port of pid's command line as host:port, "" when
+// /proc or either flag is missing.
+func servedAddress(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	var ip, port string
+	args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--ip":
+			ip = args[i+1]
+		case "--port":
+			port = args[i+1]
+		}
+	}
+	if ip == "" || port == "" {
+		return ""
+	}
+	return net.JoinHostPort(ip, port)
 }
 
 // waitGone polls until pid no longer runs (or is a zombie) or d passes.
