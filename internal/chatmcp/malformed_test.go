@@ -389,7 +389,12 @@ func TestStreamableHTTPSessionSurvivesMalformedInput(t *testing.T) {
 	}
 	res, err := s.ListTools(t.Context(), nil)
 	require.NoError(t, err, "the session's client fails after the bad input")
-	assert.Len(t, res.Tools, 6)
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.ElementsMatch(t, []string{chatmcp.StartChatTool, chatmcp.SendMessageTool, chatmcp.GetStateTool, chatmcp.GetHistoryTool,
+		chatmcp.ExportChatTool, chatmcp.ApproveCallTool, chatmcp.ListChatsTool}, names, "every tool is still served")
 }
 
 // `starter mcp` itself answers bad lines with JSON-RPC errors and keeps the client's
