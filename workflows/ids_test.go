@@ -62,26 +62,26 @@ func TestUserTurnWithAReplysIDIsRefused(t *testing.T) {
 }
 
 // A reply never takes the id of a user turn sent before it: "y/1" first, then "y",
-// whose reply skips to the next free id; in a group chat, each reply does.
+// whose reply skips to the next free id, which a later turn may not take.
 func TestReplyIDsSkipTheIDsOfUserTurns(t *testing.T) {
 	e := newEnv(t)
 	a := e.send(time.Second, msg("y/1", "a turn id with a slash"))
 	b := e.send(2*time.Second, msg("y", "plain id y"))
-	c := e.send(3*time.Second, msg("y/2", "and another"))
+	c := e.send(3*time.Second, msg("y/2", "the id y's reply took"))
+	d := e.send(3*time.Second, msg("y/3", "a free id"))
 	var hist []chat.Message
 	e.at(4*time.Second, func() { hist = e.history() })
 	e.run(thread(), 5*time.Second)
 
-	for _, o := range []*outcome{a, b, c} {
+	for _, o := range []*outcome{a, b, d} {
 		require.NoError(t, o.rejected)
 		require.NoError(t, o.err)
 	}
+	requireRefused(t, c.rejected, wire.ErrTypeInvalidMessage, "y/2")
+	assert.Contains(t, c.rejected.Error(), `agent "helper"'s reply`)
 	requireUniqueIDs(t, hist)
-	assert.Equal(t, []string{"y/1", "y/1/1"}, ids(hist)[:2])
-	assert.Equal(t, "y", hist[2].MessageID)
-	assert.NotEqual(t, "y/1", hist[3].MessageID, "y's reply skips the id of turn y/1")
-	assert.Equal(t, hist[3].MessageID, b.result.Messages[0].MessageID)
-	assert.Equal(t, "y/2", hist[4].MessageID, "the user turn keeps its id")
+	assert.Equal(t, []string{"y/1", "y/1/1", "y", "y/2", "y/3", "y/3/1"}, ids(hist))
+	assert.Equal(t, "y/2", b.result.Messages[0].MessageID, "y's reply skips the id of turn y/1")
 }
 
 // In a group chat, a user turn that arrives while a turn runs may not take the id of

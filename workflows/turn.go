@@ -48,7 +48,7 @@ func (s *chatState) checkMessage(in wire.SendMessageInput) (m chat.Message, know
 	}
 	t, ok := s.turns[m.MessageID]
 	if !ok || t.err != nil {
-		return m, false, nil
+		return m, false, s.idRefusal(m)
 	}
 	// A turn whose body moved to the message store (a stub) cannot be compared: its
 	// retry is taken as the same turn and gets the first answer.
@@ -394,6 +394,7 @@ func (s *chatState) answered(t *turn) {
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 	s.stubs.cut(s.History, t.mark)
+	s.retireStored(s.History[t.mark:])
 	s.History, s.Selection, s.Termination = s.History[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
 	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err)}
@@ -447,7 +448,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 	)
 	for resynced := false; ; resynced = true {
 		in = s.invokeInput(ctx, p, t)
-		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
+		in.ReplyID, in.ToolChoice = s.nextID(ctx, t), toolChoice
 		s.startReply(t, p, in.ReplyID)
 		err := s.agentActivity(actx, wire.InvokeAgentActivity, in, &res)
 		if err == nil {
@@ -529,12 +530,6 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 		}
 		used[c.CallID] = true
 	}
-}
-
-// nextID returns the id of the next message of turn t: "<turn messageId>/<n>", n
-// counting the messages after the user's.
-func (s *chatState) nextID(t *turn) string {
-	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.History)-s.historyIndex(t.msg.MessageID))
 }
 
 // turnResult returns the answer of a finished turn, read back from the history; past
