@@ -25,6 +25,18 @@ func refusingStore(_ context.Context, in wire.StoreMessagesInput) (wire.StoreMes
 			"\": message id already stored with a different body", wire.ErrTypeInvalidInput, nil)
 }
 
+// allPages reads the whole history, page by page.
+func (e *env) allPages() []chat.Message {
+	var out []chat.Message
+	for {
+		page := query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: len(out)})
+		out = append(out, page.Messages...)
+		if len(page.Messages) == 0 || len(out) >= page.Total {
+			return out
+		}
+	}
+}
+
 // A chat whose carried state would pass CarryLimit because the message store refuses
 // its bodies does not continue as new (Temporal would terminate it for the input's
 // size): it stops taking turns with StoreRefused, in State's lastError and to senders,
@@ -46,7 +58,7 @@ func TestCarryOverTheLimitStopsTurnsInsteadOfEndingTheChat(t *testing.T) {
 	var st, st2 wire.StateResult
 	var hist []chat.Message
 	e.at(4500*time.Millisecond, func() { st = e.state() })
-	e.at(7*time.Second, func() { st2, hist = e.state(), e.history() })
+	e.at(7*time.Second, func() { st2, hist = e.state(), e.allPages() })
 	e.run(in, 8*time.Second)
 
 	var can *workflow.ContinueAsNewError

@@ -54,9 +54,6 @@ func (s *chatState) spillToFit(ctx workflow.Context, next wire.AgentChatInput) *
 		s.storeBodies(ctx, more, true)
 		total = measure()
 	}
-	if total > wire.CarryLimit {
-		workflow.GetLogger(ctx).Error("the carried state passes CarryLimit with every body stored", "bytes", total, "limit", wire.CarryLimit)
-	}
 	return next.Carry
 }
 
@@ -145,7 +142,7 @@ func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, requ
 		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
 			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
-			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
+			s.storeFailed(ctx, err)
 			return
 		}
 		s.Store = res.Store

@@ -60,12 +60,14 @@ func (s *chatState) checkMessage(in wire.SendMessageInput) (m chat.Message, know
 	return m, true, nil
 }
 
-// stateRefusal is the error for new turn m that the chat's state refuses (it waits for
+// stateRefusal is the error for new turn m that the chat's state refuses (it stalled, waits for
 // an approval, continues as new, migrates or moved, could not start, is complete, or is
 // a temporary thread that had its turn; or m's turn failed after its tools ran), or nil.
 func (s *chatState) stateRefusal(m chat.Message) error {
 	t, ok := s.turns[m.MessageID]
 	switch {
+	case s.stalled != nil:
+		return s.stalled
 	case s.suspension != nil:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
@@ -270,9 +272,9 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 }
 
 // canTakeTurn reports whether a queued turn may start now: the chat is running (no
-// import, drain or migration) and no turn waits for approvals.
+// import, drain or migration), not stalled, and no turn waits for approvals.
 func (s *chatState) canTakeTurn() bool {
-	return len(s.queue) > 0 && s.phase == phaseRunning && s.suspension == nil
+	return len(s.queue) > 0 && s.phase == phaseRunning && s.suspension == nil && s.stalled == nil
 }
 
 // readyToResume reports whether a suspended turn has decisions to apply now
