@@ -227,7 +227,9 @@ const versionSignalsWhenFull = "signals-refused-when-full"
 // validate is not dropped silently: it becomes lastError and a warning.
 func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	m, known, err := s.checkMessage(in)
-	if err == nil && !known {
+	if !known && s.stalled != nil {
+		err = s.stalled // lastError keeps saying why the chat takes no turns
+	} else if err == nil && !known {
 		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.suspension != nil
 		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
