@@ -109,6 +109,7 @@ func TestKnownFaultReproductions(t *testing.T) {
 			r.Settle(ctx)
 			violations := r.Check(ctx)
 			require.Empty(t, violations, "action log:\n%s", strings.Join(r.Log(), "\n"))
+			t.Logf("action log:\n%s", strings.Join(r.Log(), "\n"))
 		})
 	}
 }
