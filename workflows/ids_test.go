@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -135,4 +137,45 @@ func TestIDsOfStoredRepliesOfTakenBackTurnsStayTaken(t *testing.T) {
 	requireUniqueIDs(t, hist)
 	require.Len(t, again.result.Messages, 2)
 	assert.NotEqual(t, "y/1", again.result.Messages[0].MessageID, "a stored body's id is never given to another message")
+}
+
+// A document from another framework may use any ids, "/" included. Restored, its ids
+// stay taken: a user turn may not take one, and replies skip them.
+func TestImportedIDsOfAnyShapeStayUnique(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	doc, _, err := chatstate.Encode(chatstate.Document{
+		SchemaVersion: 1, ChatID: "src", ExportedAt: at, Source: chatstate.Source{Namespace: "default", WorkflowID: "src"},
+		History: []chat.Message{
+			docMsg("a/1", chat.RoleUser, "", "first", at), docMsg("b/1", chat.RoleAssistant, "helper", "one", at),
+			docMsg("b", chat.RoleUser, "", "second", at), docMsg("x", chat.RoleAssistant, "helper", "two", at),
+		},
+		Participants: []chatstate.Participant{helperP},
+		Strategies: chatstate.Strategies{
+			Selection:   chatstate.Strategy{Type: "sequential", State: json.RawMessage(`{"nextIndex":0}`)},
+			Termination: chatstate.Strategy{Type: "maxIterations", State: json.RawMessage(`{"iterations":1}`)},
+		},
+	})
+	require.NoError(t, err)
+	e := newEnv(t)
+	taken := e.send(time.Second, msg("b/1", "the id of an imported reply"))
+	retry := e.send(2*time.Second, msg("b", "second"))
+	a := e.send(3*time.Second, msg("a", "its reply would be a/1"))
+	var hist []chat.Message
+	e.at(4*time.Second, func() { hist = e.history() })
+	e.run(restoring(doc, "helper"), 5*time.Second)
+
+	requireRefused(t, taken.rejected, wire.ErrTypeInvalidMessage, "b/1")
+	require.NoError(t, retry.err)
+	assert.Equal(t, []string{"x"}, ids(retry.result.Messages), "a retry of an imported turn gets its answer")
+	require.NoError(t, a.err)
+	assert.Equal(t, "a/2", a.result.Messages[0].MessageID)
+	requireUniqueIDs(t, hist)
+	assert.Equal(t, []string{"a/1", "b/1", "b", "x", "a", "a/2"}, ids(hist))
+}
+
+// docMsg is a message of a document.
+func docMsg(id string, role chat.Role, agent, text string, at time.Time) chat.Message {
+	m := chat.TextMessage(id, role, "", text)
+	m.AgentID, m.CreatedAt = agent, at
+	return m
 }
