@@ -41,10 +41,10 @@ const maxRetiredIDs = 256
 func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
 	n := len(s.History) - s.historyIndex(t.msg.MessageID)
 	id := fmt.Sprintf("%s/%d", t.msg.MessageID, n)
-	if s.idHolder(id) == "" || !changed(ctx, versionUniqueMessageIDs) {
+	if s.idHolder(id, false) == "" || !changed(ctx, versionUniqueMessageIDs) {
 		return id
 	}
-	for s.idHolder(id) != "" {
+	for s.idHolder(id, false) != "" {
 		n++
 		id = fmt.Sprintf("%s/%d", t.msg.MessageID, n)
 	}
@@ -52,9 +52,10 @@ func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
 }
 
 // idHolder describes what holds message id in the chat ("" when it is free): a message
-// of the history, a queued turn, the reply in flight, or a reply taken back whose body
-// stays in the message store (RetiredIDs).
-func (s *chatState) idHolder(id string) string {
+// of the history, a queued turn, the reply in flight (with live: a model call of this
+// turn that is made again, after its service thread was lost, keeps its id), or a reply
+// taken back whose body stays in the message store (RetiredIDs).
+func (s *chatState) idHolder(id string, live bool) string {
 	if i := s.historyIndex(id); i < len(s.History) {
 		return describeMessage(s.History[i], i)
 	}
@@ -63,7 +64,7 @@ func (s *chatState) idHolder(id string) string {
 			return "a queued user turn"
 		}
 	}
-	if r := s.events.live; r != nil && r.messageID == id {
+	if r := s.events.live; live && r != nil && r.messageID == id {
 		return fmt.Sprintf("agent %q's reply in turn %q, in flight", r.agentID, r.turnID)
 	}
 	if slices.Contains(s.RetiredIDs, id) {
@@ -92,13 +93,20 @@ func (s *chatState) idRefusal(m chat.Message) error {
 	if i := s.historyIndex(m.MessageID); i < len(s.History) && s.History[i].Role == chat.RoleUser {
 		return nil
 	}
-	holder := s.idHolder(m.MessageID)
+	holder := s.idHolder(m.MessageID, true)
 	if holder == "" {
 		return nil
 	}
 	return temporal.NewApplicationError(fmt.Sprintf(
 		"messageId %q is taken in chat %q: it is the id of %s; message ids are unique in a chat (replies get \"<turn>/<n>\"): give this turn another messageId",
 		m.MessageID, s.chatID, holder), wire.ErrTypeInvalidMessage)
+}
+
+// checksIDs reports whether this run refuses new turn m for a taken messageId
+// (idRefusal): always, except in the replay of a history from before
+// versionUniqueMessageIDs that took such a turn (the version is asked only then).
+func (s *chatState) checksIDs(ctx workflow.Context, m chat.Message) bool {
+	return s.idRefusal(m) == nil || changed(ctx, versionUniqueMessageIDs)
 }
 
 // retireStored records the ids of msgs, messages being taken back from the history,

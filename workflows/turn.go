@@ -17,18 +17,23 @@ import (
 // validateSend is the SendMessage validator: it refuses, before anything is written to
 // the history, input that is malformed or oversize and turns the chat cannot take.
 func (s *chatState) validateSend(in wire.SendMessageInput) error {
-	_, err := s.admit(in)
+	_, err := s.admit(in, true)
 	return err
 }
 
-// admit checks a user turn and returns its message: its shape (checkMessage), the
-// chat's state (stateRefusal) and its capacity (capacityRefusal). A messageId the chat
-// already has (queued, running or answered) is admitted whatever the chat's state, so a
-// retry gets the first answer.
-func (s *chatState) admit(in wire.SendMessageInput) (chat.Message, error) {
+// admit checks a user turn and returns its message: its shape (checkMessage), its
+// messageId (idRefusal, when checkIDs), the chat's state (stateRefusal) and its
+// capacity (capacityRefusal). A messageId the chat already has (queued, running or
+// answered) is admitted whatever the chat's state, so a retry gets the first answer.
+func (s *chatState) admit(in wire.SendMessageInput, checkIDs bool) (chat.Message, error) {
 	m, known, err := s.checkMessage(in)
 	if err != nil || known {
 		return m, err
+	}
+	if checkIDs {
+		if err := s.idRefusal(m); err != nil {
+			return chat.Message{}, err
+		}
 	}
 	if err := s.stateRefusal(m); err != nil {
 		return chat.Message{}, err
@@ -48,7 +53,7 @@ func (s *chatState) checkMessage(in wire.SendMessageInput) (m chat.Message, know
 	}
 	t, ok := s.turns[m.MessageID]
 	if !ok || t.err != nil {
-		return m, false, s.idRefusal(m)
+		return m, false, nil
 	}
 	// A turn whose body moved to the message store (a stub) cannot be compared: its
 	// retry is taken as the same turn and gets the first answer.
@@ -194,7 +199,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	if err := s.awaitTurnOrder(ctx); err != nil {
 		return wire.TurnResult{}, err
 	}
-	m, err := s.admit(in)
+	m, err := s.admit(in, s.checksIDs(ctx, chat.Message{MessageID: in.MessageID}))
 	if err != nil {
 		return wire.TurnResult{}, err
 	}
@@ -227,6 +232,9 @@ const versionSignalsWhenFull = "signals-refused-when-full"
 // validate is not dropped silently: it becomes lastError and a warning.
 func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	m, known, err := s.checkMessage(in)
+	if err == nil && !known && s.checksIDs(ctx, m) {
+		err = s.idRefusal(m)
+	}
 	if !known && s.stalled != nil {
 		err = s.stalled // lastError keeps saying why the chat takes no turns
 	} else if err == nil && !known {
