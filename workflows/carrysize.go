@@ -21,8 +21,10 @@ const carryBySizeChange = "carry-by-encoded-size"
 //     all but the latest messages move (the latest keepInline, within carryTailBytes,
 //     stay); an unreachable store only postpones that to the next hand-over;
 //   - past CarryLimit, the latest bodies and then the queued turns' bodies move too, and
-//     the store is retried until it answers: Temporal would terminate a chat whose
-//     continue-as-new input passes its payload limit.
+//     an unreachable store is retried until it answers: Temporal would terminate a chat
+//     whose continue-as-new input passes its payload limit. A store that refuses the
+//     bodies leaves them here; continueAsNew then stalls the chat (stall.go) when the
+//     carry still passes CarryLimit.
 //
 // Open tool calls at the end of the history keep their bodies: the next run waits for
 // them. The references (stubs) that stay are bounded by ChatLengthLimit.
