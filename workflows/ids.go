@@ -17,8 +17,8 @@ import (
 // replies and tool results). The rule that keeps them apart, whatever the order:
 //
 //   - a new user turn whose messageId is already an id of the chat's (a message in the
-//     history, a queued turn, the reply in flight, or a reply taken back whose body
-//     stays in the message store) is refused at the door (checkMessage), naming the id
+//     history, a queued turn, the reply in flight, or an id given up because the
+//     message store keeps a body under it: RetiredIDs) is refused at the door (checkMessage), naming the id
 //     and what holds it; a retry of the turn's own messageId is not new;
 //   - a made id that is taken the same way is skipped: "<turn>/<n>" with the next free n
 //     (nextID).
@@ -68,7 +68,7 @@ func (s *chatState) idHolder(id string, live bool) string {
 		return fmt.Sprintf("agent %q's reply in turn %q, in flight", r.agentID, r.turnID)
 	}
 	if slices.Contains(s.RetiredIDs, id) {
-		return "a reply taken back whose body stays in the message store"
+		return "a message the chat gave up (a reply taken back, or refused by the message store), whose body the message store keeps"
 	}
 	return ""
 }
@@ -115,8 +115,18 @@ func (s *chatState) checksIDs(ctx workflow.Context, m chat.Message) bool {
 // body for good, so no other message may have that id (idHolder).
 func (s *chatState) retireStored(msgs []chat.Message) {
 	for _, m := range msgs {
-		if m.Contents == nil && m.Role != chat.RoleUser && !slices.Contains(s.RetiredIDs, m.MessageID) {
-			s.RetiredIDs = append(s.RetiredIDs, m.MessageID)
+		if m.Contents == nil && m.Role != chat.RoleUser {
+			s.retireIDs(m.MessageID)
+		}
+	}
+}
+
+// retireIDs records ids as given up for good: the message store holds a body under
+// each that no message of the chat has (idHolder).
+func (s *chatState) retireIDs(ids ...string) {
+	for _, id := range ids {
+		if !slices.Contains(s.RetiredIDs, id) {
+			s.RetiredIDs = append(s.RetiredIDs, id)
 		}
 	}
 	if n := len(s.RetiredIDs); n > maxRetiredIDs {

@@ -179,3 +179,24 @@ func docMsg(id string, role chat.Role, agent, text string, at time.Time) chat.Me
 	m.AgentID, m.CreatedAt = agent, at
 	return m
 }
+
+// A model call whose reply the message store refuses because it holds the reply's id
+// with another body (an earlier attempt stored its reply, then the call was made again)
+// fails the turn, and the chat gives that id up: the turn sent again gets another.
+func TestReplyIDTheStoreHoldsIsGivenUp(t *testing.T) {
+	e := newEnv(t)
+	e.model.errs["helper#1"] = temporal.NewNonRetryableApplicationError(
+		`message store: msgstore: sqlite put chat "c": message "y/1": message id already stored with a different body`,
+		wire.ErrTypeStoreConflict, nil)
+	failed := e.send(time.Second, msg("y", "hello"))
+	taken := e.send(2*time.Second, msg("y/1", "the id the store holds"))
+	again := e.send(3*time.Second, msg("y", "hello"))
+	e.run(thread(), 4*time.Second)
+
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(failed.err, &app), "%v", failed.err)
+	assert.Equal(t, wire.ErrTypeTurnFailed, app.Type())
+	requireRefused(t, taken.rejected, wire.ErrTypeInvalidMessage, "y/1")
+	require.NoError(t, again.err)
+	assert.Equal(t, "y/2", again.result.Messages[0].MessageID)
+}

@@ -472,6 +472,9 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		}
 		if err = unwrapActivityError(err); resynced || !s.dropLostThread(ctx, p, err) {
 			s.abandonReply()
+			if errorType(err) == wire.ErrTypeStoreConflict {
+				s.retireIDs(in.ReplyID) // the store holds another body under it
+			}
 			return chat.Message{}, err
 		}
 	}
