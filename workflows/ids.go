@@ -18,8 +18,9 @@ import (
 //
 //   - a new user turn whose messageId is already an id of the chat's (a message in the
 //     history, a queued turn, the reply in flight, or an id given up because the
-//     message store keeps a body under it: RetiredIDs) is refused at the door (checkMessage), naming the id
-//     and what holds it; a retry of the turn's own messageId is not new;
+//     message store keeps a body under it: RetiredIDs) is refused at the door (admit
+//     and takeSignal, by idRefusal), naming the id and what holds it; a retry of the
+//     turn's own messageId is not new;
 //   - a made id that is taken the same way is skipped: "<turn>/<n>" with the next free n
 //     (nextID).
 //
@@ -53,8 +54,8 @@ func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
 
 // idHolder describes what holds message id in the chat ("" when it is free): a message
 // of the history, a queued turn, the reply in flight (with live: a model call of this
-// turn that is made again, after its service thread was lost, keeps its id), or a reply
-// taken back whose body stays in the message store (RetiredIDs).
+// turn that is made again, after its service thread was lost, keeps its id), or an id
+// given up because the message store keeps a body under it (RetiredIDs).
 func (s *chatState) idHolder(id string, live bool) string {
 	if i := s.historyIndex(id); i < len(s.History) {
 		return describeMessage(s.History[i], i)
