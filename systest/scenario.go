@@ -200,7 +200,7 @@ func (g *generator) nextID(c int) string {
 // userID is the messageId of a user turn of chat c: mostly a new plain id (nextID),
 // sometimes one chosen to collide with a reply's (replyLikeID).
 func (g *generator) userID(c int) string {
-	if g.rng.IntN(100) < 15 {
+	if g.rng.IntN(100) < 20 {
 		if id := g.replyLikeID(c); id != "" {
 			return id
 		}
@@ -218,7 +218,11 @@ func (g *generator) replyLikeID(c int) string {
 	if p.turns > 0 && g.rng.IntN(2) == 0 {
 		turn = 1 + g.rng.IntN(p.turns)
 	}
-	id := fmt.Sprintf("c%d-t%d/%d", c, turn, 1+g.rng.IntN(3))
+	n := 1 // every answered turn has a first reply: mostly a taken id
+	if g.rng.IntN(100) < 40 {
+		n = 2 + g.rng.IntN(2)
+	}
+	id := fmt.Sprintf("c%d-t%d/%d", c, turn, n)
 	if p.replyLike == nil {
 		p.replyLike = map[string]bool{}
 	}
