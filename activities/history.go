@@ -131,10 +131,14 @@ func (a *Activities) messageStore(name string) (msgstore.Store, error) {
 }
 
 // storeError marks store failures: unreachable is retryable (StoreUnavailable), the
-// rest (not found, conflict) is not.
+// rest is not: an id held with another body (StoreConflict), not found and the others
+// (InvalidInput).
 func storeError(err error) error {
 	if errors.Is(err, msgstore.ErrUnavailable) {
 		return temporal.NewApplicationError("message store unavailable: "+err.Error(), wire.ErrTypeStoreUnavailable)
+	}
+	if errors.Is(err, msgstore.ErrConflict) {
+		return temporal.NewNonRetryableApplicationError("message store: "+err.Error(), wire.ErrTypeStoreConflict, nil)
 	}
 	return temporal.NewNonRetryableApplicationError("message store: "+err.Error(), wire.ErrTypeInvalidInput, nil)
 }

@@ -83,6 +83,10 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 			out = append(out, fmt.Sprintf("turn %q was %s but is not in the history (lost)", id, m.outcome))
 		case (m.outcome == outRefused || m.outcome == outFailed && !keptFailed(m)) && n > 0:
 			out = append(out, fmt.Sprintf("turn %q was %s but is in the history", id, m.outcome))
+		case m.taken && !seen[id] && !c.hasFailing() && !c.refuses:
+			out = append(out, fmt.Sprintf("turn %q was refused as a taken id, but no message has it", id))
+		case m.outcome == outPosted && n == 0 && (seen[id] || c.stalled):
+			// refused in the chat: its id is another message's, or the chat stalled
 		case m.outcome == outPosted && n == 0 && m.size <= c.limit && !c.hasFailing():
 			out = append(out, fmt.Sprintf("posted turn %q (%d bytes, limit %d) is not in the history (lost)", id, m.size, c.limit))
 		case m.outcome == outPosted && n == 1 && m.size > c.limit:
@@ -132,7 +136,7 @@ func ids(msgs []chat.Message) []string {
 
 // checkState checks that State agrees with History and that the settled chat is idle
 // and well.
-func checkState(st agentchat.StateResult, msgs []chat.Message) []string {
+func checkState(c *chatRun, st agentchat.StateResult, msgs []chat.Message) []string {
 	var out []string
 	if st.MessageCount != len(msgs) {
 		out = append(out, fmt.Sprintf("State counts %d messages, History has %d", st.MessageCount, len(msgs)))
@@ -143,10 +147,13 @@ func checkState(st agentchat.StateResult, msgs []chat.Message) []string {
 	if st.Status != wire.StatusRunning {
 		out = append(out, fmt.Sprintf("status %q, want %q", st.Status, wire.StatusRunning))
 	}
-	if st.ActiveTurn != "" || len(st.PendingTurns) > 0 || len(st.PendingApprovals) > 0 {
+	if st.ActiveTurn != "" || (len(st.PendingTurns) > 0 && !c.stalled) || len(st.PendingApprovals) > 0 {
 		out = append(out, fmt.Sprintf("not idle after settling: active %q, pending %v, approvals %v", st.ActiveTurn, st.PendingTurns, st.PendingApprovals))
 	}
-	if e := st.LastError; e != nil && e.Type != wire.ErrTypeInvalidMessage && !strings.Contains(e.Message, Refusal) {
+	storeRefused := func(e *wire.TurnError) bool {
+		return c.refuses && (e.Type == wire.ErrTypeStoreRefused || strings.Contains(e.Message, StoreRefusal))
+	}
+	if e := st.LastError; e != nil && e.Type != wire.ErrTypeInvalidMessage && !strings.Contains(e.Message, Refusal) && !storeRefused(e) {
 		out = append(out, fmt.Sprintf("lastError %s on %q is not the script's refusal: %s", e.Type, e.MessageID, firstLine(e.Message)))
 	}
 	return out

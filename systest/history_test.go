@@ -33,6 +33,11 @@ func TestCheckHistory(t *testing.T) {
 	}
 	good := append(turnMsgs("t1"), turnMsgs("t2")...)
 	assert.Empty(t, checkHistory(runOf(answered("t1"), answered("t2")), good))
+	// A reply-like id refused (sent, or posted) because t1's reply has it.
+	takenSent := &msgState{id: "t1/1", outcome: outRefused, taken: true}
+	takenPosted := &msgState{id: "t1/1", outcome: outPosted, posted: true, size: 10}
+	assert.Empty(t, checkHistory(runOf(answered("t1"), takenSent), turnMsgs("t1")))
+	assert.Empty(t, checkHistory(runOf(answered("t1"), takenPosted), turnMsgs("t1")))
 
 	for name, tc := range map[string]struct {
 		run  *chatRun
@@ -48,6 +53,8 @@ func TestCheckHistory(t *testing.T) {
 			"not an agent's answer"},
 		"stray":       {runOf(answered("t1")), append(turnMsgs("t1"), turnMsgs("t9")...), `"t9" was never sent`},
 		"lost signal": {runOf(&msgState{id: "t1", outcome: outPosted, posted: true, size: 10}), nil, `posted turn "t1"`},
+		"taken, but free": {runOf(answered("t1"), &msgState{id: "t1/2", outcome: outRefused, taken: true}), turnMsgs("t1"),
+			`"t1/2" was refused as a taken id, but no message has it`},
 	} {
 		got := strings.Join(checkHistory(tc.run, tc.msgs), "\n")
 		assert.Contains(t, got, tc.want, name)
@@ -60,10 +67,10 @@ func TestCheckState(t *testing.T) {
 	msgs := turnMsgs("t1")
 	last := msgs[1]
 	st := stateOf(2, &last)
-	assert.Empty(t, checkState(st, msgs))
+	assert.Empty(t, checkState(&chatRun{}, st, msgs))
 	st.MessageCount = 3
 	st.PendingTurns = []string{"t2"}
-	got := strings.Join(checkState(st, msgs), "\n")
+	got := strings.Join(checkState(&chatRun{}, st, msgs), "\n")
 	assert.Contains(t, got, "State counts 3 messages")
 	assert.Contains(t, got, "not idle")
 }

@@ -27,6 +27,31 @@ var reproductions = map[string][]Action{
 	"10.S2": postThenSend(8),
 	"10.S4": postThenSendAfterHandOver(4),
 	"10.S5": retryAfterFailure(4),
+	// User ids in the form of reply ids, in both orders, sent and posted: the ones taken
+	// are refused, the replies skip the others, and the chat exports and migrates.
+	"21.1": {
+		{Op: opStart, Chat: 0, Agents: []string{"helper"}, Budget: 34},
+		{Op: opSend, Chat: 0, ID: "t1/1", Size: 100},
+		{Op: opSend, Chat: 0, ID: "t1", Size: 100},
+		{Op: opSend, Chat: 0, ID: "t1/2", Size: 100},
+		{Op: opPost, Chat: 0, ID: "t1/1/1", Size: 100},
+		{Op: opPost, Chat: 0, ID: "t2/1", Size: 100},
+		{Op: opSend, Chat: 0, ID: "t2", Size: 100},
+		{Op: opRetry, Chat: 0},
+		{Op: opExport, Chat: 0, Target: 1},
+		{Op: opMigrate, Chat: 0},
+	},
+	// A chat of large turns whose store refuses every body it must take: it stalls
+	// (StoreRefused), is never terminated for size, and exports and migrates.
+	"21.1-store": {
+		{Op: opStart, Chat: 0, Agents: []string{"helper"}, MaxBytes: 1 << 20, Budget: 30, Refuses: 100},
+		{Op: opSend, Chat: 0, ID: "t1", Size: 1000 << 10},
+		{Op: opSend, Chat: 0, ID: "t2", Size: 1000 << 10},
+		{Op: opSend, Chat: 0, ID: "t3", Size: 100},
+		{Op: opPost, Chat: 0, ID: "t4", Size: 100},
+		{Op: opSend, Chat: 0, ID: "t5", Size: 100},
+		{Op: opRetry, Chat: 0},
+	},
 	"10.S3": {
 		{Op: opStart, Chat: 0, Agents: []string{"clerk"}},
 		{Op: opSend, Chat: 0, ID: "t1", Size: 100},
@@ -84,6 +109,7 @@ func TestKnownFaultReproductions(t *testing.T) {
 			r.Settle(ctx)
 			violations := r.Check(ctx)
 			require.Empty(t, violations, "action log:\n%s", strings.Join(r.Log(), "\n"))
+			t.Logf("action log:\n%s", strings.Join(r.Log(), "\n"))
 		})
 	}
 }

@@ -46,6 +46,8 @@ type msgState struct {
 	replies   []string // message ids of the replies Send returned
 	texts     []string // their texts
 	detail    string   // an error's message
+	// taken: refused because its messageId was another message's.
+	taken bool
 }
 
 // location is where a chat lives: a namespace index and a workflow id.
@@ -71,6 +73,10 @@ type chatRun struct {
 	prefix  []string
 	pending []string
 	started bool
+	// refuses: its message store refuses writes part of the time (refusingStore);
+	// stalled: it stopped taking turns for that (StoreRefused), as State said at the end.
+	refuses bool
+	stalled bool
 }
 
 func (c *chatRun) hasFailing() bool {
@@ -189,7 +195,12 @@ func (r *Runner) newChat(i, ns int, id string, agents []string, maxBytes int) *c
 
 func (r *Runner) start(ctx context.Context, a Action) string {
 	c := r.newChat(a.Chat, 0, r.chatID(a.Chat), a.Agents, a.MaxBytes)
-	c.budget = a.Budget
+	c.budget, c.refuses = a.Budget, a.Refuses > 0
+	if a.Refuses > 0 {
+		if err := listRefusing(r.w.Dir, c.loc.id, a.Refuses); err != nil {
+			r.violate("%v: %v", a, err)
+		}
+	}
 	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes}
 	if a.Budget > 0 {
 		opts.HistoryBudget = wire.HistoryBudget{MaxEvents: a.Budget}
@@ -270,6 +281,12 @@ func (r *Runner) settleSend(ctx context.Context, c *chatRun, m *msgState, res ag
 	case ctx.Err() != nil:
 		m.outcome = outFailed
 		r.violate("chat c%d: message %s: no answer within %s (stuck): %v", c.idx, m.id, actionTimeout, err)
+	case typ == wire.ErrTypeInvalidMessage && strings.Contains(msg, fmt.Sprintf("messageId %q is taken", m.id)):
+		m.outcome, m.taken = outRefused, true // checkHistory checks that it was
+	case typ == wire.ErrTypeStoreRefused && c.refuses:
+		m.outcome = outRefused // the chat stalled: its store refused its bodies
+	case typ == wire.ErrTypeTurnFailed && c.refuses && strings.Contains(msg, StoreRefusal):
+		m.outcome = outFailed // the store refused the reply's body
 	case typ == wire.ErrTypeInvalidMessage:
 		m.outcome = outRefused
 		if m.size > wire.MaxMessageBytesLimit && strings.Contains(msg, "bytes") {

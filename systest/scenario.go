@@ -35,6 +35,7 @@ type Action struct {
 	Agents    []string
 	MaxBytes  int // opStart: the chat's maxMessageBytes (0 = default)
 	Budget    int // opStart: HistoryBudget.MaxEvents (0 = default)
+	Refuses   int // opStart: the percentage of the chat's writes its message store refuses (refusingStore)
 	ID        string
 	Size      int // opSend, opPost: the user message's size, encoded as the chat counts it (newMessage)
 	Burst     int
@@ -57,6 +58,9 @@ func (a Action) String() string {
 	switch a.Op {
 	case opStart:
 		fmt.Fprintf(&b, " agents=%s maxBytes=%d budget=%d", strings.Join(a.Agents, ","), a.MaxBytes, a.Budget)
+		if a.Refuses > 0 {
+			fmt.Fprintf(&b, " store-refuses=%d%%", a.Refuses)
+		}
 	case opSend, opPost:
 		fmt.Fprintf(&b, " id=%s size=%d", a.ID, a.Size)
 		if a.KillAfter > 0 {
@@ -97,6 +101,8 @@ type chatPlan struct {
 	budget    int  // HistoryBudget.MaxEvents; > 0 continues as new every few turns
 	turns     int  // message ids handed out
 	imported  bool
+	// replyLike are the reply-like user ids handed out (replyLikeID).
+	replyLike map[string]bool
 }
 
 type generator struct {
@@ -177,14 +183,54 @@ func (g *generator) start() {
 		budget = 30 + g.rng.IntN(40) // continue as new every few turns
 	}
 	p.budget = budget
+	refuses := 0
+	if g.rng.IntN(100) < 30 {
+		refuses = 50
+	}
 	g.chats = append(g.chats, p)
-	g.add(Action{Op: opStart, Chat: len(g.chats) - 1, Agents: agents, MaxBytes: maxBytes, Budget: budget})
+	g.add(Action{Op: opStart, Chat: len(g.chats) - 1, Agents: agents, MaxBytes: maxBytes, Budget: budget, Refuses: refuses})
 }
 
 func (g *generator) nextID(c int) string {
 	p := g.chats[c]
 	p.turns++
 	return fmt.Sprintf("c%d-t%d", c, p.turns)
+}
+
+// userID is the messageId of a user turn of chat c: mostly a new plain id (nextID),
+// sometimes one chosen to collide with a reply's (replyLikeID).
+func (g *generator) userID(c int) string {
+	if g.rng.IntN(100) < 20 {
+		if id := g.replyLikeID(c); id != "" {
+			return id
+		}
+	}
+	return g.nextID(c)
+}
+
+// replyLikeID returns, for chat c, a user id in the form of a reply's, "<turn>/<n>":
+// of a past turn (taken when that turn has n messages after it: the chat must refuse
+// it), or of the next turn (free now: that turn's replies must skip it). "" when the
+// id was handed out already.
+func (g *generator) replyLikeID(c int) string {
+	p := g.chats[c]
+	turn := p.turns + 1
+	if p.turns > 0 && g.rng.IntN(2) == 0 {
+		turn = 1 + g.rng.IntN(p.turns)
+	}
+	n := 1 // every answered turn has a first reply: mostly a taken id
+	if g.rng.IntN(100) < 40 {
+		n = 2 + g.rng.IntN(2)
+	}
+	id := fmt.Sprintf("c%d-t%d/%d", c, turn, n)
+	if p.replyLike == nil {
+		p.replyLike = map[string]bool{}
+	}
+	if p.replyLike[id] {
+		return ""
+	}
+	p.replyLike[id] = true
+	return id
 }
 
 // size picks a user message size for chat c, in encoded bytes as the chat counts them
@@ -214,7 +260,7 @@ func (g *generator) chatAction(c int) {
 	r := g.rng.IntN(100)
 	switch {
 	case r < 40:
-		a := Action{Op: opSend, Chat: c, ID: g.nextID(c), Size: g.size(c)}
+		a := Action{Op: opSend, Chat: c, ID: g.userID(c), Size: g.size(c)}
 		if g.rng.IntN(100) < 12 {
 			a.KillAfter = time.Duration(1+g.rng.IntN(400)) * time.Millisecond
 			a.Worker = g.rng.IntN(8)
@@ -222,7 +268,7 @@ func (g *generator) chatAction(c int) {
 		}
 		g.add(a)
 	case r < 52:
-		g.add(Action{Op: opPost, Chat: c, ID: g.nextID(c), Size: g.size(c)})
+		g.add(Action{Op: opPost, Chat: c, ID: g.userID(c), Size: g.size(c)})
 	case r < 58:
 		g.add(Action{Op: opBurst, Chat: c, ID: g.nextID(c), Burst: 2 + g.rng.IntN(4)})
 	case r < 70:
@@ -239,7 +285,7 @@ func (g *generator) chatAction(c int) {
 			return
 		}
 		np := *p
-		np.imported, np.turns = true, 0
+		np.imported, np.turns, np.replyLike = true, 0, nil
 		g.chats = append(g.chats, &np)
 		if r < 82 {
 			g.add(Action{Op: opExport, Chat: c, Target: len(g.chats) - 1})

@@ -87,11 +87,12 @@ func runWorker(spec WorkerSpec) error {
 		return fmt.Errorf("dial %s: %w", spec.Address, err)
 	}
 	defer tc.Close()
-	store, err := sqlite.Open(filepath.Join(spec.Dir, "messages.db"))
+	db, err := sqlite.Open(filepath.Join(spec.Dir, "messages.db"))
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer db.Close()
+	store := newRefusingStore(db, spec.Dir)
 	rec := &toolRecorder{path: filepath.Join(spec.Dir, toolFile)}
 	toolFuncs := tools.Builtin()
 	toolFuncs[toolRecord] = rec.tool

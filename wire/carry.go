@@ -47,6 +47,12 @@ type Carried struct {
 	// usage: one entry per agent that ever replied, so bounded by the agents a chat
 	// names.
 	Usage []UsageTotal `json:"usage,omitempty"`
+	// RetiredIDs are message ids the chat gave up because the message store keeps a
+	// body under them that no message of the chat has: replies taken back from the
+	// history (their turn failed) whose bodies were stored, and reply ids the store
+	// refused (StoreConflict). No other message of the chat may take them. At most 256,
+	// the oldest dropped first.
+	RetiredIDs []string `json:"retiredIds,omitempty"`
 	// Stream is the chat's event log without the text deltas of finished messages (set
 	// by carry only; absent in runs before versionStreamCarry).
 	Stream *StreamCarry `json:"stream,omitempty"`

@@ -53,6 +53,19 @@ const (
 	// it; when a turn still fails for it, the caller gets this type: the turn left
 	// nothing in the chat, so send it again (the same messageId) once the store is back.
 	ErrTypeStoreUnavailable = "StoreUnavailable"
+	// ErrTypeStoreConflict: the message store holds a message id with another body, and
+	// never changes a body it holds. From a model call storing its reply (an earlier
+	// attempt stored one under the same id): the turn fails, leaving nothing, and the
+	// chat gives the id up, so the turn sent again gets another.
+	ErrTypeStoreConflict = "StoreConflict"
+	// ErrTypeStoreRefused: the chat takes no more turns because the message store
+	// refused (not merely failed to reach) the bodies it had to take: what the chat would
+	// carry to its next run passes CarryLimit without them, and Temporal terminates a run
+	// whose continue-as-new input passes its payload limit. The message quotes the
+	// store. The chat stays readable (State, History), exportable and migratable: move
+	// it (Migrate, or Export and Import into a new chat) to go on. A retried turn still
+	// gets its first answer.
+	ErrTypeStoreRefused = "StoreRefused"
 	// ErrTypeAwaitingApproval: the chat waits for a person to approve or reject a tool
 	// call; it takes no new turn until then (signals are queued).
 	ErrTypeAwaitingApproval = "AwaitingApproval"

@@ -68,7 +68,10 @@ type AgentChatResult struct {
 //
 // MessageID is chosen by the client and makes the turn idempotent: a SendMessage with
 // a messageId the chat has already answered returns that first answer and calls no
-// model. It must be unique within the chat.
+// model. It must be unique within the chat: one that is already the id of another
+// message of the chat (a reply "<turn>/<n>", a tool result, an imported message) is
+// refused with ErrTypeInvalidMessage, naming the id and what holds it. Replies skip an
+// "<turn>/<n>" that a user turn took, so the order of the turns does not matter.
 type SendMessageInput struct {
 	MessageID  string         `json:"messageId"`
 	Text       string         `json:"text,omitempty"`

@@ -77,10 +77,10 @@ func (s *chatState) start(ctx workflow.Context) error {
 }
 
 // handOverDue reports whether the run should continue as new now: due by Temporal's
-// suggestion or the budget, the chat running (no import, no migration) and not closed,
-// and no decision waiting to be applied in this run.
+// suggestion or the budget, the chat running (no import, no migration), not closed and
+// not stalled, and no decision waiting to be applied in this run.
 func (s *chatState) handOverDue(ctx workflow.Context) bool {
-	return s.phase == phaseRunning && !s.closed() && !s.readyToResume() && s.continueAsNewDue(ctx)
+	return s.phase == phaseRunning && s.stalled == nil && !s.closed() && !s.readyToResume() && s.continueAsNewDue(ctx)
 }
 
 // serve answers turns in arrival order until the chat closes. It returns an error when
@@ -90,7 +90,10 @@ func (s *chatState) serve(ctx workflow.Context) error {
 		s.reindex(ctx) // after the turn just answered, in the same workflow task
 		s.drainSignals(ctx)
 		if s.handOverDue(ctx) {
-			return s.continueAsNew(ctx)
+			if err := s.continueAsNew(ctx); err != nil {
+				return err
+			}
+			continue // the hand-over stalled (stall): the chat stays, taking no turns
 		}
 		if err := workflow.Await(ctx, func() bool {
 			return s.signals.Len() > 0 || s.migrated() || s.closed() || s.canTakeTurn() || s.readyToResume() || s.handOverDue(ctx)
@@ -106,7 +109,10 @@ func (s *chatState) serve(ctx workflow.Context) error {
 			continue
 		}
 		if s.handOverDue(ctx) {
-			return s.continueAsNew(ctx) // the queued turns go with it
+			if err := s.continueAsNew(ctx); err != nil {
+				return err // the queued turns go with it
+			}
+			continue
 		}
 		if s.closed() {
 			s.refuseQueued()

@@ -109,7 +109,7 @@ func (s *chatState) stopTurn(ctx workflow.Context, t *turn, p wire.Participant) 
 		s.messageDone(t, m)
 	}
 	if open := s.openCalls(); len(open) > 0 {
-		s.appendResults(t, p, errorResults(open, stoppedResult))
+		s.appendResults(ctx, t, p, errorResults(open, stoppedResult))
 		s.stampResults(workflow.Now(ctx).UTC())
 	}
 	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnCancelled})

@@ -77,7 +77,9 @@ func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 // updates (retryable; clients retry into the new run), answers the turns already
 // accepted, waits for every handler, takes the signals still buffered as pending
 // turns, moves older message bodies to the store when the carry would be too large,
-// and continues as new with the same input and the carried state.
+// and continues as new with the same input and the carried state. When the carry
+// still passes CarryLimit (the store refused the bodies), it does not hand over: the
+// chat stalls (stall) and continueAsNew returns nil.
 func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	s.must(s.to(phaseDraining))
 	// An Approve taken before the run began draining waits for its decision to be
@@ -115,6 +117,10 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 		next.Carry = s.carry()
 	} else {
 		next.Carry = s.spillToFit(ctx, next)
+	}
+	if n := carryBytes(next); n > wire.CarryLimit && changed(ctx, versionStallOversizeCarry) {
+		s.stall(ctx, n)
+		return nil
 	}
 	return workflow.NewContinueAsNewError(ctx, wire.WorkflowType, next)
 }
@@ -246,7 +252,7 @@ func (s *chatState) spill(ctx workflow.Context) {
 		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
 			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
-			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
+			s.storeFailed(ctx, err)
 			return
 		}
 		s.Store = res.Store

@@ -21,8 +21,10 @@ const carryBySizeChange = "carry-by-encoded-size"
 //     all but the latest messages move (the latest keepInline, within carryTailBytes,
 //     stay); an unreachable store only postpones that to the next hand-over;
 //   - past CarryLimit, the latest bodies and then the queued turns' bodies move too, and
-//     the store is retried until it answers: Temporal would terminate a chat whose
-//     continue-as-new input passes its payload limit.
+//     an unreachable store is retried until it answers: Temporal would terminate a chat
+//     whose continue-as-new input passes its payload limit. A store that refuses the
+//     bodies leaves them here; continueAsNew then stalls the chat (stall.go) when the
+//     carry still passes CarryLimit.
 //
 // Open tool calls at the end of the history keep their bodies: the next run waits for
 // them. The references (stubs) that stay are bounded by ChatLengthLimit.
@@ -53,9 +55,6 @@ func (s *chatState) spillToFit(ctx workflow.Context, next wire.AgentChatInput) *
 		}
 		s.storeBodies(ctx, more, true)
 		total = measure()
-	}
-	if total > wire.CarryLimit {
-		workflow.GetLogger(ctx).Error("the carried state passes CarryLimit with every body stored", "bytes", total, "limit", wire.CarryLimit)
 	}
 	return next.Carry
 }
@@ -145,7 +144,7 @@ func (s *chatState) storeBodies(ctx workflow.Context, msgs []*chat.Message, requ
 		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
 			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Messages: batch}).Get(ctx, &res)
 		if err != nil {
-			workflow.GetLogger(ctx).Warn("message store unavailable; bodies stay in the workflow for now", "error", err)
+			s.storeFailed(ctx, err)
 			return
 		}
 		s.Store = res.Store

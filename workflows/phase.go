@@ -21,6 +21,7 @@ import (
 //	importing  running    the import ended, loaded or refused
 //	importing  migrating  a Migrate is admitted while an import runs: the migration waits for it
 //	running    draining   the run hands over to a new one (continue-as-new)
+//	draining   running    the hand-over stalled: what it would carry passes CarryLimit (stall)
 //	draining   migrating  only in runs that admitted a Migrate while draining (before
 //	                      validateMigrate refused it with ContinuingAsNew): the drain goes on under it
 //	running    migrating  a Migrate is admitted: the migration waits for the turn in flight
@@ -54,7 +55,7 @@ var phaseMoves = map[phase][]phase{
 	phaseStarting:  {phaseRunning, phaseFailed, phaseMigrating},
 	phaseRunning:   {phaseImporting, phaseDraining, phaseMigrating, phaseCompleted},
 	phaseImporting: {phaseRunning, phaseMigrating},
-	phaseDraining:  {phaseMigrating},
+	phaseDraining:  {phaseMigrating, phaseRunning},
 	phaseMigrating: {phaseMigrated, phaseFailed, phaseRunning, phaseDraining, phaseCompleted, phaseStarting},
 }
 

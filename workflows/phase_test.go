@@ -25,6 +25,7 @@ var documentedMoves = map[[2]phase]bool{
 	{phaseImporting, phaseRunning}:   true,
 	{phaseImporting, phaseMigrating}: true,
 	{phaseRunning, phaseDraining}:    true,
+	{phaseDraining, phaseRunning}:    true,
 	{phaseDraining, phaseMigrating}:  true,
 	{phaseRunning, phaseMigrating}:   true,
 	{phaseRunning, phaseCompleted}:   true,

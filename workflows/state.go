@@ -76,6 +76,11 @@ type chatState struct {
 	suspension *suspension
 	// applyEach: decisions are applied as they are given (versionApplyEachDecision).
 	applyEach bool
+	// stalled is why the chat takes no more turns, when its carry passed CarryLimit
+	// because the message store refused its bodies (stall.go); storeErr is the store's
+	// last refusal in this run.
+	stalled  error
+	storeErr error
 	// exporting counts the exports reading the chat; no turn resumes meanwhile.
 	exporting int
 	// sentCommitted is the committed length of the history at the previous model call

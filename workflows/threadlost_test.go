@@ -33,6 +33,9 @@ func TestLostResponseChainIsResentFromThePrimaryHistory(t *testing.T) {
 	require.NoError(t, json.Unmarshal(resent.ChannelState, &st))
 	assert.Equal(t, wire.ResponsesThreadState{LostResponseID: "resp_1"}, st, "a new chain that records the lost one")
 	assert.Equal(t, []string{"m1", "m1/1", "m2"}, ids(resent.History), "the whole primary history")
+	assert.Equal(t, "m2/1", e.model.calls[1].ReplyID)
+	assert.Equal(t, "m2/1", resent.ReplyID, "the call made again keeps its reply's id")
+	assert.Equal(t, "m2/1", second.result.Messages[0].MessageID)
 	assert.Equal(t, []string{"m3"}, ids(e.model.calls[3].History), "then only what is new again")
 	assert.Contains(t, string(e.model.calls[3].ChannelState), `"previousResponseId":"resp_3"`)
 }

@@ -77,7 +77,7 @@ func (s *chatState) runAgent(ctx workflow.Context, p wire.Participant, t *turn) 
 		}
 		if round >= max(p.MaxToolRounds, 1) {
 			// Answer the calls anyway: no call is ever left without a result.
-			s.appendResults(t, p, errorResults(calls, roundLimitText(p)))
+			s.appendResults(ctx, t, p, errorResults(calls, roundLimitText(p)))
 			if !changed(ctx, versionFinalAnswer) {
 				return reply, nil
 			}
@@ -100,7 +100,7 @@ func (s *chatState) finalAnswer(ctx workflow.Context, p wire.Participant, t *tur
 	}
 	s.History = append(s.History, reply)
 	if calls := reply.FunctionCalls(); len(calls) > 0 {
-		s.appendResults(t, p, errorResults(calls, roundLimitText(p)))
+		s.appendResults(ctx, t, p, errorResults(calls, roundLimitText(p)))
 	}
 	return reply, nil
 }
@@ -176,7 +176,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 			answered = append(answered, r)
 		}
 	}
-	s.appendResults(t, p, boundResults(ctx, answered))
+	s.appendResults(ctx, t, p, boundResults(ctx, answered))
 	if len(pending) > 0 {
 		s.suspension = &suspension{turn: t, agent: p, pending: pending}
 		s.refuseQueuedUpdates(ctx)
@@ -258,11 +258,11 @@ func boundResults(ctx workflow.Context, results []chat.Content) []chat.Content {
 }
 
 // appendResults adds a tool message with the results, if any.
-func (s *chatState) appendResults(t *turn, p wire.Participant, results []chat.Content) {
+func (s *chatState) appendResults(ctx workflow.Context, t *turn, p wire.Participant, results []chat.Content) {
 	if len(results) == 0 {
 		return
 	}
-	m := chat.Message{MessageID: s.nextID(t), Role: chat.RoleTool, AgentID: p.ID, AuthorName: "tools", Contents: results}
+	m := chat.Message{MessageID: s.nextID(ctx, t), Role: chat.RoleTool, AgentID: p.ID, AuthorName: "tools", Contents: results}
 	s.History = append(s.History, m)
 	for i := range results {
 		s.turnEvent(t, wire.StreamEvent{Type: wire.EventToolResult, AgentID: p.ID, Result: &results[i]})
@@ -469,6 +469,7 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	}
 	if !changed(ctx, versionResumedTurnFails) {
 		s.stubs.cut(s.History, beforeTools)
+		s.retireStored(s.History[beforeTools:])
 		s.History, t.mark = s.History[:beforeTools], beforeTools
 		s.suspension = sus // the old way: back to waiting, and resumed again
 		return

@@ -18,18 +18,23 @@ import (
 // validateSend is the SendMessage validator: it refuses, before anything is written to
 // the history, input that is malformed or oversize and turns the chat cannot take.
 func (s *chatState) validateSend(in wire.SendMessageInput) error {
-	_, err := s.admit(in)
+	_, err := s.admit(in, true)
 	return err
 }
 
-// admit checks a user turn and returns its message: its shape (checkMessage), the
-// chat's state (stateRefusal) and its capacity (capacityRefusal). A messageId the chat
-// already has (queued, running or answered) is admitted whatever the chat's state, so a
-// retry gets the first answer.
-func (s *chatState) admit(in wire.SendMessageInput) (chat.Message, error) {
+// admit checks a user turn and returns its message: its shape (checkMessage), its
+// messageId (idRefusal, when checkIDs), the chat's state (stateRefusal) and its
+// capacity (capacityRefusal). A messageId the chat already has (queued, running or
+// answered) is admitted whatever the chat's state, so a retry gets the first answer.
+func (s *chatState) admit(in wire.SendMessageInput, checkIDs bool) (chat.Message, error) {
 	m, known, err := s.checkMessage(in)
 	if err != nil || known {
 		return m, err
+	}
+	if checkIDs {
+		if err := s.idRefusal(m); err != nil {
+			return chat.Message{}, err
+		}
 	}
 	if err := s.stateRefusal(m); err != nil {
 		return chat.Message{}, err
@@ -61,12 +66,14 @@ func (s *chatState) checkMessage(in wire.SendMessageInput) (m chat.Message, know
 	return m, true, nil
 }
 
-// stateRefusal is the error for new turn m that the chat's state refuses (it waits for
+// stateRefusal is the error for new turn m that the chat's state refuses (it stalled, waits for
 // an approval, continues as new, migrates or moved, could not start, is complete, or is
 // a temporary thread that had its turn; or m's turn failed after its tools ran), or nil.
 func (s *chatState) stateRefusal(m chat.Message) error {
 	t, ok := s.turns[m.MessageID]
 	switch {
+	case s.stalled != nil:
+		return s.stalled
 	case s.suspension != nil:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
@@ -195,7 +202,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	if err := s.awaitTurnOrder(ctx); err != nil {
 		return wire.TurnResult{}, err
 	}
-	m, err := s.admit(in)
+	m, err := s.admit(in, s.checksIDs(ctx, chat.Message{MessageID: in.MessageID}))
 	if err != nil {
 		return wire.TurnResult{}, err
 	}
@@ -228,7 +235,12 @@ const versionSignalsWhenFull = "signals-refused-when-full"
 // validate is not dropped silently: it becomes lastError and a warning.
 func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	m, known, err := s.checkMessage(in)
-	if err == nil && !known {
+	if err == nil && !known && s.checksIDs(ctx, m) {
+		err = s.idRefusal(m)
+	}
+	if !known && s.stalled != nil {
+		err = s.stalled // lastError keeps saying why the chat takes no turns
+	} else if err == nil && !known {
 		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.suspension != nil
 		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
@@ -273,9 +285,9 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 }
 
 // canTakeTurn reports whether a queued turn may start now: the chat is running (no
-// import, drain or migration) and no turn waits for approvals.
+// import, drain or migration), not stalled, and no turn waits for approvals.
 func (s *chatState) canTakeTurn() bool {
-	return len(s.queue) > 0 && s.phase == phaseRunning && s.suspension == nil
+	return len(s.queue) > 0 && s.phase == phaseRunning && s.suspension == nil && s.stalled == nil
 }
 
 // readyToResume reports whether a suspended turn has decisions to apply now
@@ -397,6 +409,7 @@ func (s *chatState) answered(t *turn) {
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 	s.stubs.cut(s.History, t.mark)
+	s.retireStored(s.History[t.mark:])
 	s.History, s.Selection, s.Termination = s.History[:t.mark], s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
 	kept := s.keptOf(t)
@@ -502,7 +515,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 	)
 	for resynced := false; ; resynced = true {
 		in = s.invokeInput(ctx, p, t)
-		in.ReplyID, in.ToolChoice = s.nextID(t), toolChoice
+		in.ReplyID, in.ToolChoice = s.nextID(ctx, t), toolChoice
 		s.startReply(t, p, in.ReplyID)
 		err := s.agentActivity(actx, wire.InvokeAgentActivity, in, &res)
 		if err == nil {
@@ -514,6 +527,9 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 		}
 		if err = unwrapActivityError(err); resynced || !s.dropLostThread(ctx, p, err) {
 			s.abandonReply()
+			if errorType(err) == wire.ErrTypeStoreConflict {
+				s.retireIDs(in.ReplyID) // the store holds another body under it
+			}
 			return chat.Message{}, err
 		}
 	}
@@ -584,12 +600,6 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 		}
 		used[c.CallID] = true
 	}
-}
-
-// nextID returns the id of the next message of turn t: "<turn messageId>/<n>", n
-// counting the messages after the user's.
-func (s *chatState) nextID(t *turn) string {
-	return fmt.Sprintf("%s/%d", t.msg.MessageID, len(s.History)-s.historyIndex(t.msg.MessageID))
 }
 
 // turnResult returns the answer of a finished turn, read back from the history; past

@@ -1,0 +1,136 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// Message ids are unique in a chat by construction. Two kinds of id enter a chat: the
+// ones clients choose (user turns' messageIds, and every id of an imported document,
+// which may look like anything) and the ones the chat makes ("<turn>/<n>" for a turn's
+// replies and tool results). The rule that keeps them apart, whatever the order:
+//
+//   - a new user turn whose messageId is already an id of the chat's (a message in the
+//     history, a queued turn, the reply in flight, or an id given up because the
+//     message store keeps a body under it: RetiredIDs) is refused at the door (admit
+//     and takeSignal, by idRefusal), naming the id and what holds it; a retry of the
+//     turn's own messageId is not new;
+//   - a made id that is taken the same way is skipped: "<turn>/<n>" with the next free n
+//     (nextID).
+//
+// A messageId is also the key of the message's body in the message store, which never
+// changes a body it holds: two messages with one id would leave one of them unable to
+// move there.
+
+// versionUniqueMessageIDs: a reply or tool result whose "<turn>/<n>" id is taken
+// skips to the next free n; before, it took the id again. Asked only when the id is
+// taken, so that no other history records the marker.
+const versionUniqueMessageIDs = "unique-message-ids"
+
+// maxRetiredIDs bounds RetiredIDs; past it the oldest are dropped.
+const maxRetiredIDs = 256
+
+// nextID returns the id of the next message of turn t: "<turn messageId>/<n>", n
+// counting the messages after the user's, or, when that id is taken (idHolder), the
+// next n whose id is free.
+func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
+	n := len(s.History) - s.historyIndex(t.msg.MessageID)
+	id := fmt.Sprintf("%s/%d", t.msg.MessageID, n)
+	if s.idHolder(id, false) == "" || !changed(ctx, versionUniqueMessageIDs) {
+		return id
+	}
+	for s.idHolder(id, false) != "" {
+		n++
+		id = fmt.Sprintf("%s/%d", t.msg.MessageID, n)
+	}
+	return id
+}
+
+// idHolder describes what holds message id in the chat ("" when it is free): a message
+// of the history, a queued turn, the reply in flight (with live: a model call of this
+// turn that is made again, after its service thread was lost, keeps its id), or an id
+// given up because the message store keeps a body under it (RetiredIDs).
+func (s *chatState) idHolder(id string, live bool) string {
+	if i := s.historyIndex(id); i < len(s.History) {
+		return describeMessage(s.History[i], i)
+	}
+	for _, t := range s.queue {
+		if t.msg.MessageID == id {
+			return "a queued user turn"
+		}
+	}
+	if r := s.events.live; live && r != nil && r.messageID == id {
+		return fmt.Sprintf("agent %q's reply in turn %q, in flight", r.agentID, r.turnID)
+	}
+	if slices.Contains(s.RetiredIDs, id) {
+		return "a message the chat gave up (a reply taken back, or refused by the message store), whose body the message store keeps"
+	}
+	return ""
+}
+
+// describeMessage names history[i], m, for an error.
+func describeMessage(m chat.Message, i int) string {
+	switch {
+	case m.Role == chat.RoleUser:
+		return fmt.Sprintf("a user turn (history[%d])", i)
+	case m.Role == chat.RoleAssistant && m.AgentID != "":
+		return fmt.Sprintf("agent %q's reply (history[%d])", m.AgentID, i)
+	case m.Role == chat.RoleTool && m.AgentID != "":
+		return fmt.Sprintf("the tool results of agent %q (history[%d])", m.AgentID, i)
+	}
+	return fmt.Sprintf("a message with role %q (history[%d])", m.Role, i)
+}
+
+// idRefusal is the InvalidMessage error for new user turn m whose messageId the chat
+// already holds for another message, or nil. The turn's own user message (a failed
+// turn kept in the history) is not another message: stateRefusal answers for it.
+func (s *chatState) idRefusal(m chat.Message) error {
+	if i := s.historyIndex(m.MessageID); i < len(s.History) && s.History[i].Role == chat.RoleUser {
+		return nil
+	}
+	holder := s.idHolder(m.MessageID, true)
+	if holder == "" {
+		return nil
+	}
+	return temporal.NewApplicationError(fmt.Sprintf(
+		"messageId %q is taken in chat %q: it is the id of %s; message ids are unique in a chat (replies get \"<turn>/<n>\"): give this turn another messageId",
+		m.MessageID, s.chatID, holder), wire.ErrTypeInvalidMessage)
+}
+
+// checksIDs reports whether this run refuses new turn m for a taken messageId
+// (idRefusal): always, except in the replay of a history from before
+// versionUniqueMessageIDs that took such a turn (the version is asked only then).
+func (s *chatState) checksIDs(ctx workflow.Context, m chat.Message) bool {
+	return s.idRefusal(m) == nil || changed(ctx, versionUniqueMessageIDs)
+}
+
+// retireStored records the ids of msgs, messages being taken back from the history,
+// whose bodies are in the message store (stubs; a user turn's is not: it may be sent
+// again): the store keeps a
+// body for good, so no other message may have that id (idHolder).
+func (s *chatState) retireStored(msgs []chat.Message) {
+	for _, m := range msgs {
+		if m.Contents == nil && m.Role != chat.RoleUser {
+			s.retireIDs(m.MessageID)
+		}
+	}
+}
+
+// retireIDs records ids as given up for good: the message store holds a body under
+// each that no message of the chat has (idHolder).
+func (s *chatState) retireIDs(ids ...string) {
+	for _, id := range ids {
+		if !slices.Contains(s.RetiredIDs, id) {
+			s.RetiredIDs = append(s.RetiredIDs, id)
+		}
+	}
+	if n := len(s.RetiredIDs); n > maxRetiredIDs {
+		s.RetiredIDs = slices.Clone(s.RetiredIDs[n-maxRetiredIDs:])
+	}
+}
