@@ -47,7 +47,7 @@ type Carried struct {
 	// names.
 	Usage []UsageTotal `json:"usage,omitempty"`
 	// Stream is the chat's event log without the text deltas of finished messages (set
-	// by carry only; absent in runs before versionStreamCarry).
+	// by the carry; a run taken over without it starts an empty log).
 	Stream *StreamCarry `json:"stream,omitempty"`
 }
 

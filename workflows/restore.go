@@ -89,7 +89,7 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 // table: equivalent, enhanced, reduced), strategy state, idempotency record and
 // pending turns, which are then answered in order.
 func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history []chat.Message, repairs []string) error {
-	if err := s.checkOpenCalls(ctx, history); err != nil {
+	if err := s.checkOpenCalls(history); err != nil {
 		return err
 	}
 	s.History, s.stubs = history, stubTotal{}
@@ -107,7 +107,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 		}
 	}
 	s.IsComplete = doc.Strategies.IsComplete
-	s.rebuildTurns(ctx)
+	s.rebuildTurns()
 	s.detectSuspension(ctx)
 	s.Restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
@@ -131,7 +131,7 @@ func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int
 // tool results that are not the round limit's (failedAfterTools) is a resumed turn that
 // failed after its tools ran: it is recorded as failed, so that a retry of its
 // messageId is refused as it was before the continue-as-new, export or migration.
-func (s *chatState) rebuildTurns(ctx workflow.Context) {
+func (s *chatState) rebuildTurns() {
 	s.turns, s.TurnCount = map[string]*turn{}, 0
 	var failed []*turn
 	for i, m := range s.History {
@@ -148,9 +148,6 @@ func (s *chatState) rebuildTurns(ctx workflow.Context) {
 		if end > i+1 && failedAfterTools(s.History[end-1]) {
 			failed = append(failed, t)
 		}
-	}
-	if len(failed) == 0 || !changed(ctx, versionFailedTurnsRebuilt) {
-		return
 	}
 	for _, t := range failed {
 		t.err = temporal.NewApplicationError("it failed in an earlier run, or in the chat this one was restored from", wire.ErrTypeTurnFailed)

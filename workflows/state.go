@@ -62,17 +62,12 @@ type chatState struct {
 	// a failed turn goes back to. runTurn and resumeSuspended set it; it is read only
 	// while a turn is active.
 	boundary strategyState
-	// resumed: the carry was taken over before the handlers were registered
-	// (resumeEarly).
-	resumed bool
 	// migration is the migration under way or done, if any (phaseMigrating,
 	// phaseMigrated); nil again when one fails.
 	migration *migration
 	// suspension is the turn waiting for approvals, if any; Decisions are the answers
 	// given so far, by callId.
 	suspension *suspension
-	// applyEach: decisions are applied as they are given (versionApplyEachDecision).
-	applyEach bool
 	// exporting counts the exports reading the chat; no turn resumes meanwhile.
 	exporting int
 	// sentCommitted is the committed length of the history at the previous model call
@@ -84,10 +79,8 @@ type chatState struct {
 	active *turn
 	// turns records every accepted turn by messageId: the idempotency record.
 	turns map[string]*turn
-	// events is the chat's stream (stream.go); carryStream: the carry takes it
-	// (versionStreamCarry).
-	events      eventLog
-	carryStream bool
+	// events is the chat's stream (stream.go).
+	events eventLog
 }
 
 func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {

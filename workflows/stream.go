@@ -56,10 +56,6 @@ func (l *eventLog) followers(now time.Time) wire.StreamFollowers {
 // answers no poll; the next run keeps no delta of a finished message).
 const streamLinger = 5 * time.Second
 
-// versionStreamLinger: a closing run waits, up to streamLinger, for its subscribers to
-// read its last events; before, it ended at once.
-const versionStreamLinger = "stream-linger"
-
 // lingerForSubscribers keeps a closing or handing-over run open until its subscribers
 // have read every event (the next run keeps no text delta of a finished message), or
 // streamLinger has passed: only when one polled this run and has not. It reports
@@ -67,7 +63,7 @@ const versionStreamLinger = "stream-linger"
 func (s *chatState) lingerForSubscribers(ctx workflow.Context) bool {
 	l := &s.events
 	caughtUp := func() bool { return l.read == 0 || l.read >= l.next }
-	if caughtUp() || !changed(ctx, versionStreamLinger) {
+	if caughtUp() {
 		return false
 	}
 	_, _ = workflow.AwaitWithTimeout(ctx, streamLinger, caughtUp)
