@@ -30,7 +30,10 @@ import (
 // Replay safety (testdata/replay/README.md): histories captured from real
 // runs of the AgentChat workflow must replay on the current code. Refresh them with
 //
-//	go test -count=1 -run TestReplay -capture ./integration
+//	go test -count=1 -run TestReplay ./integration -capture
+//
+// (the flag after the package: go test stops reading its own flags at one it does
+// not know).
 var capture = flag.Bool("capture", false,
 	"run the replay scenarios on a dev server and rewrite "+replayDir+"/*.json before replaying them")
 
@@ -157,12 +160,12 @@ func replayHarness(t *testing.T, name string, opts testenv.Options) *testenv.Har
 	return testenv.New(t, opts)
 }
 
-// replayChat returns the fixed chat id of a scenario, terminating a run of it left
-// running on the server by an earlier capture; the run captured now is terminated when
-// the test ends.
+// replayChat returns the fixed chat id of a scenario, deleting the runs an earlier
+// capture left on the server (the client does not start a chat under the id of a
+// closed one); the run captured now is terminated when the test ends.
 func replayChat(t *testing.T, h *testenv.Harness, name string) string {
 	id := "replay-" + name
-	testenv.TerminateIfRunning(t, h.Temporal, id)
+	testenv.DeleteIfExists(t, h.Temporal, h.Namespace, id)
 	t.Cleanup(func() { testenv.TerminateIfRunning(t, h.Temporal, id) })
 	return id
 }

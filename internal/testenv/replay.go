@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -47,6 +51,9 @@ func SaveHistory(t testing.TB, tc client.Client, workflowID, runID, path string)
 	}
 	require.NotEmpty(t, hist.Events, "history of %s run %q", workflowID, runID)
 	scrubIdentities(hist.ProtoReflect())
+	if host, err := os.Hostname(); err == nil {
+		scrubText(hist.ProtoReflect(), fmt.Sprintf("%d@%s@", os.Getpid(), host)) // this process's workers
+	}
 
 	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
 	require.NoError(t, err)
@@ -71,6 +78,24 @@ func scrubIdentities(m protoreflect.Message) {
 		m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
 			if fd.Name() == "identity" && fd.Kind() == protoreflect.StringKind && !fd.IsList() {
 				m.Set(fd, protoreflect.ValueOfString(CaptureIdentity))
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// scrubText replaces identity, wherever a string or bytes field holds it (an error
+// message or a payload that names the worker that answered), by CaptureIdentity.
+func scrubText(m protoreflect.Message, identity string) {
+	WalkMessages(m, func(m protoreflect.Message) bool {
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() || fd.IsMap():
+			case fd.Kind() == protoreflect.StringKind && strings.Contains(v.String(), identity):
+				m.Set(fd, protoreflect.ValueOfString(strings.ReplaceAll(v.String(), identity, CaptureIdentity)))
+			case fd.Kind() == protoreflect.BytesKind && bytes.Contains(v.Bytes(), []byte(identity)):
+				m.Set(fd, protoreflect.ValueOfBytes(bytes.ReplaceAll(v.Bytes(), []byte(identity), []byte(CaptureIdentity))))
 			}
 			return true
 		})
@@ -120,6 +145,33 @@ func WaitIdle(t testing.TB, tc client.Client, workflowID string) {
 		last = "workflow task or activities pending"
 		return d.GetPendingWorkflowTask() == nil && len(d.GetPendingActivities()) == 0
 	}, idleTimeout, 50*time.Millisecond, "%s never came to rest: %s", workflowID, last)
+}
+
+// DeleteIfExists terminates workflowID if it runs, then deletes its runs in namespace
+// one by one, latest first, until the server holds none: a fixed id can then be
+// started again whatever the starter's id reuse policy (agentchat.Client refuses the
+// id of a closed chat).
+func DeleteIfExists(t testing.TB, tc client.Client, namespace, workflowID string) {
+	t.Helper()
+	TerminateIfRunning(t, tc, workflowID)
+	var last error
+	deleted := assert.Eventually(t, func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return true
+		}
+		if err != nil {
+			last = err
+			return false
+		}
+		_, last = tc.WorkflowService().DeleteWorkflowExecution(context.Background(), &workflowservice.DeleteWorkflowExecutionRequest{
+			Namespace: namespace, WorkflowExecution: d.GetWorkflowExecutionInfo().GetExecution()})
+		return false
+	}, idleTimeout, 100*time.Millisecond, "delete the runs of %s", workflowID)
+	if !deleted {
+		t.Fatalf("testenv: the runs of %s are not deleted (last error: %v)", workflowID, last)
+	}
 }
 
 // TerminateIfRunning ends workflowID's running run, if there is one, so that a test
