@@ -23,15 +23,19 @@ import "go.temporal.io/sdk/workflow"
 //   - where the old and new code part, and only there, branch on changed(ctx, changeXxx):
 //     true takes the new behaviour (every new run), false the old (histories recorded
 //     before the change); keep the old branch as it was;
-//   - capture a replay history that takes the new branch (integration/testdata/replay).
+//   - capture a replay history that takes the new branch (integration/testdata/replay)
+//     and name it in replayChanges (integration/replay_transfer_test.go).
 //
-// An id is retired at a release, once no run of an older version is open: a run
-// carries its code's behaviour until it closes or continues as new (a continue-as-new
-// starts a history of its own, on the current code). Check with visibility, e.g.
-// `temporal workflow count --query 'WorkflowType="AgentChat" AND ExecutionStatus="Running" AND StartTime < "<deploy time of the release>"'`
-// answering 0. Then the release folds every id into the next baseline: the new
-// branches become the only code, the old branches, the tests of only them and the
-// constants go, and the replay histories are captured anew.
+// An id is retired at a release, once no run that began on an older version is open:
+// such a run may have taken the old branch, and keeps its behaviour until it closes or
+// continues as new (a continue-as-new starts a history of its own, on the current
+// code). A run that recorded the id's marker replays without the call: the SDK skips
+// version markers that no GetVersion asks for. Check with visibility that
+// `temporal workflow count --query 'WorkflowType="AgentChat" AND ExecutionStatus="Running" AND StartTime < "<when the last worker of the older version stopped>"'`
+// answers 0. Then the release folds every id into the next baseline: the new branches
+// become the only code; the old branches, the tests of only them and the constants go;
+// the replay histories are captured anew. TestChangeIDsLiveInOneFile keeps the ids in
+// this file and the scheme.
 //
 // Baseline 1 holds no id: the 31 changes made before the first release are folded
 // into it.
