@@ -24,7 +24,7 @@ func captureStreamStop(t *testing.T, name string) {
 	long := strings.TrimSpace(strings.Repeat("lorem ipsum dolor sit amet ", 20))
 	h := replayHarness(t, name, testenv.Options{Model: offline.Options{ChunkDelay: 30 * time.Millisecond,
 		Scripts: map[string][]offline.Reply{"helper": {{Text: "Hello there, Alice."}, {Text: long}, {Text: long}, {Text: "Done."}}}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 
 	follow := func(mid, text string, stopAfter int) {
@@ -67,7 +67,7 @@ func captureStreamStop(t *testing.T, name string) {
 // next and lingers for the follower's polls; the second takes a streamed turn.
 func captureStreamContinueAsNew(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{Model: offline.Options{ChunkDelay: 20 * time.Millisecond}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{HistoryBudget: wire.HistoryBudget{MaxEvents: 150}})
 	ctx, stopFollowing := context.WithCancel(ctxFor(t))
 	followed := make(chan struct{})

@@ -34,7 +34,7 @@ func captureToolEdges(t *testing.T, name string) {
 			lookup("c2", "1001"), lookup("c3", "1002"), {Text: "Enough lookups."},
 			lookup("c4", "1003"), refused, lookup("c4", "1003"), {Text: "Found it."},
 		}}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"clerk"}})
 	res := send(t, h, id, "m1", "Refund my kettle")
 	require.Len(t, res.AwaitingApproval, 1)

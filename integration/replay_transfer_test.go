@@ -30,8 +30,7 @@ import (
 func captureMigrateAfterStart(t *testing.T, name string) {
 	a := replayHarness(t, name, testenv.Options{})
 	b := replayHarness(t, name, testenv.Options{Namespace: "agentchat-replay-b"})
-	id := replayChat(t, a, name)
-	replayChat(t, b, name)
+	id := replayChat(t, name, a, b)
 	const n = 8
 	doc, _, err := chatstate.Encode(bigChatDocument(n))
 	require.NoError(t, err)
@@ -52,7 +51,7 @@ func captureMigrateAfterStart(t *testing.T, name string) {
 // are the same with it.
 func captureReencrypt(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 	send(t, h, id, "m1", "Hello, how are you?")
 	before := runID(t, h.Temporal, id)
