@@ -18,13 +18,13 @@ import (
 
 // A streamed chat (the replay scenario "stream-stop"): a turn followed to its end
 // (publish signals, poll updates), a turn nobody follows stopped mid-reply (the stop
-// waits for the text held back: stop-awaits-text), a followed turn stopped mid-reply,
-// and a last turn answered whole.
+// waits for the text held back), a followed turn stopped mid-reply, and a last turn
+// answered whole.
 func captureStreamStop(t *testing.T, name string) {
 	long := strings.TrimSpace(strings.Repeat("lorem ipsum dolor sit amet ", 20))
 	h := replayHarness(t, name, testenv.Options{Model: offline.Options{ChunkDelay: 30 * time.Millisecond,
 		Scripts: map[string][]offline.Reply{"helper": {{Text: "Hello there, Alice."}, {Text: long}, {Text: long}, {Text: "Done."}}}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 
 	follow := func(mid, text string, stopAfter int) {
@@ -64,11 +64,10 @@ func captureStreamStop(t *testing.T, name string) {
 
 // Streamed turns, followed from the start, until the chat continues as new (the
 // replay scenario "stream-continue-as-new"): the first run carries its stream into the
-// next (stream-carry) and lingers for the follower's polls (stream-linger); the second
-// takes a streamed turn.
+// next and lingers for the follower's polls; the second takes a streamed turn.
 func captureStreamContinueAsNew(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{Model: offline.Options{ChunkDelay: 20 * time.Millisecond}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{HistoryBudget: wire.HistoryBudget{MaxEvents: 150}})
 	ctx, stopFollowing := context.WithCancel(ctxFor(t))
 	followed := make(chan struct{})

@@ -30,7 +30,10 @@ import (
 // Replay safety (testdata/replay/README.md): histories captured from real
 // runs of the AgentChat workflow must replay on the current code. Refresh them with
 //
-//	go test -count=1 -run TestReplay -capture ./integration
+//	go test -count=1 -run TestReplay ./integration -capture
+//
+// (the flag after the package: go test stops reading its own flags at one it does
+// not know).
 var capture = flag.Bool("capture", false,
 	"run the replay scenarios on a dev server and rewrite "+replayDir+"/*.json before replaying them")
 
@@ -157,15 +160,29 @@ func replayHarness(t *testing.T, name string, opts testenv.Options) *testenv.Har
 	return testenv.New(t, opts)
 }
 
-// replayChat returns the fixed chat id of a scenario, terminating a run of it left
-// running on the server by an earlier capture; the run captured now is terminated when
-// the test ends.
-func replayChat(t *testing.T, h *testenv.Harness, name string) string {
+// replayChat returns the chat id of a scenario, free in the namespace of each harness
+// (a migration's target keeps the id): the fixed "replay-<scenario>", deleting the runs
+// an earlier capture left under it (the client does not start a chat under the id of a
+// closed one), or, when a busy server has not deleted them within deleteWait, that id
+// with a suffix of this capture. The run captured now is terminated when the test ends.
+func replayChat(t *testing.T, name string, hs ...*testenv.Harness) string {
 	id := "replay-" + name
-	testenv.TerminateIfRunning(t, h.Temporal, id)
-	t.Cleanup(func() { testenv.TerminateIfRunning(t, h.Temporal, id) })
+	for _, h := range hs {
+		if !testenv.DeleteIfExists(t, h.Temporal, h.Namespace, id, deleteWait) {
+			id = fmt.Sprintf("%s-%d", id, time.Now().UnixNano())
+			t.Logf("capturing %s as chat %s", name, id)
+			break
+		}
+	}
+	for _, h := range hs {
+		t.Cleanup(func() { testenv.TerminateIfRunning(t, h.Temporal, id) })
+	}
 	return id
 }
+
+// deleteWait bounds the wait for the server to delete an earlier capture's runs: it
+// takes a second or so when idle, and may put it off for minutes when busy.
+const deleteWait = 2 * time.Second
 
 // saveRun waits until the chat's latest run is at rest and saves the history of run
 // runID ("" = latest) as <file>.json; it checks the run's last event unless last is
@@ -206,7 +223,7 @@ func waitStatus(t *testing.T, h *testenv.Harness, id string, want enumspb.Workfl
 // The seed's thread: three turns.
 func captureThread(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 	send(t, h, id, "m1", "Hello, how are you?")
 	send(t, h, id, "m2", "My name is Alice")
@@ -217,7 +234,7 @@ func captureThread(t *testing.T, name string) {
 // A temporary thread: one turn (Update-With-Start), then the workflow completes.
 func captureTemporary(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	_, err := h.Client.Run(ctxFor(t), agentchat.RunOptions{ChatID: id, Agents: []string{"helper"}},
 		agentchat.SendMessageInput{MessageID: "m1", Text: "Hello"})
 	require.NoError(t, err)
@@ -231,7 +248,7 @@ func captureGroupChat(t *testing.T, name string) {
 		"writer":   {{Text: "Tea: calm."}, {Text: "Tea: calm in a cup."}},
 		"reviewer": {{Text: "Shorter."}, {Text: "APPROVED"}},
 	}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"writer", "reviewer"},
 		Termination: agentchat.TerminationStrategy{Type: strategies.TerminationRegex, Pattern: `\bAPPROVED\b`,
 			Agents: []string{"reviewer"}, MaxIterations: 6}})
@@ -246,7 +263,7 @@ func captureFailedTurn(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{
 		"helper": {{Status: 401, Message: "Incorrect API key"}},
 	}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 	_, err := h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m1", Text: "Hello"})
 	require.Error(t, err)
@@ -257,7 +274,7 @@ func captureFailedTurn(t *testing.T, name string) {
 // A start naming an agent the worker does not know: the workflow fails.
 func captureUnknownAgent(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper", "ghost"}})
 	require.ErrorContains(t, err, `unknown agent id(s) "ghost"`)
 	waitStatus(t, h, id, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED)
@@ -269,7 +286,7 @@ func captureUnknownAgent(t *testing.T, name string) {
 // history has the same events at every capture.
 func captureSignalsAndUpdates(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 	post := func(mid, text string, answered func(agentchat.StateResult) bool) {
 		require.NoError(t, h.Temporal.SignalWorkflow(ctxFor(t), id, "", wire.UserMessageSignal,
@@ -295,7 +312,7 @@ func captureSignalsAndUpdates(t *testing.T, name string) {
 // client's document imported into a new chat that then takes a turn.
 func captureExportImport(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	src := replayChat(t, h, "export")
+	src := replayChat(t, "export", h)
 	seedThread(t, h, src)
 	res, err := h.Client.ExportTo(ctxFor(t), src, wire.ExportInput{Sink: wire.SinkInline})
 	require.NoError(t, err)
@@ -304,7 +321,7 @@ func captureExportImport(t *testing.T, name string) {
 	require.NoError(t, err)
 	saveRun(t, h, src, "", "export", atRest)
 
-	dst := replayChat(t, h, "import")
+	dst := replayChat(t, "import", h)
 	st, err := h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: dst, Document: doc})
 	require.NoError(t, err)
 	require.Equal(t, 4, st.MessageCount)
@@ -317,8 +334,7 @@ func captureExportImport(t *testing.T, name string) {
 func captureMigrate(t *testing.T, name string) {
 	a := replayHarness(t, name, testenv.Options{})
 	b := replayHarness(t, name, testenv.Options{Namespace: "agentchat-replay-b"})
-	id := replayChat(t, a, name)
-	replayChat(t, b, name)
+	id := replayChat(t, name, a, b)
 	seedThread(t, a, id)
 	res, err := a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
 	require.NoError(t, err)
@@ -334,7 +350,7 @@ func captureMigrate(t *testing.T, name string) {
 // the first run ends ContinuedAsNew, the second takes over its state and a turn.
 func captureContinueAsNew(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{HistoryBudget: wire.HistoryBudget{MaxEvents: 60}})
 	for i := 1; ; i++ {
 		require.Less(t, i, 30, "the chat never continued as new")
@@ -355,7 +371,7 @@ func captureContinueAsNew(t *testing.T, name string) {
 // A writer joins a helper's chat after a turn; the next turn has both reply.
 func captureAddParticipants(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 	send(t, h, id, "m1", "Hello")
 	st, err := h.Client.AddParticipants(ctxFor(t), id, "writer")
@@ -389,7 +405,7 @@ func captureToolsApproval(t *testing.T, name string) {
 			{ToolCalls: []offline.ToolCall{{ID: "c3", Name: "refund", Arguments: `{"order":"1002"}`}}},
 			{Text: "Refunded."},
 		}}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"clerk"}})
 	res := send(t, h, id, "m1", "Refund my kettle")
 	require.Len(t, res.AwaitingApproval, 1)
@@ -405,7 +421,7 @@ func captureLLMStrategies(t *testing.T, name string) {
 		"moderator": {{Text: "reviewer"}, {Text: "writer"}},
 		"editor":    {{Text: "no"}, {Text: "yes"}},
 	}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"writer", "reviewer"},
 		Selection:   agentchat.SelectionStrategy{Type: strategies.SelectionLLM, Agent: "moderator"},
 		Termination: agentchat.TerminationStrategy{Type: strategies.TerminationLLM, Agent: "editor", MaxIterations: 4}})
@@ -418,7 +434,7 @@ func captureLLMStrategies(t *testing.T, name string) {
 // captureSummarize: a summarizing reducer writes its summary.
 func captureSummarize(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{Config: replayAgents})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"summer"}})
 	for i := 1; i <= 4; i++ {
 		send(t, h, id, fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d", i))

@@ -19,10 +19,10 @@ agents:
   - {id: clerk, name: Clerk, model: offline, tools: [lookup_order, refund], maxToolRounds: 1}
 `
 
-// captureToolEdges: the versioned tool-round changes, each on its new path: an approved
-// refund whose resumed turn then fails (it keeps the result and fails once), a reply
-// that reaches its tool-round limit (one more call with tool_choice none), and a turn
-// sent again after it failed, whose call id had run (the result is reused).
+// captureToolEdges: the edges of tool rounds: an approved refund whose resumed turn
+// then fails (it keeps the result and fails once), a reply that reaches its tool-round
+// limit (one more call with tool_choice none), and a turn sent again after it failed,
+// whose call id had run (the result is reused).
 func captureToolEdges(t *testing.T, name string) {
 	lookup := func(id, order string) offline.Reply {
 		return offline.Reply{ToolCalls: []offline.ToolCall{{ID: id, Name: "lookup_order", Arguments: `{"order":"` + order + `"}`}}}
@@ -34,7 +34,7 @@ func captureToolEdges(t *testing.T, name string) {
 			lookup("c2", "1001"), lookup("c3", "1002"), {Text: "Enough lookups."},
 			lookup("c4", "1003"), refused, lookup("c4", "1003"), {Text: "Found it."},
 		}}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"clerk"}})
 	res := send(t, h, id, "m1", "Refund my kettle")
 	require.Len(t, res.AwaitingApproval, 1)

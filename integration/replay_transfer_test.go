@@ -1,8 +1,13 @@
 package integration_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,13 +25,12 @@ import (
 
 // A migration admitted while the chat is still starting (the replay scenario
 // "migrate-after-start"): the chat restores a document given inline in its input, the
-// Migrate update is sent at once and waits for the restore (migrate-after-start); the
-// source run closes with a migrated result.
+// Migrate update is sent at once and waits for the restore; the source run closes with
+// a migrated result.
 func captureMigrateAfterStart(t *testing.T, name string) {
 	a := replayHarness(t, name, testenv.Options{})
 	b := replayHarness(t, name, testenv.Options{Namespace: "agentchat-replay-b"})
-	id := replayChat(t, a, name)
-	replayChat(t, b, name)
+	id := replayChat(t, name, a, b)
 	const n = 8
 	doc, _, err := chatstate.Encode(bigChatDocument(n))
 	require.NoError(t, err)
@@ -42,12 +46,12 @@ func captureMigrateAfterStart(t *testing.T, name string) {
 }
 
 // A Reencrypt signal (the replay scenario "reencrypt"): a chat takes a turn, gets the
-// signal and continues as new at once (reencrypt-signal); the next run takes a turn.
+// signal and continues as new at once; the next run takes a turn.
 // Captured without encryption, so that the replayer reads the payloads; the commands
 // are the same with it.
 func captureReencrypt(t *testing.T, name string) {
 	h := replayHarness(t, name, testenv.Options{})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{})
 	send(t, h, id, "m1", "Hello, how are you?")
 	before := runID(t, h.Temporal, id)
@@ -61,32 +65,71 @@ func captureReencrypt(t *testing.T, name string) {
 	saveRun(t, h, id, first, name+"-1", enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW)
 }
 
-// replayChanges name, for the histories captured to cover a versioned change, the
-// change id whose marker the history must hold: without it the file replays the old
-// branch only, and covers nothing new.
-var replayChanges = map[string]string{
-	"migrate-after-start": "migrate-after-start",
-	"reencrypt-1":         "reencrypt-signal",
+// replayChanges name, for a history captured to cover a change made since the
+// baseline, the change id whose marker it must hold: without it the file replays the
+// old branch only, and covers nothing new. The baseline has no change id: empty.
+var replayChanges = map[string]string{}
+
+// TestReplayHistoriesHoldOnlyCurrentChanges reads the version markers of every committed
+// history: each names a change id that workflows/versions.go declares (a marker of a
+// retired id means the file was captured before the baseline: capture it anew), and a
+// history listed in replayChanges holds its change's marker.
+func TestReplayHistoriesHoldOnlyCurrentChanges(t *testing.T) {
+	current := currentChangeIDs(t)
+	for _, f := range replayFiles(t) {
+		file := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(file, func(t *testing.T) {
+			changes := versionMarkers(t, f)
+			for _, id := range changes {
+				assert.Contains(t, current, id, "%s.json holds a marker of change %q, which %s does not declare", file, id, versionsFile)
+			}
+			if want, ok := replayChanges[file]; ok {
+				assert.Contains(t, changes, want, "%s.json covers the change %q", file, want)
+			}
+		})
+	}
 }
 
-func TestReplayHistoriesHoldTheirChangesMarker(t *testing.T) {
-	for file, change := range replayChanges {
-		t.Run(file, func(t *testing.T) {
-			f, err := os.Open(filepath.Join(replayDir, file+".json"))
-			require.NoError(t, err)
-			defer f.Close()
-			hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-			require.NoError(t, err)
-			var changes []string
-			for _, e := range hist.GetEvents() {
-				if m := e.GetMarkerRecordedEventAttributes(); m != nil {
-					var id string
-					if p := m.GetDetails()["change-id"]; p != nil && converter.GetDefaultDataConverter().FromPayloads(p, &id) == nil {
-						changes = append(changes, id)
+// versionsFile declares the workflow's change ids (one constant each).
+const versionsFile = "../workflows/versions.go"
+
+// currentChangeIDs returns the values of the string constants of versionsFile.
+func currentChangeIDs(t *testing.T) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), versionsFile, nil, 0)
+	require.NoError(t, err)
+	ids := []string{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			for _, spec := range g.Specs {
+				for _, v := range spec.(*ast.ValueSpec).Values {
+					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						id, err := strconv.Unquote(lit.Value)
+						require.NoError(t, err)
+						ids = append(ids, id)
 					}
 				}
 			}
-			assert.Contains(t, changes, change, "%s.json covers the change %q", file, change)
-		})
+		}
 	}
+	return ids
+}
+
+// versionMarkers returns the change ids of the version markers (workflow.GetVersion)
+// that the history in file holds, in order.
+func versionMarkers(t *testing.T, file string) []string {
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	var changes []string
+	for _, e := range hist.GetEvents() {
+		if m := e.GetMarkerRecordedEventAttributes(); m != nil {
+			var id string
+			if p := m.GetDetails()["change-id"]; p != nil && converter.GetDefaultDataConverter().FromPayloads(p, &id) == nil {
+				changes = append(changes, id)
+			}
+		}
+	}
+	return changes
 }

@@ -54,7 +54,7 @@ type Carried struct {
 	// the oldest dropped first.
 	RetiredIDs []string `json:"retiredIds,omitempty"`
 	// Stream is the chat's event log without the text deltas of finished messages (set
-	// by carry only; absent in runs before versionStreamCarry).
+	// by the carry; a run taken over without it starts an empty log).
 	Stream *StreamCarry `json:"stream,omitempty"`
 }
 

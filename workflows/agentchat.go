@@ -51,10 +51,7 @@ func (s *chatState) start(ctx workflow.Context) error {
 	if err := s.in.Validate(); err != nil {
 		return temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeInvalidInput, nil)
 	}
-	if s.in.Carry != nil {
-		if !s.resumed {
-			s.resume(ctx, s.in.Carry)
-		}
+	if s.in.Carry != nil { // taken over by resumeEarly
 		s.must(s.settle(phaseRunning))
 		return nil
 	}
@@ -138,26 +135,16 @@ func (s *chatState) result() wire.AgentChatResult {
 	return r
 }
 
-// resolve looks agent ids up in the worker's registry: an activity on the task queue
-// (agentActivity tries other workers for an agent this one does not know), or, in
-// histories from before resolveActivityChange, a local activity.
+// resolve looks agent ids up in the worker's registry: an activity on the task queue,
+// not a local activity, which could only run on the worker that holds the workflow
+// task (agentActivity tries other workers for an agent this one does not know).
 func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]wire.Participant, error) {
 	var res wire.ResolveResult
-	var err error
-	if !changed(ctx, resolveActivityChange) {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: resolveTimeout,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-		})
-		err = workflow.ExecuteLocalActivity(lctx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}).Get(ctx, &res)
-	} else {
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: resolveTimeout,
-			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
-		})
-		err = s.agentActivity(actx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}, &res)
-	}
-	if err != nil {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: resolveTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
+	})
+	if err := s.agentActivity(actx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}, &res); err != nil {
 		return nil, unwrapActivityError(err)
 	}
 	return res.Participants, nil

@@ -11,22 +11,6 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// Change ids of workflow.GetVersion. Histories recorded before a change replay with
-// workflow.DefaultVersion, the old behaviour.
-const (
-	// resolveActivityChange: participants are resolved by a regular activity on the
-	// task queue instead of a local activity, which can only run on the worker that
-	// holds the workflow task; so an answer "unknown agent" can be tried elsewhere.
-	resolveActivityChange = "resolve-as-activity"
-	// unknownAgentRetryChange: an UnknownAgent answer is tried on the queue's other
-	// workers (agentActivity) instead of failing the call at once.
-	unknownAgentRetryChange = "unknown-agent-retry"
-	// unknownFunctionRetryChange: an UnknownFunction answer (a tool, selection or
-	// termination function the worker does not register) is tried on the queue's
-	// other workers too, and tool calls go through tryElsewhere.
-	unknownFunctionRetryChange = "unknown-function-retry"
-)
-
 // Pacing of the tries on other workers: the first after unknownAgentFirstDelay,
 // doubling up to unknownAgentMaxDelay, within the wait the worker names.
 const (
@@ -55,13 +39,6 @@ func (s *chatState) agentActivity(ctx workflow.Context, name string, in, out any
 func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any, err error) error {
 	d, errType, ok := unknownDetails(err)
 	if !ok {
-		return err
-	}
-	change := unknownAgentRetryChange
-	if errType == wire.ErrTypeUnknownFunction {
-		change = unknownFunctionRetryChange
-	}
-	if !changed(ctx, change) {
 		return err
 	}
 	opts := workflow.GetActivityOptions(ctx)

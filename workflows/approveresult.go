@@ -6,14 +6,10 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// versionApproveAnswersItsTurn: Approve answers when the turn it resumed ends (or waits
-// again), with that turn's messages only (10.S3). Before, it waited until no turn was
-// active and answered everything the history had gained, the queued turns that ran
-// after the resumed one included.
-const versionApproveAnswersItsTurn = "approve-answers-its-turn"
-
 // awaitResumed waits for the resumption of sus that the last decision caused and
-// returns its answer (resumedAnswer), or the error of a resumed turn that failed.
+// returns its answer (resumedAnswer): the messages of that turn only, up to its end or
+// to where it waits again, not those of the queued turns that ran after it; or the
+// error of a resumed turn that failed.
 func (s *chatState) awaitResumed(ctx workflow.Context, sus *suspension) (wire.TurnResult, error) {
 	gen := sus.resumed
 	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen }); err != nil {

@@ -70,11 +70,6 @@ func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) 
 	return wire.CancelTurnResult{}, s.validateCancel(in) // gone meanwhile
 }
 
-// versionStopAwaitsText: a stop of a reply nobody follows waits, up to stopTextWait,
-// for the text its model call held back (awaitPartial); before, it cancelled the call
-// at once.
-const versionStopAwaitsText = "stop-awaits-text"
-
 // stopTextWait bounds awaitPartial's wait: a model call holding text back asks who
 // follows every 250 ms (activities.publisher).
 const stopTextWait = time.Second
@@ -88,8 +83,7 @@ const stopTextWait = time.Second
 func (s *chatState) awaitPartial(ctx workflow.Context, t *turn) {
 	l := &s.events
 	r := l.live
-	if t.dropPartial || r == nil || r.turnID != t.msg.MessageID || l.followers(workflow.Now(ctx)).Followed ||
-		!changed(ctx, versionStopAwaitsText) {
+	if t.dropPartial || r == nil || r.turnID != t.msg.MessageID || l.followers(workflow.Now(ctx)).Followed {
 		return
 	}
 	sent := r.text.Len()

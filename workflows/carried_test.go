@@ -51,6 +51,8 @@ func TestACarryTakenOverIsCarriedOnWhole(t *testing.T) {
 		ToolRuns:     []wire.ToolRun{{CallID: "c0", Name: "lookup", Arguments: "{}", Result: chat.Content{Type: chat.ContentFunctionResult, CallID: "c0", Result: "ok"}}},
 		CallIDs:      wire.CallIDFilter(nil).Add("c9"),
 		Usage:        []wire.UsageTotal{{AgentID: "helper", Calls: 2, InputTokens: 30, OutputTokens: 9, CachedTokens: 4, Cost: 0.5}},
+		Stream: &wire.StreamCarry{NextOffset: 8, Items: []wire.StreamItem{{Topic: wire.StreamTopic, Offset: 7,
+			Data: wire.EncodedStreamEvent(wire.StreamEvent{Type: wire.EventTurnDone, TurnID: "m1"})}}},
 	}
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestWorkflowEnvironment()

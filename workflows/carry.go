@@ -20,16 +20,11 @@ const (
 	// message bodies go to the message store.
 	carryInlineBytes = 512 << 10
 	// messageBatchBytes is the most (encoded) of messages one StoreMessages or
-	// ForwardTurns input carries (a larger message alone), a quarter of a payload; spill,
-	// in runs before carryBySizeChange, cuts its batches at it by content bytes.
+	// ForwardTurns input carries (a larger message alone), a quarter of a payload.
 	messageBatchBytes = 512 << 10
 	// carryTailBytes is how much of the latest messages' bodies (encoded) stays in the
 	// workflow when older ones move to the store; past CarryLimit those move too.
 	carryTailBytes = 256 << 10
-	// carryHardBytes is, in runs before carryBySizeChange (spill), the size of the
-	// history's contents past which moving bodies to the store is not optional and is
-	// retried until the store answers. spillToFit measures against CarryLimit instead.
-	carryHardBytes = 1536 << 10
 	// keepInline is how many recent messages stay in the workflow when older ones
 	// move to the store.
 	keepInline   = 32
@@ -49,7 +44,7 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 		r := *c.Restored
 		s.Restored = &r
 	}
-	s.rebuildTurns(ctx)
+	s.rebuildTurns()
 	s.TurnCount = c.TurnCount // rebuildTurns counts the history's turns; the carried count stands
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
@@ -83,12 +78,10 @@ func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	s.must(s.to(phaseDraining))
 	// An Approve taken before the run began draining waits for its decision to be
-	// applied: the drain applies it (versioned), or the run would wait for it forever.
-	resumes := changed(ctx, versionResumeWhileDraining)
-	resumeDue := func() bool { return resumes && s.readyToResume() }
-	inOrder := s.hasUpdateTurn() && changed(ctx, versionDrainInOrder)
+	// applied: the drain applies it, or the run would wait for it forever.
+	resumeDue := s.readyToResume
 	for {
-		if t := s.nextDrainTurn(inOrder); t != nil {
+		if t := s.nextDrainTurn(); t != nil {
 			s.runTurn(ctx, t)
 			continue
 		}
@@ -109,38 +102,21 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	}
 	s.drainSignals(ctx)
-	s.carryStream = changed(ctx, versionStreamCarry)
 	next := s.in
 	next.Restore = nil
-	if !changed(ctx, carryBySizeChange) {
-		s.spill(ctx)
-		next.Carry = s.carry()
-	} else {
-		next.Carry = s.spillToFit(ctx, next)
-	}
-	if n := carryBytes(next); n > wire.CarryLimit && changed(ctx, versionStallOversizeCarry) {
+	next.Carry = s.spillToFit(ctx, next)
+	if n := carryBytes(next); n > wire.CarryLimit {
 		s.stall(ctx, n)
 		return nil
 	}
 	return workflow.NewContinueAsNewError(ctx, wire.WorkflowType, next)
 }
 
-// versionStreamCarry: the carry takes the chat's event log (without the text deltas of
-// finished messages, wire.StreamCarry); before, a run carried no log.
-const versionStreamCarry = "stream-carry"
-
-// versionDrainInOrder: a draining run answers the queued turns in order up to the last
-// one an update waits for; before, it took the update turns first, so a signalled turn
-// queued before them was answered after them, in the next run.
-const versionDrainInOrder = "drain-in-order"
-
 // nextDrainTurn takes the next turn the draining run answers: while an update waits for
-// a queued turn, the first queued turn (inOrder), or that update's turn (before
-// versionDrainInOrder).
-func (s *chatState) nextDrainTurn(inOrder bool) *turn {
-	if !inOrder {
-		return s.nextUpdateTurn()
-	}
+// a queued turn, the first queued turn, so that turns are answered in order up to the
+// last one an update waits for (the others go to the next run); while a turn waits
+// for an approval, none (handOverUpdateTurns).
+func (s *chatState) nextDrainTurn() *turn {
 	if s.suspension != nil {
 		s.handOverUpdateTurns()
 		return nil
@@ -183,17 +159,6 @@ func (s *chatState) hasUpdateTurn() bool {
 	return slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal })
 }
 
-// nextUpdateTurn takes the first queued turn that an update waits for, if any.
-func (s *chatState) nextUpdateTurn() *turn {
-	for i, t := range s.queue {
-		if !t.signal {
-			s.queue = append(s.queue[:i:i], s.queue[i+1:]...)
-			return t
-		}
-	}
-	return nil
-}
-
 // drainSignals takes every UserMessage signal buffered in the channel, in order.
 func (s *chatState) drainSignals(ctx workflow.Context) {
 	for {
@@ -210,9 +175,7 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 func (s *chatState) carry() *wire.Carried {
 	c := s.Carried
 	c.Channels, c.Pending = s.documentChannels(), nil
-	if s.carryStream {
-		c.Stream = s.carryEvents()
-	}
+	c.Stream = s.carryEvents()
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
@@ -222,59 +185,6 @@ func (s *chatState) carry() *wire.Carried {
 	}
 	c.Runs++
 	return &c
-}
-
-// spill moves the bodies of all but the latest messages to the message store when the
-// chat names one, or when what the workflow holds would make the carry too large.
-// What stays in the history are stubs: id, role, author, agent and time.
-// A store that does not answer leaves the bodies in the workflow.
-func (s *chatState) spill(ctx workflow.Context) {
-	inline := size(s.History)
-	if s.in.Store == "" && inline <= carryInlineBytes {
-		return
-	}
-	// While the carry would fit anyway, an unreachable store only postpones the move
-	// to the next hand-over; past carryHardBytes it is retried until the store answers.
-	policy := &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}
-	if inline <= carryHardBytes {
-		policy.MaximumAttempts = 3
-	}
-	end := len(s.History) - keepInline
-	var batch []chat.Message
-	var idx []int
-	flush := func() {
-		if len(batch) == 0 {
-			return
-		}
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeTimeout,
-			RetryPolicy: policy})
-		var res wire.StoreMessagesResult
-		err := workflow.ExecuteActivity(actx, wire.StoreMessagesActivity,
-			wire.StoreMessagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Messages: batch}).Get(ctx, &res)
-		if err != nil {
-			s.storeFailed(ctx, err)
-			return
-		}
-		s.Store = res.Store
-		for _, i := range idx {
-			s.CallIDs = s.CallIDs.AddCalls(s.History[i])
-			s.History[i].Contents = nil
-		}
-		batch, idx = nil, nil
-	}
-	batchBytes := 0
-	for i := 0; i < end; i++ {
-		m := s.History[i]
-		if m.Contents == nil {
-			continue
-		}
-		batch, idx = append(batch, m), append(idx, i)
-		if batchBytes += m.Size(); batchBytes >= messageBatchBytes {
-			flush()
-			batchBytes = 0
-		}
-	}
-	flush()
 }
 
 // historyHasStubs reports whether any message in msgs is a stub.

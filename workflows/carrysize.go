@@ -10,10 +10,6 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// carryBySizeChange versions spillToFit: the carry sized by its encoded bytes, queued
-// turns included (issue 10, fault 1). Runs before it spill by content bytes.
-const carryBySizeChange = "carry-by-encoded-size"
-
 // spillToFit returns the state to carry into the next run (next, whose Carry it sets),
 // moving message bodies to the message store until the encoded input fits:
 //

@@ -5,7 +5,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/wire"
@@ -128,14 +127,4 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p wire.Participant, t *
 	}
 	ch.state = mustJSON(strategies.SummaryState{Summary: res.Summary, SummarizedThrough: s.History[to-1].MessageID})
 	return nil
-}
-
-// size sums the content sizes of messages (Message.Size); the spill of runs that predate
-// carryBySizeChange decides by it.
-func size(msgs []chat.Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += m.Size()
-	}
-	return n
 }

@@ -21,11 +21,6 @@ import (
 //   - a different decision is refused (InvalidInput) with "already decided: <the
 //     earlier decision>", and changes nothing.
 
-// versionRepeatedDecision: a repeated decision answers at once with AlreadyDecided;
-// before, one whose call had its result answered the turn since it, and one not
-// applied yet was recorded again and waited for the turn to resume.
-const versionRepeatedDecision = "repeated-decision-answers-at-once"
-
 // rejectedResult is the error result a rejected call gets; the model reads it,
 // followed by ": REASON" when a reason was given.
 const rejectedResult = "rejected by a person"
@@ -68,7 +63,7 @@ func (s *chatState) changedDecisionRefusal(in wire.ApproveInput) error {
 // as the first, before that was recorded) the refusal the validator gives.
 func (s *chatState) repeatedDecision(ctx workflow.Context, in wire.ApproveInput) (wire.TurnResult, bool, error) {
 	d, ok := s.earlierDecision(in.CallID)
-	if !ok || !changed(ctx, versionRepeatedDecision) {
+	if !ok {
 		return wire.TurnResult{}, false, nil
 	}
 	if err := s.changedDecisionRefusal(in); err != nil {

@@ -16,21 +16,6 @@ import (
 // refused with an error that says where to give it; an export waits for decisions being
 // applied and for a resumed turn to reach its answer (a document cannot hold either
 // half-done).
-const (
-	// versionApplyEachDecision: each decision is applied when it is given; before, the
-	// decisions waited until the last call was decided.
-	versionApplyEachDecision = "apply-each-decision"
-	// versionExportAtBoundary: an export waits while a resumed turn runs or a decision
-	// is being applied, and no turn resumes while an export reads the chat.
-	versionExportAtBoundary = "export-at-turn-boundary"
-	// versionApproveWhileMoving: Approve is refused while the chat continues as new or
-	// migrates; before, the decision was recorded and could be lost. handleMigrate asks
-	// it too, for its refusal while a decision waits to be applied (migrateRefusal).
-	versionApproveWhileMoving = "approve-while-moving"
-	// versionResumeWhileDraining: a run that continues as new applies the decisions
-	// given before it began draining; before, it waited for their Approve handlers.
-	versionResumeWhileDraining = "resume-while-draining"
-)
 
 // decidedOpen reports whether a call the suspended turn waits for has a decision that
 // has not been applied yet.
@@ -71,37 +56,26 @@ func (s *chatState) approveRefusal() error {
 }
 
 // resumeDue reports whether the suspended turn has decisions to apply: every call it
-// waits for is decided, or (once decisions apply one by one) any is.
+// waits for is decided, or any is (decisions apply one by one).
 func (s *chatState) resumeDue() bool {
-	return s.suspension != nil && (len(s.awaitingApproval()) == 0 || (s.applyEach && s.decidedOpen()))
+	return s.suspension != nil && (len(s.awaitingApproval()) == 0 || s.decidedOpen())
 }
 
 // migrateRefusal is the error for a migration asked for while a decision waits to be
 // applied (the document would miss it), or nil.
 func (s *chatState) migrateRefusal() error {
-	switch {
-	case s.resumeDue():
+	if s.resumeDue() {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is applying an approval decision; retry shortly", s.chatID), wire.ErrTypeMigrating)
-	case s.decidedOpen(): // decisions of a run from before versionApplyEachDecision
-		return temporal.NewApplicationError(fmt.Sprintf(
-			"chat %q holds approval decisions that wait for the other calls of their turn (%s), and a document cannot hold them: decide those first",
-			s.chatID, pendingIDs(s.awaitingApproval())), wire.ErrTypeAwaitingApproval)
 	}
 	return nil
 }
 
 // awaitExportBoundary waits, before an export reads the chat, until no resumed turn
 // runs and no decision waits to be applied, then holds resumptions until release is
-// called. Decisions held from a run before versionApplyEachDecision are refused.
+// called.
 func (s *chatState) awaitExportBoundary(ctx workflow.Context) (release func(), err error) {
-	if !changed(ctx, versionExportAtBoundary) {
-		return func() {}, nil
-	}
 	if err := workflow.Await(ctx, func() bool { return !s.midResume() && !s.resumeDue() }); err != nil {
-		return nil, err
-	}
-	if err := s.migrateRefusal(); err != nil {
 		return nil, err
 	}
 	s.exporting++

@@ -28,11 +28,6 @@ import (
 // changes a body it holds: two messages with one id would leave one of them unable to
 // move there.
 
-// versionUniqueMessageIDs: a reply or tool result whose "<turn>/<n>" id is taken
-// skips to the next free n; before, it took the id again. Asked only when the id is
-// taken, so that no other history records the marker.
-const versionUniqueMessageIDs = "unique-message-ids"
-
 // maxRetiredIDs bounds RetiredIDs; past it the oldest are dropped.
 const maxRetiredIDs = 256
 
@@ -42,9 +37,6 @@ const maxRetiredIDs = 256
 func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
 	n := len(s.History) - s.historyIndex(t.msg.MessageID)
 	id := fmt.Sprintf("%s/%d", t.msg.MessageID, n)
-	if s.idHolder(id, false) == "" || !changed(ctx, versionUniqueMessageIDs) {
-		return id
-	}
 	for s.idHolder(id, false) != "" {
 		n++
 		id = fmt.Sprintf("%s/%d", t.msg.MessageID, n)
@@ -101,13 +93,6 @@ func (s *chatState) idRefusal(m chat.Message) error {
 	return temporal.NewApplicationError(fmt.Sprintf(
 		"messageId %q is taken in chat %q: it is the id of %s; message ids are unique in a chat (replies get \"<turn>/<n>\"): give this turn another messageId",
 		m.MessageID, s.chatID, holder), wire.ErrTypeInvalidMessage)
-}
-
-// checksIDs reports whether this run refuses new turn m for a taken messageId
-// (idRefusal): always, except in the replay of a history from before
-// versionUniqueMessageIDs that took such a turn (the version is asked only then).
-func (s *chatState) checksIDs(ctx workflow.Context, m chat.Message) bool {
-	return s.idRefusal(m) == nil || changed(ctx, versionUniqueMessageIDs)
 }
 
 // retireStored records the ids of msgs, messages being taken back from the history,

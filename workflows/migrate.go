@@ -86,9 +86,7 @@ func (s *chatState) validateMigrate(in wire.MigrateInput) error {
 func (s *chatState) handleMigrate(ctx workflow.Context, in wire.MigrateInput) (wire.MigrationResult, error) {
 	m := s.migration
 	if m == nil {
-		// The refusal shares Approve's change id (versionApproveWhileMoving), not one of
-		// its own: running chats' histories may hold its marker here, so it stays.
-		if err := s.migrateRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
+		if err := s.migrateRefusal(); err != nil {
 			return wire.MigrationResult{}, err
 		}
 		m = &migration{target: s.target(ctx, in), step: stepDraining}
@@ -104,10 +102,6 @@ func (s *chatState) handleMigrate(ctx workflow.Context, in wire.MigrateInput) (w
 	return *m.result, nil
 }
 
-// versionMigrateAfterStart: a migration admitted during the chat's start waits for the
-// start (resolving the participants, restoring a document) before it exports.
-const versionMigrateAfterStart = "migrate-after-start"
-
 func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	if m.target.Cluster == "" && m.target.Address == "" && m.target.Namespace == workflow.GetInfo(ctx).Namespace && m.target.ChatID == s.chatID {
 		s.abortMigration(m, temporal.NewApplicationError("the target is this chat itself", wire.ErrTypeInvalidInput))
@@ -115,13 +109,10 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	}
 	m.under = s.phase
 	s.must(s.to(phaseMigrating))
-	// It waits for an import and the turn in flight, and (versionMigrateAfterStart) for
-	// the start: a chat still resolving or restoring exported what it had so far, so a
-	// target restored from a document got none of it. Runs without the change wait as
-	// before (a start that ends meanwhile moves the export in their histories).
-	afterStart := changed(ctx, versionMigrateAfterStart)
+	// It waits for an import, the turn in flight and the start (resolving the
+	// participants, restoring a document): the export takes the whole chat.
 	_ = workflow.Await(ctx, func() bool {
-		return s.active == nil && !s.importing() && (!afterStart || s.base() != phaseStarting)
+		return s.active == nil && !s.importing() && s.base() != phaseStarting
 	})
 	if s.phase == phaseFailed {
 		s.abortMigration(m, s.failure)
@@ -215,7 +206,7 @@ func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 		}
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute,
 			RetryPolicy: &temporal.RetryPolicy{MaximumInterval: 30 * time.Second}})
-		for _, batch := range forwardBatches(ctx, late) {
+		for _, batch := range forwardBatches(late) {
 			if err := workflow.ExecuteActivity(actx, wire.ForwardTurnsActivity, wire.ForwardTurnsInput{Target: m.result.Target, Turns: batch}).Get(ctx, nil); err != nil {
 				return err
 			}
@@ -223,13 +214,9 @@ func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 	}
 }
 
-// forwardBatchesChange versions forwardBatches: late turns forwarded in batches under a
-// payload (issue 10); before it, in one activity whatever their size.
-const forwardBatchesChange = "forward-turns-in-batches"
-
 // forwardBatches cuts turns into batches of at most messageBatchBytes encoded (a turn
 // larger than that alone), so that no ForwardTurns input passes the payload limit.
-func forwardBatches(ctx workflow.Context, turns []wire.SendMessageInput) [][]wire.SendMessageInput {
+func forwardBatches(turns []wire.SendMessageInput) [][]wire.SendMessageInput {
 	var batches [][]wire.SendMessageInput
 	size := 0
 	for _, t := range turns {
@@ -239,9 +226,6 @@ func forwardBatches(ctx workflow.Context, turns []wire.SendMessageInput) [][]wir
 		}
 		batches[len(batches)-1] = append(batches[len(batches)-1], t)
 		size += n
-	}
-	if len(batches) <= 1 || !changed(ctx, forwardBatchesChange) {
-		return [][]wire.SendMessageInput{turns}
 	}
 	return batches
 }

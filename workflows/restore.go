@@ -105,7 +105,7 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 // table: equivalent, enhanced, reduced), strategy state, idempotency record and
 // pending turns, which are then answered in order.
 func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history []chat.Message, repairs []string) error {
-	if err := s.checkOpenCalls(ctx, history); err != nil {
+	if err := s.checkOpenCalls(history); err != nil {
 		return err
 	}
 	s.History, s.stubs = history, stubTotal{}
@@ -123,23 +123,15 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 		}
 	}
 	s.IsComplete = doc.Strategies.IsComplete
-	s.rebuildTurns(ctx)
+	s.rebuildTurns()
 	s.detectSuspension(ctx)
-	if changed(ctx, versionRestoredTurnCount) {
-		s.TurnCount = s.answeredTurns()
-	}
+	s.TurnCount = s.answeredTurns()
 	s.Restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}
 	return nil
 }
-
-// versionRestoredTurnCount: a restored chat counts the turns of its history that were
-// answered, as the chat it came from did; before, it counted every user message, the
-// turn that waits for an approval (counted again once answered) and a turn that failed
-// after its tools ran included.
-const versionRestoredTurnCount = "restored-turn-count"
 
 // answeredTurns counts the turns of the rebuilt record that were answered: not failed,
 // not waiting (detectSuspension).
@@ -168,7 +160,7 @@ func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int
 // tool results that are not the round limit's (failedAfterTools) is a resumed turn that
 // failed after its tools ran: it is recorded as failed, so that a retry of its
 // messageId is refused as it was before the continue-as-new, export or migration.
-func (s *chatState) rebuildTurns(ctx workflow.Context) {
+func (s *chatState) rebuildTurns() {
 	s.turns, s.TurnCount = map[string]*turn{}, 0
 	var failed []*turn
 	for i, m := range s.History {
@@ -185,9 +177,6 @@ func (s *chatState) rebuildTurns(ctx workflow.Context) {
 		if end > i+1 && failedAfterTools(s.History[end-1]) {
 			failed = append(failed, t)
 		}
-	}
-	if len(failed) == 0 || !changed(ctx, versionFailedTurnsRebuilt) {
-		return
 	}
 	for _, t := range failed {
 		t.err = temporal.NewApplicationError("it failed in an earlier run, or in the chat this one was restored from", wire.ErrTypeTurnFailed)

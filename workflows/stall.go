@@ -21,10 +21,6 @@ import (
 // exportable and migratable, which is how it goes on: in another chat whose store
 // takes the bodies. A stalled run keeps its history small: it runs no turns.
 
-// versionStallOversizeCarry: a run whose carry passes CarryLimit stalls instead of
-// continuing as new (which Temporal refused, terminating the chat). Asked only then.
-const versionStallOversizeCarry = "stall-oversize-carry"
-
 // stall stops the chat taking turns, since its carry of n bytes passes CarryLimit, and
 // returns the run from draining to running, where it serves queries, exports and
 // migrations.

@@ -65,17 +65,12 @@ type chatState struct {
 	// a failed turn goes back to. runTurn and resumeSuspended set it; it is read only
 	// while a turn is active.
 	boundary strategyState
-	// resumed: the carry was taken over before the handlers were registered
-	// (resumeEarly).
-	resumed bool
 	// migration is the migration under way or done, if any (phaseMigrating,
 	// phaseMigrated); nil again when one fails.
 	migration *migration
 	// suspension is the turn waiting for approvals, if any; Decisions are the answers
 	// given so far, by callId.
 	suspension *suspension
-	// applyEach: decisions are applied as they are given (versionApplyEachDecision).
-	applyEach bool
 	// stalled is why the chat takes no more turns, when its carry passed CarryLimit
 	// because the message store refused its bodies (stall.go); storeErr is the store's
 	// last refusal in this run.
@@ -92,10 +87,8 @@ type chatState struct {
 	active *turn
 	// turns records every accepted turn by messageId: the idempotency record.
 	turns map[string]*turn
-	// events is the chat's stream (stream.go); carryStream: the carry takes it
-	// (versionStreamCarry).
-	events      eventLog
-	carryStream bool
+	// events is the chat's stream (stream.go).
+	events eventLog
 }
 
 func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {

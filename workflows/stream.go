@@ -57,10 +57,6 @@ func (l *eventLog) followers(now time.Time) wire.StreamFollowers {
 // answers no poll; the next run keeps no delta of a finished message).
 const streamLinger = 5 * time.Second
 
-// versionStreamLinger: a closing run waits, up to streamLinger, for its subscribers to
-// read its last events; before, it ended at once.
-const versionStreamLinger = "stream-linger"
-
 // lingerForSubscribers keeps a closing or handing-over run open until its subscribers
 // have read every event (the next run keeps no text delta of a finished message), or
 // streamLinger has passed: only when one polled this run and has not. It reports
@@ -68,7 +64,7 @@ const versionStreamLinger = "stream-linger"
 func (s *chatState) lingerForSubscribers(ctx workflow.Context) bool {
 	l := &s.events
 	caughtUp := func() bool { return l.read == 0 || l.read >= l.next }
-	if caughtUp() || !changed(ctx, versionStreamLinger) {
+	if caughtUp() {
 		return false
 	}
 	_, _ = workflow.AwaitWithTimeout(ctx, streamLinger, caughtUp)
@@ -334,12 +330,6 @@ func (s *chatState) turnEvent(t *turn, ev wire.StreamEvent) {
 	ev.TurnID = t.msg.MessageID
 	s.events.emit(ev)
 }
-
-// versionAnnounceWaiting: a run that rebuilds its wait for approvals from the history
-// announces the calls awaited on its stream (announceWaiting); before, it announced
-// none. The log is state, but it moves the offsets that recorded polls read and that
-// lingerForSubscribers compares, so the change is versioned.
-const versionAnnounceWaiting = "announce-waiting"
 
 // announceWaiting puts an approvalNeeded for each call the chat waits for at the end of
 // the log, and takes out the announcements of those calls the log held from a previous

@@ -6,11 +6,6 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// versionResyncLostThread: a service thread (Responses chain, Assistants thread) the
-// service no longer knows is dropped and the agent sent the primary history again;
-// before, the turn failed (and every later one).
-const versionResyncLostThread = "resync-lost-service-thread"
-
 // dropLostThread handles a model call of agent p that failed with err: when the
 // service no longer knows the channel's conversation (wire.ErrTypeThreadLost: a
 // Responses previous_response_id or an Assistants thread of another project, or past
@@ -23,7 +18,7 @@ func (s *chatState) dropLostThread(ctx workflow.Context, p wire.Participant, err
 		return false
 	}
 	ch := s.channelOf(p)
-	if ch == nil || !changed(ctx, versionResyncLostThread) {
+	if ch == nil {
 		return false
 	}
 	workflow.GetLogger(ctx).Warn("the service no longer knows this agent's conversation; sending it the chat's history again",

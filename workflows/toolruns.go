@@ -3,8 +3,6 @@ package workflows
 import (
 	"slices"
 
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -12,22 +10,18 @@ import (
 // maxToolRuns bounds the runs kept for taken-back turns; the oldest go first.
 const maxToolRuns = 64
 
-// versionToolRunsByBytes: the runs kept are bounded by their encoded bytes too
-// (ToolRunsLimit), the oldest dropped first; before, only by their number, so that 64
-// results of up to ToolResultLimit each were carried across continue-as-new, past the
-// payload limit. A dropped run's call runs again if its turn is sent again.
-const versionToolRunsByBytes = "tool-runs-by-bytes"
-
 // recordRun keeps the result of call c, which has just run, within maxToolRuns and
-// ToolRunsLimit.
-func (s *chatState) recordRun(ctx workflow.Context, c chat.Content, result chat.Content) {
+// ToolRunsLimit (encoded bytes, so that the runs carried across continue-as-new stay
+// under a payload), the oldest dropped first. A dropped run's call runs again if its
+// turn is sent again.
+func (s *chatState) recordRun(c chat.Content, result chat.Content) {
 	s.ToolRuns = slices.DeleteFunc(s.ToolRuns, func(r wire.ToolRun) bool { return r.CallID == c.CallID })
 	if len(s.ToolRuns) >= maxToolRuns {
 		s.ToolRuns = s.ToolRuns[len(s.ToolRuns)-maxToolRuns+1:]
 	}
 	s.ToolRuns = append(s.ToolRuns, wire.ToolRun{CallID: c.CallID, Name: c.Name, Arguments: c.Arguments, Result: result})
 	total := toolRunsBytes(s.ToolRuns)
-	if total <= wire.ToolRunsLimit || !changed(ctx, versionToolRunsByBytes) {
+	if total <= wire.ToolRunsLimit {
 		return
 	}
 	drop := 0

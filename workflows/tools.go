@@ -17,33 +17,6 @@ import (
 // errSuspended ends an agent's reply that waits for the approval of a tool call.
 var errSuspended = errors.New("suspended for approval")
 
-// Change ids (workflow.GetVersion) of the tool rounds' behaviour. Each is asked only
-// where old and new code part, so a history without the change replays as it ran.
-const (
-	// versionResumedTurnFails: a resumed turn that fails keeps its tool results and
-	// fails; before, it went back to waiting and resumed again.
-	versionResumedTurnFails = "resumed-turn-fails"
-	// versionReuseToolResult: a call id whose result was obtained is not run again.
-	versionReuseToolResult = "reuse-tool-result"
-	// versionFinalAnswer: past maxToolRounds the agent answers once more without tools.
-	versionFinalAnswer = "final-answer-without-tools"
-	// versionOpenCallsOfMissingAgent: an import whose open calls belong to an agent the
-	// chat lacks is refused.
-	versionOpenCallsOfMissingAgent = "open-calls-of-missing-agent"
-	// versionFailedTurnsRebuilt: a run that rebuilds its turns from the history (after a
-	// continue-as-new or an import) records a resumed turn that failed after its tools
-	// ran as failed; before, as answered with its partial replies.
-	versionFailedTurnsRebuilt = "failed-turns-rebuilt"
-	// versionBoundToolRound: the results of one model reply's calls together stay under
-	// ToolResultLimit; before, each did, and their tool message could pass a payload.
-	versionBoundToolRound = "bound-tool-round"
-)
-
-// changed reports whether this run takes change id's new behaviour.
-func changed(ctx workflow.Context, id string) bool {
-	return workflow.GetVersion(ctx, id, workflow.DefaultVersion, 1) == 1
-}
-
 // suspension is a turn waiting for approvals. Everything in it can be derived from the
 // history (the trailing tool calls without results), so it survives continue-as-new,
 // export and migration without being carried.
@@ -78,9 +51,6 @@ func (s *chatState) runAgent(ctx workflow.Context, p wire.Participant, t *turn) 
 		if round >= max(p.MaxToolRounds, 1) {
 			// Answer the calls anyway: no call is ever left without a result.
 			s.appendResults(ctx, t, p, errorResults(calls, roundLimitText(p)))
-			if !changed(ctx, versionFinalAnswer) {
-				return reply, nil
-			}
 			return s.finalAnswer(ctx, p, t)
 		}
 		if err := s.runTools(ctx, t, p, calls); err != nil {
@@ -141,7 +111,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 		case spec.Approval && !s.Decisions[c.CallID].Approved:
 			d := s.Decisions[c.CallID]
 			results[c.CallID] = errorResult(c, rejectedResult+reasonSuffix(d.Reason))
-		case s.ranBefore(c) && changed(ctx, versionReuseToolResult):
+		case s.ranBefore(c):
 			results[c.CallID] = s.ranResult(c) // obtained before a rollback: never run twice
 		default:
 			futures[c.CallID] = s.startTool(ctx, p, spec, c)
@@ -168,7 +138,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 		} else {
 			results[c.CallID] = chat.Content{Type: chat.ContentFunctionResult, CallID: c.CallID, Result: res.Result}
 		}
-		s.recordRun(ctx, c, results[c.CallID])
+		s.recordRun(c, results[c.CallID])
 	}
 	var answered []chat.Content
 	for _, c := range calls {
@@ -176,10 +146,10 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 			answered = append(answered, r)
 		}
 	}
-	s.appendResults(ctx, t, p, boundResults(ctx, answered))
+	s.appendResults(ctx, t, p, boundResults(answered))
 	if len(pending) > 0 {
 		s.suspension = &suspension{turn: t, agent: p, pending: pending}
-		s.refuseQueuedUpdates(ctx)
+		s.refuseQueuedUpdates()
 		return errSuspended
 	}
 	return nil
@@ -230,12 +200,12 @@ func (s *chatState) toolInput(p wire.Participant, c chat.Content) wire.CallToolI
 // together (encoded bytes): the tool message they make is one message that the workflow
 // holds, a History page and a model call's input carry. Past it, the largest results
 // become error results that name the limit, until the rest fit; the model reads why.
-func boundResults(ctx workflow.Context, results []chat.Content) []chat.Content {
+func boundResults(results []chat.Content) []chat.Content {
 	total := 0
 	for _, r := range results {
 		total += wire.TextBytes(r.Result)
 	}
-	if total <= wire.ToolResultLimit || !changed(ctx, versionBoundToolRound) {
+	if total <= wire.ToolResultLimit {
 		return results
 	}
 	out := slices.Clone(results)
@@ -364,9 +334,7 @@ func pendingIDs(ps []wire.PendingApproval) string {
 // an approved call runs, a rejected one gets its error result, and when it was the last
 // the suspended turn waits for, the turn resumes. The update returns the messages that
 // added, up to the turn's end (or where it suspended again), and the calls still
-// awaited. In runs before versionApplyEachDecision, a decision that is not the last
-// returns at once with the calls still awaited. Refused while the chat continues as new
-// or migrates (approveRefusal).
+// awaited. Refused while the chat continues as new or migrates (approveRefusal).
 func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (wire.TurnResult, error) {
 	if res, ok, err := s.repeatedDecision(ctx, in); ok {
 		return res, err
@@ -374,35 +342,14 @@ func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (w
 	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
 	}
-	if err := s.approveRefusal(); err != nil && changed(ctx, versionApproveWhileMoving) {
+	if err := s.approveRefusal(); err != nil {
 		return wire.TurnResult{}, err
 	}
 	if s.Decisions == nil {
 		s.Decisions = map[string]wire.Decision{}
 	}
 	s.Decisions[in.CallID] = wire.Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
-	sus := s.suspension
-	if len(s.awaitingApproval()) > 0 && !s.applyEach {
-		if s.applyEach = changed(ctx, versionApplyEachDecision); !s.applyEach {
-			return wire.TurnResult{MessageID: sus.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}, nil
-		}
-	}
-	if changed(ctx, versionApproveAnswersItsTurn) {
-		return s.awaitResumed(ctx, sus)
-	}
-	gen := sus.resumed
-	mark := len(s.History)
-	if err := workflow.Await(ctx, func() bool { return sus.resumed > gen && s.active == nil }); err != nil {
-		return wire.TurnResult{}, err
-	}
-	t := sus.turn
-	if t.err != nil {
-		return wire.TurnResult{}, t.err
-	}
-	res := wire.TurnResult{MessageID: t.msg.MessageID, Messages: boundMessages(s.History[min(mark, len(s.History)):]),
-		IsComplete: s.IsComplete}
-	res.AwaitingApproval = s.awaitingApproval()
-	return res, nil
+	return s.awaitResumed(ctx, s.suspension)
 }
 
 // answeredCall returns the index of the tool message that answers callID, or -1.
@@ -467,13 +414,6 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	if t.err == nil {
 		return
 	}
-	if !changed(ctx, versionResumedTurnFails) {
-		s.stubs.cut(s.History, beforeTools)
-		s.retireStored(s.History[beforeTools:])
-		s.History, t.mark = s.History[:beforeTools], beforeTools
-		s.suspension = sus // the old way: back to waiting, and resumed again
-		return
-	}
 	s.forgetAnswered(s.History[beforeTools:]) // the history keeps the results
 }
 
@@ -498,9 +438,9 @@ func lastAssistant(history []chat.Message) chat.Message {
 // (and approvals) that only the calling agent's tools and reply can give, and another
 // agent must not read them as its own. Dropping them silently would lose a person's
 // pending decision; so the import fails, naming the calls and the agent.
-func (s *chatState) checkOpenCalls(ctx workflow.Context, history []chat.Message) error {
+func (s *chatState) checkOpenCalls(history []chat.Message) error {
 	err := chat.CheckOpenCalls(history, s.ids())
-	if err == nil || !changed(ctx, versionOpenCallsOfMissingAgent) {
+	if err == nil {
 		return nil
 	}
 	return temporal.NewNonRetryableApplicationError("import: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
@@ -543,7 +483,5 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 		}
 	}
 	s.suspension = sus
-	if changed(ctx, versionAnnounceWaiting) {
-		s.announceWaiting()
-	}
+	s.announceWaiting()
 }

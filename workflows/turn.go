@@ -18,23 +18,21 @@ import (
 // validateSend is the SendMessage validator: it refuses, before anything is written to
 // the history, input that is malformed or oversize and turns the chat cannot take.
 func (s *chatState) validateSend(in wire.SendMessageInput) error {
-	_, err := s.admit(in, true)
+	_, err := s.admit(in)
 	return err
 }
 
 // admit checks a user turn and returns its message: its shape (checkMessage), its
-// messageId (idRefusal, when checkIDs), the chat's state (stateRefusal) and its
+// messageId (idRefusal), the chat's state (stateRefusal) and its
 // capacity (capacityRefusal). A messageId the chat already has (queued, running or
 // answered) is admitted whatever the chat's state, so a retry gets the first answer.
-func (s *chatState) admit(in wire.SendMessageInput, checkIDs bool) (chat.Message, error) {
+func (s *chatState) admit(in wire.SendMessageInput) (chat.Message, error) {
 	m, known, err := s.checkMessage(in)
 	if err != nil || known {
 		return m, err
 	}
-	if checkIDs {
-		if err := s.idRefusal(m); err != nil {
-			return chat.Message{}, err
-		}
+	if err := s.idRefusal(m); err != nil {
+		return chat.Message{}, err
 	}
 	if err := s.stateRefusal(m); err != nil {
 		return chat.Message{}, err
@@ -202,7 +200,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	if err := s.awaitTurnOrder(ctx); err != nil {
 		return wire.TurnResult{}, err
 	}
-	m, err := s.admit(in, s.checksIDs(ctx, chat.Message{MessageID: in.MessageID}))
+	m, err := s.admit(in)
 	if err != nil {
 		return wire.TurnResult{}, err
 	}
@@ -223,19 +221,14 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	return s.turnResult(t), nil
 }
 
-// versionSignalsWhenFull: a UserMessage signal spared the refusal of a chat that
-// migrates, continues as new or waits for an approval is still refused when the chat
-// is full (ChatLengthLimit), as an update is; before, only QueuedTurnsLimit was
-// checked, and a full chat kept growing through signals.
-const versionSignalsWhenFull = "signals-refused-when-full"
-
 // takeSignal queues a UserMessage signal's turn. A signal during a migration, a
 // continue-as-new or a wait for approval is not refused for that (it is forwarded,
-// carried, or run after the wait), but is for the chat's capacity; one that does not
-// validate is not dropped silently: it becomes lastError and a warning.
+// carried, or run after the wait), but is for the chat's capacity (the queue's and,
+// as for an update, ChatLengthLimit); one that does not validate is not dropped
+// silently: it becomes lastError and a warning.
 func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	m, known, err := s.checkMessage(in)
-	if err == nil && !known && s.checksIDs(ctx, m) {
+	if err == nil && !known {
 		err = s.idRefusal(m)
 	}
 	if !known && s.stalled != nil {
@@ -244,7 +237,7 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.suspension != nil
 		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
-			if full := s.fullRefusal(); err == nil && full != nil && changed(ctx, versionSignalsWhenFull) {
+			if full := s.fullRefusal(); err == nil && full != nil {
 				err = full
 			}
 		} else if err == nil {
@@ -539,7 +532,7 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 	if ch := s.channelOf(p); ch != nil && len(res.ChannelState) > 0 {
 		ch.state = res.ChannelState // a service thread's new id and watermark
 	}
-	s.uniqueCallIDs(ctx, in.ReplyID, res.Contents)
+	s.uniqueCallIDs(in.ReplyID, res.Contents)
 	s.addUsage(p.ID, res)
 	m := chat.Message{
 		MessageID:  in.ReplyID,
@@ -569,8 +562,8 @@ func (s *chatState) participant(id string) wire.Participant {
 // holds, in the call and in its result alike. An id under which another call ran in a
 // turn taken back counts as used too, and so does one of a message whose body is in the
 // message store (callIDs): a call's id is its idempotency key. A new id that is taken as
-// well becomes "<replyId>#<n+1>", and so on (versionRenamedCallIDsChecked).
-func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents []chat.Content) {
+// well becomes "<replyId>#<n+1>", and so on.
+func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
 	if !slices.ContainsFunc(contents, func(c chat.Content) bool { return c.Type == chat.ContentFunctionCall }) {
 		return // no calls: the history need not be scanned
 	}
@@ -582,7 +575,7 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 	}
 	taken := func(c chat.Content) bool {
 		return c.CallID == "" || used[c.CallID] || s.ranOther(c) ||
-			(s.CallIDs.MayHave(c.CallID) && changed(ctx, versionStubbedCallIDs))
+			s.CallIDs.MayHave(c.CallID)
 	}
 	for i := range contents {
 		c := &contents[i]
@@ -592,10 +585,8 @@ func (s *chatState) uniqueCallIDs(ctx workflow.Context, replyID string, contents
 		if taken(*c) {
 			c.CallID = fmt.Sprintf("%s#%d", replyID, i+1)
 			// A retried turn's reply has the same replyId: the new id may be taken too.
-			if taken(*c) && changed(ctx, versionRenamedCallIDsChecked) {
-				for n := i + 2; taken(*c); n++ {
-					c.CallID = fmt.Sprintf("%s#%d", replyID, n)
-				}
+			for n := i + 2; taken(*c); n++ {
+				c.CallID = fmt.Sprintf("%s#%d", replyID, n)
 			}
 		}
 		used[c.CallID] = true

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -47,6 +50,9 @@ func SaveHistory(t testing.TB, tc client.Client, workflowID, runID, path string)
 	}
 	require.NotEmpty(t, hist.Events, "history of %s run %q", workflowID, runID)
 	scrubIdentities(hist.ProtoReflect())
+	if host, err := os.Hostname(); err == nil {
+		scrubText(hist.ProtoReflect(), fmt.Sprintf("%d@%s@", os.Getpid(), host)) // this process's workers
+	}
 
 	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
 	require.NoError(t, err)
@@ -71,6 +77,24 @@ func scrubIdentities(m protoreflect.Message) {
 		m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
 			if fd.Name() == "identity" && fd.Kind() == protoreflect.StringKind && !fd.IsList() {
 				m.Set(fd, protoreflect.ValueOfString(CaptureIdentity))
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// scrubText replaces identity, wherever a string or bytes field holds it (an error
+// message or a payload that names the worker that answered), by CaptureIdentity.
+func scrubText(m protoreflect.Message, identity string) {
+	WalkMessages(m, func(m protoreflect.Message) bool {
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() || fd.IsMap():
+			case fd.Kind() == protoreflect.StringKind && strings.Contains(v.String(), identity):
+				m.Set(fd, protoreflect.ValueOfString(strings.ReplaceAll(v.String(), identity, CaptureIdentity)))
+			case fd.Kind() == protoreflect.BytesKind && bytes.Contains(v.Bytes(), []byte(identity)):
+				m.Set(fd, protoreflect.ValueOfBytes(bytes.ReplaceAll(v.Bytes(), []byte(identity), []byte(CaptureIdentity))))
 			}
 			return true
 		})
@@ -120,6 +144,42 @@ func WaitIdle(t testing.TB, tc client.Client, workflowID string) {
 		last = "workflow task or activities pending"
 		return d.GetPendingWorkflowTask() == nil && len(d.GetPendingActivities()) == 0
 	}, idleTimeout, 50*time.Millisecond, "%s never came to rest: %s", workflowID, last)
+}
+
+// DeleteIfExists terminates workflowID if it runs, then deletes its runs in namespace
+// and reports whether the server answers NotFound for the id within wait, so that it
+// can be started again whatever the starter's id reuse policy (agentchat.Client
+// refuses the id of a closed chat). The server deletes in the background, at a low
+// priority: a busy one may take longer. The earlier runs of a continue-as-new chain
+// that visibility lists are deleted too, so that captures do not pile up (best effort).
+func DeleteIfExists(t testing.TB, tc client.Client, namespace, workflowID string, wait time.Duration) bool {
+	t.Helper()
+	TerminateIfRunning(t, tc, workflowID)
+	ctx := context.Background()
+	if runs, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Namespace: namespace, Query: fmt.Sprintf("WorkflowId = %q", workflowID)}); err == nil {
+		for _, r := range runs.GetExecutions() {
+			_, _ = tc.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
+				Namespace: namespace, WorkflowExecution: r.GetExecution()})
+		}
+	}
+	asked := map[string]time.Time{} // run id → when its deletion was last asked
+	for deadline := time.Now().Add(wait); ; time.Sleep(100 * time.Millisecond) {
+		d, err := tc.DescribeWorkflowExecution(ctx, workflowID, "")
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			return true
+		case time.Now().After(deadline):
+			t.Logf("testenv: the server has not deleted %s within %s (last: %v)", workflowID, wait, err)
+			return false
+		case err == nil && time.Since(asked[d.GetWorkflowExecutionInfo().GetExecution().GetRunId()]) >= 5*time.Second:
+			run := d.GetWorkflowExecutionInfo().GetExecution()
+			asked[run.GetRunId()] = time.Now()
+			_, _ = tc.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
+				Namespace: namespace, WorkflowExecution: run})
+		}
+	}
 }
 
 // TerminateIfRunning ends workflowID's running run, if there is one, so that a test

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	historypb "go.temporal.io/api/history/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -29,6 +30,18 @@ func TestScrubIdentitiesReachesNestedFields(t *testing.T) {
 	a := hist.Events[2].GetActivityTaskScheduledEventAttributes()
 	assert.Equal(t, "agentchat", a.GetTaskQueue().GetName(), "a normal task queue keeps its name")
 	assert.Equal(t, "identity", string(a.GetHeader().GetFields()["k"].GetData()), "only fields named identity change")
+}
+
+func TestScrubTextReplacesTheWorkerNamedInMessagesAndPayloads(t *testing.T) {
+	ev := &historypb.HistoryEvent{Attributes: &historypb.HistoryEvent_ActivityTaskFailedEventAttributes{
+		ActivityTaskFailedEventAttributes: &historypb.ActivityTaskFailedEventAttributes{Failure: &failurepb.Failure{
+			Message: "asked 1 worker(s): worker 123@host@ knows \"helper\"",
+			FailureInfo: &failurepb.Failure_ApplicationFailureInfo{ApplicationFailureInfo: &failurepb.ApplicationFailureInfo{
+				Details: &commonpb.Payloads{Payloads: []*commonpb.Payload{{Data: []byte(`{"worker":"123@host@"}`)}}}}}}}}}
+	scrubText(ev.ProtoReflect(), "123@host@")
+	f := ev.GetActivityTaskFailedEventAttributes().GetFailure()
+	assert.Equal(t, "asked 1 worker(s): worker "+CaptureIdentity+" knows \"helper\"", f.GetMessage())
+	assert.Equal(t, `{"worker":"`+CaptureIdentity+`"}`, string(f.GetApplicationFailureInfo().GetDetails().GetPayloads()[0].GetData()))
 }
 
 func TestWalkMessagesStopsBelowARefusedMessage(t *testing.T) {
