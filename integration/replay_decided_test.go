@@ -16,7 +16,6 @@ func init() {
 		files   []string
 		capture func(t *testing.T, name string)
 	}{"approve-repeated", []string{"approve-repeated"}, captureApproveRepeated})
-	replayChanges["approve-repeated"] = "repeated-decision-answers-at-once"
 }
 
 // captureApproveRepeated: two calls wait; one is rejected, the same decision is given
@@ -28,7 +27,7 @@ func captureApproveRepeated(t *testing.T, name string) {
 			{ToolCalls: []offline.ToolCall{{ID: "c1", Name: "refund", Arguments: `{"order":"1001"}`}, {ID: "c2", Name: "refund", Arguments: `{"order":"1002"}`}}},
 			{Text: "One refunded."},
 		}}}})
-	id := replayChat(t, h, name)
+	id := replayChat(t, name, h)
 	startReplayChat(t, h, id, agentchat.StartOptions{Participants: []string{"clerk"}})
 	res := send(t, h, id, "m1", "Refund both")
 	require.Len(t, res.AwaitingApproval, 2)

@@ -58,7 +58,7 @@ func (s *chatState) changedDecisionRefusal(in wire.ApproveInput) error {
 }
 
 // repeatedDecision answers an Approve on a call decided before, ok false when the
-// call had no decision or the run predates versionRepeatedDecision: the same decision
+// call had no decision: the same decision
 // gets what the call's turn did, a different one (admitted in the same workflow task
 // as the first, before that was recorded) the refusal the validator gives.
 func (s *chatState) repeatedDecision(ctx workflow.Context, in wire.ApproveInput) (wire.TurnResult, bool, error) {
