@@ -26,10 +26,19 @@ import (
 // sealed, naming the key id, then err. took is what the call left when the workers
 // did take it and only their answer does not open here ("" when that cannot be).
 func (c *Client) keyMismatch(verb, chatID string, err error, took string) error {
+	return c.mismatch(verb, chatID, err, took, false)
+}
+
+// mismatch is keyMismatch, told also whether the workers are known to have failed
+// to open what this client sealed (workersFailed) when err does not show it.
+func (c *Client) mismatch(verb, chatID string, err error, took string, workersFailed bool) error {
 	if err == nil || c.keys == nil {
 		return nil
 	}
 	workers, here := c.keyTrouble(err)
+	if workers == "" && workersFailed {
+		workers = c.notOpenedThere()
+	}
 	if workers == "" && here == "" {
 		return nil
 	}
@@ -128,18 +137,18 @@ func (c *Client) discardIfKeysDiffer(ctx context.Context, id string, op client.W
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	km := c.keyMismatch("start", id, err, "")
 	run, rerr := c.createdRun(dctx, id, op, began)
 	if rerr != nil || run == "" {
-		if km != nil {
+		if km := c.keyMismatch("start", id, err, ""); km != nil {
 			return km
 		}
 		return err
 	}
+	// The run may have failed on its input, which its workers could not open, before
+	// the update could answer: its history says so when the answer does not.
+	km := c.mismatch("start", id, err, "", c.runKeyTrouble(dctx, id, run))
 	if km == nil {
-		if km = c.runKeyTrouble(dctx, id, run); km == nil {
-			return err
-		}
+		return err
 	}
 	_, derr := c.tc.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
 		Namespace:         c.namespace,
@@ -151,15 +160,15 @@ func (c *Client) discardIfKeysDiffer(ctx context.Context, id string, op client.W
 	return fmt.Errorf("%w; the chat it created was deleted, so nothing is left and its id is free", km)
 }
 
-// runKeyTrouble returns ErrKeyMismatch when run run of chat id failed, or failed
-// workflow tasks, because its workers could not open what this client sealed (a
-// failure of type codec.ErrTypeKey), else nil.
-func (c *Client) runKeyTrouble(ctx context.Context, id, run string) error {
+// runKeyTrouble reports whether run run of chat id failed, or failed workflow tasks,
+// because its workers could not open what this client sealed (a failure of type
+// codec.ErrTypeKey).
+func (c *Client) runKeyTrouble(ctx context.Context, id, run string) bool {
 	it := c.tc.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
-			return nil
+			return false
 		}
 		f := ev.GetWorkflowTaskFailedEventAttributes().GetFailure()
 		if f == nil {
@@ -167,10 +176,9 @@ func (c *Client) runKeyTrouble(ctx context.Context, id, run string) error {
 		}
 		for ; f != nil; f = f.GetCause() {
 			if isKeyFailure(f) {
-				return fmt.Errorf("agentchat: start chat %q: %w: %s; give every client and worker of the chat the same key ring",
-					id, ErrKeyMismatch, c.notOpenedThere())
+				return true
 			}
 		}
 	}
-	return nil
+	return false
 }

@@ -144,8 +144,8 @@ func (c *Client) startNoWorker(ctx context.Context, id string, op client.WithSta
 		return fmt.Errorf("agentchat: start chat %q: %w", id, c.noWorker(c.taskQueue, why, left))
 	}
 	if !c.untouched(dctx, id, run) {
-		if c.keys != nil && c.runKeyTrouble(dctx, id, run) != nil {
-			return c.discardIfKeysDiffer(ctx, id, op, began, errNotTaken)
+		if c.keys != nil && c.runKeyTrouble(dctx, id, run) {
+			return c.discardIfKeysDiffer(ctx, id, op, began, errors.New("the workers failed the chat's first task"))
 		}
 		return fmt.Errorf("agentchat: start chat %q: %w", id, c.noWorker(c.taskQueue, why, left))
 	}
