@@ -46,6 +46,9 @@ type Client struct {
 	// clearChats are the chats (by id) a keyless client found not encrypted
 	// (guardClearText).
 	clearChats sync.Map
+	// keyedChats are the chats (by id) whose workers and this client, with a key
+	// ring, opened each other's payloads (guardKeys).
+	keyedChats sync.Map
 }
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
@@ -577,6 +580,9 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 		return "", refused("post to", chatID, err)
 	}
 	if err := c.guardClearText(ctx, "post to", chatID); err != nil {
+		return "", err
+	}
+	if err := c.guardKeys(ctx, "post to", chatID); err != nil {
 		return "", err
 	}
 	if err := c.tc.SignalWorkflow(ctx, chatID, "", wire.UserMessageSignal, msg); err != nil {

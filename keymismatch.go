@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentchat/agentchat/codec"
 	"github.com/agentchat/agentchat/keyring"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // keyMismatch returns ErrKeyMismatch for err of a call (verb, as "send to") on chat
@@ -181,4 +182,34 @@ func (c *Client) runKeyTrouble(ctx context.Context, id, run string) bool {
 		}
 	}
 	return false
+}
+
+// guardKeys returns ErrKeyMismatch, before anything is written, when this client's
+// key ring and the chat's workers' differ: a signal (Post) that the workers cannot
+// open would be dropped by them, unseen by the sender. It asks the chat once for one
+// message of its History (a query whose argument the workers must open and whose
+// answer this client must) and remembers a chat that answered. Any other failure of
+// the query lets the write go on, which then reports what it meets.
+func (c *Client) guardKeys(ctx context.Context, verb, chatID string) error {
+	if c.keys == nil {
+		return nil
+	}
+	if _, ok := c.keyedChats.Load(chatID); ok {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, guardWait)
+	defer cancel()
+	var h HistoryResult
+	v, err := c.tc.QueryWorkflow(qctx, chatID, "", wire.HistoryQuery, HistoryInput{Limit: 1})
+	if err == nil {
+		err = v.Get(&h)
+	}
+	if err == nil {
+		c.keyedChats.Store(chatID, struct{}{})
+		return nil
+	}
+	if km := c.keyMismatch(verb, chatID, err, ""); km != nil {
+		return fmt.Errorf("%w; nothing was sent", km)
+	}
+	return nil
 }

@@ -80,6 +80,9 @@ func TestAClientWithAnotherKeyRingGetsAnErrorNamingTheKeyAndLocksNoID(t *testing
 			if tc.taken {
 				assert.Contains(t, err.Error(), `the chat took it (messageId "m-`+newID+`")`, "what the call left is named")
 			}
+			_, err = c.Post(ctxFor(t), id, agentchat.SendMessageInput{Text: "Posted, never to be dropped unseen"})
+			mismatch("post", err)
+			assert.Contains(t, err.Error(), "nothing was sent", "a signal the workers cannot open is not sent")
 			_, err = c.History(ctxFor(t), id, agentchat.HistoryInput{})
 			mismatch("history", err)
 			_, _, err = c.Export(ctxFor(t), id)
