@@ -393,13 +393,14 @@ func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in wire.Agen
 	return c.discardIfClearText(ctx, id, op, began, err)
 }
 
-// discardIfClearText handles err of a start through op, made at began: when this client has no key
-// ring and the answer was encrypted (the chat's workers encrypt at rest), the chat it
-// created holds its input in the clear in the event history. That run is deleted
-// (DeleteWorkflowExecution, which terminates a running one first; a closed one, such
-// as Run's temporary thread, goes when the server runs the deletion task), so no clear
-// text stays on the server and the id is free again; the error is ErrNoKeyRing. Any
-// other err is returned as it is.
+// discardIfClearText handles err of a start through op, made at began: when this
+// client has no key ring and the answer was encrypted (the chat's workers encrypt at
+// rest), the chat it created holds its input in the clear in the event history. That
+// run is deleted (DeleteWorkflowExecution, which terminates a running one first; a
+// closed one, such as Run's temporary thread, goes when the server runs the deletion
+// task), so no clear text stays on the server and the id is free again; the error is
+// ErrNoKeyRing. A client with a key ring goes to discardIfKeysDiffer. Any other err
+// is returned as it is.
 func (c *Client) discardIfClearText(ctx context.Context, id string, op client.WithStartWorkflowOperation, began time.Time, err error) error {
 	if err != nil && c.keys != nil {
 		return c.discardIfKeysDiffer(ctx, id, op, began, err)
