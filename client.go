@@ -53,6 +53,9 @@ type Client struct {
 		ok bool
 		at time.Time
 	}
+	// keyedChats are the chats (by id) whose workers and this client, with a key
+	// ring, opened each other's payloads (guardKeys).
+	keyedChats sync.Map
 }
 
 // ClientOptions tune a Client; zero values take the defaults on each field.
@@ -125,6 +128,11 @@ type DialOptions struct {
 	Keys *keyring.Ring
 	// KeysPath is a key ring file (keyring.Parse), overriding $AGENTCHAT_KEYS.
 	KeysPath string
+	// CodecLogger, when set, receives a warning for each payload the key ring cannot
+	// open, naming its key id (codec.Codec.Logger). Workers set it: the client whose
+	// payload a worker could not open learns it from the failure, the worker's
+	// operator only from this log. Nil: no such warning.
+	CodecLogger *slog.Logger
 	// Documents are ClientOptions.Documents; nil: from the environment
 	// (envelope.FromEnv: AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
 	// AGENTCHAT_REQUIRE_SIGNATURE) with the key ring.
@@ -193,7 +201,7 @@ func LoadClientOptions(opts DialOptions) (client.Options, error) {
 		logger = slog.New(logx.MinLevel(slog.Default().Handler(), slog.LevelWarn))
 	}
 	co.Logger = tlog.NewStructuredLogger(logger)
-	codec.Apply(&co, ring)
+	codec.ApplyLogged(&co, ring, opts.CodecLogger)
 	co.Interceptors = append(co.Interceptors, opts.Interceptors...)
 	if opts.MetricsHandler != nil {
 		co.MetricsHandler = opts.MetricsHandler
@@ -360,7 +368,7 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 			return fmt.Errorf("agentchat: start chat %q: %w: %s", id, ErrChatExists, why)
 		}
 	}
-	if errors.Is(err, ErrNoKeyRing) {
+	if errors.Is(err, ErrNoKeyRing) || errors.Is(err, ErrNoWorker) || errors.Is(err, ErrKeyMismatch) {
 		return err // says which chat already
 	}
 	if err != nil {
@@ -373,27 +381,38 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 }
 
 func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in wire.AgentChatInput, update string, args []any, out any, overFailed bool) error {
-	op := c.startOperation(ctx, id, in, overFailed)
-	h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateName: update, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
+	op, began := c.startOperation(ctx, id, in, overFailed), time.Now()
+	updateID := uuid.NewString()
+	err := c.withWorker(ctx, id, updateID, func(ctx context.Context) error {
+		h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: op,
+			UpdateOptions: client.UpdateWorkflowOptions{
+				UpdateID: updateID, UpdateName: update, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
+			},
+		})
+		if err == nil {
+			err = h.Get(ctx, out)
+		}
+		return err
 	})
-	if err == nil {
-		err = h.Get(ctx, out)
+	if errors.Is(err, errNotTaken) {
+		return c.startNoWorker(ctx, id, op, began)
 	}
-	return c.discardIfClearText(ctx, id, op, err)
+	return c.discardIfClearText(ctx, id, op, began, err)
 }
 
-// discardIfClearText handles err of a start through op: when this client has no key
-// ring and the answer was encrypted (the chat's workers encrypt at rest), the chat it
-// created holds its input in the clear in the event history. That run is deleted
-// (DeleteWorkflowExecution, which terminates a running one first; a closed one, such
-// as Run's temporary thread, goes when the server runs the deletion task), so no clear
-// text stays on the server and the id is free again; the error is ErrNoKeyRing. Any
-// other err is returned as it is.
-func (c *Client) discardIfClearText(ctx context.Context, id string, op client.WithStartWorkflowOperation, err error) error {
+// discardIfClearText handles err of a start through op, made at began: when this
+// client has no key ring and the answer was encrypted (the chat's workers encrypt at
+// rest), the chat it created holds its input in the clear in the event history. That
+// run is deleted (DeleteWorkflowExecution, which terminates a running one first; a
+// closed one, such as Run's temporary thread, goes when the server runs the deletion
+// task), so no clear text stays on the server and the id is free again; the error is
+// ErrNoKeyRing. A client with a key ring goes to discardIfKeysDiffer. Any other err
+// is returned as it is.
+func (c *Client) discardIfClearText(ctx context.Context, id string, op client.WithStartWorkflowOperation, began time.Time, err error) error {
+	if err != nil && c.keys != nil {
+		return c.discardIfKeysDiffer(ctx, id, op, began, err)
+	}
 	if err == nil || c.keys != nil || !encryptedAnswer(err) {
 		return err
 	}
@@ -452,7 +471,9 @@ func encryptedAnswer(err error) bool {
 }
 
 // idTaken says why id cannot be used for a new chat, or "" when the chat that has it
-// failed at start and never took a turn (State: status failed, no turns, no messages).
+// failed at start and never took a turn (State: status failed, no turns, no messages;
+// or, when its State cannot be read, a history of nothing but its start, workflow
+// tasks and its failure).
 func (c *Client) idTaken(ctx context.Context, id string) string {
 	const notReused = "ids are not reused, even after a chat completed or moved; choose another id"
 	d, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
@@ -469,6 +490,8 @@ func (c *Client) idTaken(ctx context.Context, id string) string {
 	}
 	st, err := c.State(ctx, id)
 	switch {
+	case err != nil && c.didNothing(ctx, id, d.GetWorkflowExecutionInfo().GetExecution().GetRunId()):
+		return "" // it failed in its first task (its workers could not open its input, say)
 	case err != nil:
 		return fmt.Sprintf("the chat with this id failed, and its state could not be read to check that it never ran (%v); %s", err, notReused)
 	case st.Status == wire.StatusFailed && st.TurnCount == 0 && st.MessageCount == 0:
@@ -578,6 +601,9 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 	if err := c.guardClearText(ctx, "post to", chatID); err != nil {
 		return "", err
 	}
+	if err := c.guardKeys(ctx, "post to", chatID); err != nil {
+		return "", err
+	}
 	if err := c.tc.SignalWorkflow(ctx, chatID, "", wire.UserMessageSignal, msg); err != nil {
 		return "", c.chatError(ctx, "post to", chatID, err)
 	}
@@ -674,9 +700,7 @@ func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("agentchat: %w %q in namespace %q (none polled it within %s); start one: go run ./worker --offline --task-queue %s "+
-		"(or, with a worker running, check that it uses this namespace and task queue)",
-		ErrNoWorker, taskQueue, c.namespace, c.workerWait, taskQueue)
+	return fmt.Errorf("agentchat: %w", c.noWorker(taskQueue, fmt.Sprintf("none polled it within %s", c.workerWait), ""))
 }
 
 // CheckChatWorker is CheckWorker for the task queue of a chat. Finished chats need a
@@ -699,12 +723,25 @@ func (c *Client) RunID(ctx context.Context, chatID string) (string, error) {
 }
 
 func (c *Client) query(ctx context.Context, chatID, name string, out any, args ...any) error {
-	v, err := c.tc.QueryWorkflow(ctx, chatID, "", name, args...)
-	if err == nil {
-		err = v.Get(out)
+	return c.queryAs(ctx, "query", "", chatID, name, out, args...)
+}
+
+// queryAs runs query name on the chat for a call that verb names ("send to"); a query
+// no worker answers within the client's WorkerWait is ErrNoWorker, with left, what
+// the call left behind ("" for nothing worth saying).
+func (c *Client) queryAs(ctx context.Context, verb, left, chatID, name string, out any, args ...any) error {
+	err := c.answeredInTime(ctx, func(ctx context.Context) error {
+		v, err := c.tc.QueryWorkflow(ctx, chatID, "", name, args...)
+		if err == nil {
+			err = v.Get(out)
+		}
+		return err
+	})
+	if errors.Is(err, errNotTaken) || noPollerSeen(err) {
+		return c.chatNoWorker(ctx, verb, chatID, left)
 	}
 	if err != nil {
-		return c.chatError(ctx, "query", chatID, err)
+		return c.chatError(ctx, verb, chatID, err)
 	}
 	return nil
 }
@@ -712,6 +749,9 @@ func (c *Client) query(ctx context.Context, chatID, name string, out any, args .
 // chatError names the chat and turns "not found" into ErrChatNotFound or, when the
 // workflow exists but has finished, ErrChatClosed.
 func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) error {
+	if km := c.keyMismatch(verb, chatID, err, ""); km != nil {
+		return km
+	}
 	if ce := asChatError(verb, chatID, err); ce != nil {
 		if ce.Type == wire.ErrTypeMigrated {
 			var app *temporal.ApplicationError

@@ -29,6 +29,11 @@ var (
 	// this client has no key ring (ClientOptions.Keys, AGENTCHAT_KEYS). A chat this
 	// client had just created, with its input in the clear, was deleted.
 	ErrNoKeyRing = errors.New("the chat's workers encrypt at rest and this client has no key ring (set AGENTCHAT_KEYS)")
+	// ErrKeyMismatch: this client and the chat's workers have different key rings
+	// (ClientOptions.Keys, AGENTCHAT_KEYS): one of them cannot open what the other
+	// sealed. The message names the key id and which side lacks it; a chat a start,
+	// import or temporary thread had just created for it was deleted.
+	ErrKeyMismatch = errors.New("the key rings of this client and the chat's workers differ")
 	// ErrChatMigrated: the chat has moved to another namespace or cluster; the error is a
 	// *MigratedError that says where.
 	ErrChatMigrated = errors.New("chat migrated")

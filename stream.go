@@ -232,7 +232,7 @@ func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageI
 			return
 		}
 		var from int64
-		if err := c.query(ctx, chatID, wire.StreamOffsetQuery, &from); err != nil {
+		if err := c.queryAs(ctx, "send to", "nothing was sent", chatID, wire.StreamOffsetQuery, &from); err != nil {
 			if c.keys == nil && encryptedAnswer(err) { // the turn's text would go in the clear
 				err = fmt.Errorf("agentchat: send to chat %q: %w; nothing was sent", chatID, ErrNoKeyRing)
 			}
@@ -241,14 +241,20 @@ func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageI
 		}
 		c.streamTurn(ctx, chatID, msg.MessageID, from, false, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
 			var h client.WorkflowUpdateHandle
-			err := retryBusy(ctx, func() (err error) {
-				h, err = c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID,
-					UpdateName: wire.SendMessageUpdate, Args: []any{msg}, WaitForStage: client.WorkflowUpdateStageAccepted})
-				if err != nil {
-					return err
-				}
-				return rejection(ctx, h)
+			err := retryBusy(ctx, func() error {
+				updateID := uuid.NewString()
+				return c.withWorker(ctx, chatID, updateID, func(ctx context.Context) (err error) {
+					h, err = c.tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{UpdateID: updateID, WorkflowID: chatID,
+						UpdateName: wire.SendMessageUpdate, Args: []any{msg}, WaitForStage: client.WorkflowUpdateStageAccepted})
+					if err != nil {
+						return err
+					}
+					return rejection(ctx, h)
+				})
 			})
+			if errors.Is(err, errNotTaken) {
+				return nil, c.chatNoWorker(ctx, "send to", chatID, pendingUpdate(wire.SendMessageUpdate, msg))
+			}
 			if err != nil {
 				return nil, c.chatError(ctx, "send to", chatID, err)
 			}
@@ -301,18 +307,25 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 		yield(Event{}, refused("start", id, err))
 		return
 	}
-	op := c.startOperation(ctx, id, in, false)
-	discarding := func(e Event, err error) bool { // a chat this keyless client wrote in the clear is deleted
-		return yield(e, c.discardIfClearText(ctx, id, op, err))
+	op, began := c.startOperation(ctx, id, in, false), time.Now()
+	discarding := func(e Event, err error) bool { // a chat this client cannot use (its input in the clear, other keys) is deleted
+		return yield(e, c.discardIfClearText(ctx, id, op, began, err))
 	}
 	c.streamTurn(ctx, id, msg.MessageID, 0, in.Temporary, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
-		h, err := c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-			StartWorkflowOperation: op,
-			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: wire.SendMessageUpdate, Args: []any{msg},
-				WaitForStage: client.WorkflowUpdateStageAccepted},
+		var h client.WorkflowUpdateHandle
+		updateID := uuid.NewString()
+		err := c.withWorker(ctx, id, updateID, func(ctx context.Context) (err error) {
+			h, err = c.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+				StartWorkflowOperation: op,
+				UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, UpdateName: wire.SendMessageUpdate, Args: []any{msg},
+					WaitForStage: client.WorkflowUpdateStageAccepted},
+			})
+			return err
 		})
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
+		case errors.Is(err, errNotTaken):
+			return nil, c.startNoWorker(ctx, id, op, began)
 		case errors.As(err, &started):
 			return nil, fmt.Errorf("agentchat: start chat %q: %w: %s", id, ErrChatExists, c.idTaken(ctx, id))
 		case err != nil:

@@ -79,6 +79,11 @@ type exported struct {
 }
 
 func (c *Client) export(ctx context.Context, chatID string) (exported, error) {
+	// The document is read by many queries: first make sure a worker answers them.
+	var st StateResult
+	if err := c.queryAs(ctx, "export", "", chatID, wire.StateQuery, &st); errors.Is(err, ErrNoWorker) {
+		return exported{}, err
+	}
 	var fill transfer.Filler
 	if len(c.stores) > 0 {
 		fill = func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
@@ -342,14 +347,40 @@ func (c *Client) update(ctx context.Context, chatID, verb, name string, arg, out
 	opts := client.UpdateWorkflowOptions{UpdateID: uuid.NewString(), WorkflowID: chatID, UpdateName: name,
 		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted}
 	err := retryBusy(ctx, func() error {
-		h, err := c.tc.UpdateWorkflow(ctx, opts)
-		if err != nil {
-			return err
-		}
-		return h.Get(ctx, out)
+		return c.withWorker(ctx, chatID, opts.UpdateID, func(ctx context.Context) error {
+			h, err := c.tc.UpdateWorkflow(ctx, opts)
+			if err != nil {
+				return err
+			}
+			return h.Get(ctx, out)
+		})
 	})
+	if errors.Is(err, errNotTaken) {
+		return c.chatNoWorker(ctx, verb, chatID, pendingUpdate(name, arg))
+	}
+	if km := c.keyMismatch(verb, chatID, err, tookUpdate(name, arg)); km != nil {
+		return km
+	}
 	if err != nil {
 		return c.chatError(ctx, verb, chatID, err)
 	}
 	return nil
+}
+
+// pendingUpdate says what an update that no worker took may still do: the server
+// keeps it for the chat, and a worker that comes back runs it.
+func pendingUpdate(name string, arg any) string {
+	if msg, ok := arg.(SendMessageInput); ok {
+		return fmt.Sprintf("the turn (messageId %q) may still be taken once a worker is back: sending it again with that messageId does not take it twice", msg.MessageID)
+	}
+	return fmt.Sprintf("the %s update may still be applied once a worker is back", name)
+}
+
+// tookUpdate says what an update did whose answer does not open here: the chat took
+// it.
+func tookUpdate(name string, arg any) string {
+	if msg, ok := arg.(SendMessageInput); ok {
+		return fmt.Sprintf("the chat took it (messageId %q): its answer opens only with the workers' keys", msg.MessageID)
+	}
+	return fmt.Sprintf("the chat took the %s update: its answer opens only with the workers' keys", name)
 }

@@ -2,11 +2,15 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -82,9 +86,37 @@ func (a *Activities) pollers(ctx context.Context) []string {
 	if err != nil {
 		return nil
 	}
-	ps := pollers.Recent(resp.GetPollers())
+	ps := slices.DeleteFunc(pollers.Recent(resp.GetPollers()), goneFromThisHost)
 	a.pollerAnswers.put(key, ps)
 	return ps
+}
+
+// goneFromThisHost reports whether identity, in Temporal's default form
+// "<pid>@<host>@...", names a process of this host that no longer runs. The server
+// lists a worker that has just stopped among the pollers for a minute or two, and a
+// chat would wait that long for its answer; a worker of another host, or with an
+// identity of another form, cannot be checked and counts as there.
+func goneFromThisHost(identity string) bool {
+	pidText, rest, ok := strings.Cut(identity, "@")
+	host, _, _ := strings.Cut(rest, "@")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 || pid == os.Getpid() || host != thisHost() {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err == nil {
+		err = p.Signal(syscall.Signal(0))
+	}
+	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH)
+}
+
+// thisHost is os.Hostname, as Temporal's default identity names it.
+func thisHost() string {
+	host, err := os.Hostname()
+	if err != nil {
+		return "Unknown"
+	}
+	return host
 }
 
 // pollerAnswers keeps the last answer of pollers by namespace and task queue, for

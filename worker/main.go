@@ -84,7 +84,7 @@ loopback addresses only and refuses others.`,
 			if err != nil {
 				return err
 			}
-			opts.Logger, dial.Logger = logger, logger
+			opts.Logger, dial.Logger, dial.CodecLogger = logger, logger, logger
 			mcpOpts := chatmcp.ListenOptions{Token: os.Getenv(chatmcp.TokenEnv)}
 			if listen != "" {
 				if err := chatmcp.CheckListen(listen, mcpOpts); err != nil {

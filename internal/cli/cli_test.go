@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -597,4 +598,38 @@ func TestNoWorkerIsReportedNotAwaited(t *testing.T) {
 		assert.Contains(t, r.err, "go run ./worker --offline --task-queue "+queue, "%v", args)
 		assert.Contains(t, r.err, "none polled it within 500ms", "%v", args)
 	}
+}
+
+// A worker stopped a moment ago is still listed among the task queue's pollers, so
+// the look at the pollers passes; every command still says within --worker-wait that
+// no worker took its task, in one line with the command that starts one, and a start
+// or import leaves nothing behind (the id is free once a worker is back).
+func TestAWorkerStoppedAMomentAgoIsReportedWithinTheWorkerWait(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	ok(t, h, "send", "--chat", id, "--id", "m1", "Hello")
+	doc := filepath.Join(t.TempDir(), "doc.json")
+	ok(t, h, "export", "--chat", id, "--out", doc)
+	h.StopWorker()
+	for _, args := range [][]string{
+		{"start", "--chat", id + "-new", "--agents", "helper"},
+		{"send", "--chat", id, "--id", "m2", "hello?"},
+		{"send", "--chat", id, "--id", "m3", "--no-stream", "hello?"},
+		{"send", "hello?"},
+		{"state", "--chat", id},
+		{"history", "--chat", id},
+		{"export", "--chat", id, "--out", filepath.Join(t.TempDir(), "again.json")},
+		{"import", "--chat", id + "-import", "--in", doc},
+	} {
+		began := time.Now()
+		line := fails(t, h, append([]string{"--timeout", "2m", "--worker-wait", "2s"}, args...)...)
+		took := time.Since(began)
+		assert.Contains(t, line, "no worker is polling the task queue", "%v", args)
+		assert.Contains(t, line, "go run ./worker --offline --task-queue "+h.TaskQueue, "%v", args)
+		assert.Less(t, took, 10*time.Second, "%v waited %s", args, took)
+	}
+	h.StartWorker(t)
+	ok(t, h, "start", "--chat", id+"-new", "--agents", "helper")
+	ok(t, h, "import", "--chat", id+"-import", "--in", doc)
 }
