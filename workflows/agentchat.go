@@ -129,24 +129,32 @@ func (s *chatState) result() wire.AgentChatResult {
 	return r
 }
 
-// resolve looks agent ids up in the worker's registry: an activity on the task queue
-// (agentActivity tries other workers for an agent this one does not know), or, in
-// histories from before resolveActivityChange, a local activity.
+// resolve looks agent ids up in the worker's registry: a local activity on the worker
+// that runs the workflow task, in the same task (no round trip through the server),
+// and when that worker does not know an agent or function, activities on the task
+// queue's other workers (tryElsewhere). Histories from before resolveLocalFirst ran an
+// activity on the task queue (version 1), or, before resolveActivityChange, only the
+// local activity.
 func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]wire.Participant, error) {
 	var res wire.ResolveResult
+	in := wire.ResolveInput{AgentIDs: ids}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: resolveTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: resolveTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
+	})
 	var err error
-	if !changed(ctx, resolveActivityChange) {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: resolveTimeout,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-		})
-		err = workflow.ExecuteLocalActivity(lctx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}).Get(ctx, &res)
-	} else {
-		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			StartToCloseTimeout: resolveTimeout,
-			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
-		})
-		err = s.agentActivity(actx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}, &res)
+	switch workflow.GetVersion(ctx, resolveActivityChange, workflow.DefaultVersion, resolveLocalFirst) {
+	case workflow.DefaultVersion:
+		err = workflow.ExecuteLocalActivity(lctx, wire.ResolveParticipantsActivity, in).Get(ctx, &res)
+	case resolveOnQueue:
+		err = s.agentActivity(actx, wire.ResolveParticipantsActivity, in, &res)
+	default:
+		err = workflow.ExecuteLocalActivity(lctx, wire.ResolveParticipantsActivity, in).Get(ctx, &res)
+		err = s.tryElsewhere(actx, wire.ResolveParticipantsActivity, in, &res, err)
 	}
 	if err != nil {
 		return nil, unwrapActivityError(err)

@@ -27,6 +27,16 @@ const (
 	unknownFunctionRetryChange = "unknown-function-retry"
 )
 
+// Versions of resolveActivityChange.
+const (
+	// resolveOnQueue: participants are resolved by a regular activity on the task
+	// queue, an extra round trip through the server before a chat's first turn.
+	resolveOnQueue workflow.Version = 1
+	// resolveLocalFirst: by a local activity in the workflow task, and by activities
+	// on the queue's other workers only when this one does not know an agent.
+	resolveLocalFirst workflow.Version = 2
+)
+
 // Pacing of the tries on other workers: the first after unknownAgentFirstDelay,
 // doubling up to unknownAgentMaxDelay, within the wait the worker names.
 const (
