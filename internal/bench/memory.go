@@ -62,7 +62,7 @@ func (r *runner) memory(ctx context.Context) error {
 	idle, active := float64(sz.IdleChats), float64(sz.ActiveChats)
 	r.t.Add(
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " idle chats (MB)", Value: chat.idle / mb, Floor: floor.idle / mb},
-		Row{Group: "memory", Name: "Heap per idle chat (KB)", Value: chat.idle / idle / kb, Floor: floor.idle / idle / kb},
+		Row{Group: "memory", Name: "Heap per idle chat (KB)", Value: chat.idle / idle / kb, Floor: floor.idle / idle / kb, Target: AtMost(1.5)},
 		Row{Group: "memory", Name: "Goroutine stacks per idle chat (KB)", Value: chat.idleStacks / idle / kb, Floor: floor.idleStacks / idle / kb},
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " chats, " + itoa(sz.ActiveChats) + " active (MB)",
 			Value: chat.active / mb, Floor: floor.active / mb},
