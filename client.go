@@ -377,6 +377,7 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 		}
 		return fmt.Errorf("agentchat: start chat %q: %w", id, err)
 	}
+	c.answeredInClear(id)
 	return nil
 }
 
@@ -435,11 +436,12 @@ func (c *Client) discardIfClearText(ctx context.Context, id string, op client.Wi
 
 // guardClearText returns ErrNoKeyRing, before anything is written, when this client
 // has no key ring and chat chatID is encrypted at rest: what it would send (a turn's
-// text, an approval's reason) would reach the chat's history in the clear. It asks
-// the chat's State once (a query: no history) and remembers a chat that answered in
-// the clear. A client with a ring, or a query that fails otherwise (no worker yet, no
-// such chat), lets the write go on, which then reports what it meets. verb names the
-// operation ("send to").
+// text, an approval's reason) would reach the chat's history in the clear. A chat
+// that already answered this client in the clear (its start, a turn, State, History
+// or any other query: answeredInClear) is written to at once; any other is asked its
+// State once (a query: no history). A client with a ring, or a query that fails
+// otherwise (no worker yet, no such chat), lets the write go on, which then reports
+// what it meets. verb names the operation ("send to").
 func (c *Client) guardClearText(ctx context.Context, verb, chatID string) error {
 	if c.keys != nil {
 		return nil
@@ -450,11 +452,7 @@ func (c *Client) guardClearText(ctx context.Context, verb, chatID string) error 
 	qctx, cancel := context.WithTimeout(ctx, guardWait)
 	defer cancel()
 	var st StateResult
-	err := c.query(qctx, chatID, wire.StateQuery, &st)
-	switch {
-	case err == nil:
-		c.clearChats.Store(chatID, struct{}{})
-	case encryptedAnswer(err):
+	if err := c.query(qctx, chatID, wire.StateQuery, &st); encryptedAnswer(err) {
 		return fmt.Errorf("agentchat: %s chat %q: %w; nothing was sent", verb, chatID, ErrNoKeyRing)
 	}
 	return nil
@@ -743,7 +741,16 @@ func (c *Client) queryAs(ctx context.Context, verb, left, chatID, name string, o
 	if err != nil {
 		return c.chatError(ctx, verb, chatID, err)
 	}
+	c.answeredInClear(chatID)
 	return nil
+}
+
+// answeredInClear records that chat chatID answered this keyless client with a
+// payload it could read: its workers do not encrypt, so guardClearText need not ask.
+func (c *Client) answeredInClear(chatID string) {
+	if c.keys == nil {
+		c.clearChats.Store(chatID, struct{}{})
+	}
 }
 
 // chatError names the chat and turns "not found" into ErrChatNotFound or, when the

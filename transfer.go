@@ -364,6 +364,7 @@ func (c *Client) update(ctx context.Context, chatID, verb, name string, arg, out
 	if err != nil {
 		return c.chatError(ctx, verb, chatID, err)
 	}
+	c.answeredInClear(chatID)
 	return nil
 }
 

@@ -17,11 +17,14 @@ import (
 // interval, by the Workflow Streams publish signal (wire.StreamPublishSignal) to the
 // run that scheduled the activity, while someone follows the chat
 // (wire.StreamFollowersQuery, asked every followedCheck or unfollowedCheck while there
-// is text to send): each batch costs the chat's history a signal and a workflow task.
-// Text not sent while nobody follows waits, and goes in one batch once someone does,
-// so the deltas stay contiguous. Publishing is best effort: a batch that cannot be
-// signalled is logged and dropped, since the workflow completes the deltas from the
-// final message (workflows.finishReply). A nil publisher publishes nothing.
+// is text to send, the first time once the call has run one interval): each batch
+// costs the chat's history a signal and a workflow task. A reply written within one
+// interval asks nothing and publishes nothing: the chat's log gets its text in one
+// delta at the message's end, as a batch would have brought it. Text not sent while
+// nobody follows waits, and goes in one batch once someone does, so the deltas stay
+// contiguous. Publishing is best effort: a batch that cannot be signalled is logged
+// and dropped, since the workflow completes the deltas from the final message
+// (workflows.finishReply). A nil publisher publishes nothing.
 type publisher struct {
 	tc                     client.Client
 	workflowID, runID, pid string
@@ -37,8 +40,9 @@ type publisher struct {
 	stop    chan struct{}
 	done    chan struct{}
 
-	// followed is the last answer of the followers query, asked again at checkAt; run
-	// owns both, close reads followed once run has returned.
+	// followed is the last answer of the followers query, asked again at checkAt (at
+	// first one interval after the start); run owns both, close reads followed once
+	// run has returned.
 	followed bool
 	checkAt  time.Time
 }
@@ -68,10 +72,17 @@ func newPublisher(ctx context.Context, tc client.Client, messageID string, inter
 	}
 	p := &publisher{tc: tc, workflowID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID,
 		pid:       fmt.Sprintf("%s/%s/%d", info.WorkflowExecution.RunID, info.ActivityID, info.Attempt),
-		messageID: messageID, attempt: int(info.Attempt),
-		stop: make(chan struct{}), done: make(chan struct{}), flushed: make(chan struct{}, 1)}
-	go p.run(ctx, interval)
+		messageID: messageID, attempt: int(info.Attempt)}
+	p.start(ctx, interval)
 	return p
+}
+
+// start runs p's batches, every interval, the first check of the followers due one
+// interval from now.
+func (p *publisher) start(ctx context.Context, interval time.Duration) {
+	p.stop, p.done, p.flushed = make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
+	p.checkAt = time.Now().Add(interval)
+	go p.run(ctx, interval)
 }
 
 type publisherKey struct{}
@@ -172,33 +183,35 @@ func (p *publisher) due(ctx context.Context) bool {
 
 // isFollowed asks the run whether someone follows its stream. A run that cannot say
 // (a worker of a version without the query; the query failed) counts as followed: the
-// deltas go, as they did before the query. A query cut short by close keeps the last
-// answer.
+// deltas go, as they did before the query. When the reply ends (close) or the
+// activity is cancelled before the answer comes, it returns the last answer at once
+// and leaves the query to end by itself (within followersTimeout): the query is never
+// cancelled, since an abandoned question is no failure (a cancelled call would be
+// one, in the logs and as an error span in the turn's trace).
 func (p *publisher) isFollowed(ctx context.Context) bool {
-	qctx, cancel := context.WithTimeout(ctx, followersTimeout)
-	defer cancel()
+	answer := make(chan bool, 1)
+	logger := activity.GetLogger(ctx)
 	go func() {
-		select {
-		case <-p.stop:
-			cancel()
-		case <-qctx.Done():
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), followersTimeout)
+		defer cancel()
+		var f wire.StreamFollowers
+		v, err := p.tc.QueryWorkflow(qctx, p.workflowID, p.runID, wire.StreamFollowersQuery)
+		if err == nil {
+			err = v.Get(&f)
 		}
+		if err != nil {
+			logger.Debug("followers unknown: publishing", "messageId", p.messageID, "error", err)
+			f.Followed = true
+		}
+		answer <- f.Followed
 	}()
-	var f wire.StreamFollowers
-	v, err := p.tc.QueryWorkflow(qctx, p.workflowID, p.runID, wire.StreamFollowersQuery)
-	if err == nil {
-		err = v.Get(&f)
+	select {
+	case f := <-answer:
+		return f
+	case <-p.stop:
+	case <-ctx.Done():
 	}
-	if err != nil {
-		select {
-		case <-p.stop:
-			return p.followed
-		default:
-		}
-		activity.GetLogger(ctx).Debug("followers unknown: publishing", "messageId", p.messageID, "error", err)
-		return true
-	}
-	return f.Followed
+	return p.followed
 }
 
 // flush signals the queued text as deltas of at most wire.StreamDeltaBytes, one signal

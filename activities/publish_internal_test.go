@@ -18,15 +18,19 @@ import (
 )
 
 // fakeChat answers the publisher's followers query and takes its publications; the
-// publisher calls nothing else of the client.
+// publisher calls nothing else of the client. With hold set, a query waits until hold
+// is closed, and cancelled says whether its context ended first.
 type fakeChat struct {
 	client.Client
-	mu       sync.Mutex
-	followed bool
-	queryErr error
-	queries  int
-	texts    []string
-	seqs     []int64
+	mu        sync.Mutex
+	followed  bool
+	queryErr  error
+	queries   int
+	texts     []string
+	seqs      []int64
+	hold      chan struct{}
+	answered  chan struct{}
+	cancelled error
 }
 
 type followersValue wire.StreamFollowers
@@ -37,9 +41,17 @@ func (v followersValue) Get(p any) error {
 	return nil
 }
 
-func (f *fakeChat) QueryWorkflow(_ context.Context, _, _, name string, _ ...any) (converter.EncodedValue, error) {
+func (f *fakeChat) QueryWorkflow(ctx context.Context, _, _, name string, _ ...any) (converter.EncodedValue, error) {
+	if f.hold != nil {
+		select {
+		case <-f.hold:
+		case <-ctx.Done():
+		}
+		defer close(f.answered)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.cancelled = ctx.Err()
 	f.queries++
 	if name != wire.StreamFollowersQuery || f.queryErr != nil {
 		return nil, errors.Join(f.queryErr, errors.New("unknown query "+name))
@@ -71,14 +83,22 @@ func (f *fakeChat) published() ([]string, []int64, int) {
 	return append([]string(nil), f.texts...), append([]int64(nil), f.seqs...), f.queries
 }
 
+// testInterval is the publishers' batch interval in these tests.
+const testInterval = 10 * time.Millisecond
+
 // inActivity runs f with a publisher of f's chat, inside an activity (for its logger).
 func inActivity(t *testing.T, chat *fakeChat, f func(p *publisher)) {
 	t.Helper()
+	inActivityEvery(t, chat, testInterval, f)
+}
+
+// inActivityEvery is inActivity with batches every interval.
+func inActivityEvery(t *testing.T, chat *fakeChat, interval time.Duration, f func(p *publisher)) {
+	t.Helper()
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
 	run := func(ctx context.Context) error {
-		p := &publisher{tc: chat, workflowID: "c1", runID: "r1", pid: "r1/5/1", messageID: "m1/1", attempt: 1,
-			stop: make(chan struct{}), done: make(chan struct{}), flushed: make(chan struct{}, 1)}
-		go p.run(ctx, 10*time.Millisecond)
+		p := &publisher{tc: chat, workflowID: "c1", runID: "r1", pid: "r1/5/1", messageID: "m1/1", attempt: 1}
+		p.start(ctx, interval)
 		f(p)
 		p.close(ctx)
 		return nil
@@ -133,10 +153,46 @@ func TestPublisherPublishesOnlyWhileFollowed(t *testing.T) {
 		texts, _, _ := chat.published()
 		assert.Equal(t, "Hello world", strings.Join(texts, ""))
 	})
+	t.Run("a reply within one interval asks nothing", func(t *testing.T) {
+		chat := &fakeChat{}
+		inActivityEvery(t, chat, time.Second, func(p *publisher) {
+			p.add("Hello")
+			time.Sleep(50 * time.Millisecond) // the first text went at once before
+		})
+		texts, _, queries := chat.published()
+		assert.Zero(t, queries, "no followers query")
+		assert.Empty(t, texts, "the chat fills the text in at the message's end")
+	})
 	t.Run("no text", func(t *testing.T) {
 		chat := &fakeChat{}
 		inActivity(t, chat, func(p *publisher) { time.Sleep(50 * time.Millisecond) })
 		_, _, queries := chat.published()
 		assert.Zero(t, queries)
 	})
+}
+
+// A reply that ends while the followers query waits does not wait for it, nor cancel
+// it: the query ends by itself (a cancelled call is an error in logs and traces).
+func TestPublisherLeavesAPendingQueryUncancelled(t *testing.T) {
+	chat := &fakeChat{hold: make(chan struct{}), answered: make(chan struct{})}
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		inActivity(t, chat, func(p *publisher) {
+			p.add("Hello")
+			time.Sleep(5 * testInterval) // the query is asked, and waits
+		})
+	}()
+	select {
+	case <-closed:
+	case <-time.After(followersTimeout / 2):
+		t.Fatal("close waited for the followers query")
+	}
+	close(chat.hold)
+	<-chat.answered
+	chat.mu.Lock()
+	defer chat.mu.Unlock()
+	assert.Equal(t, 1, chat.queries)
+	assert.NoError(t, chat.cancelled, "the query ran to its answer")
+	assert.Empty(t, chat.texts, "unknown followers at close: nothing published")
 }

@@ -135,16 +135,23 @@ func (s *chatState) result() wire.AgentChatResult {
 	return r
 }
 
-// resolve looks agent ids up in the worker's registry: an activity on the task queue,
-// not a local activity, which could only run on the worker that holds the workflow
-// task (agentActivity tries other workers for an agent this one does not know).
+// resolve looks agent ids up in the worker's registry: a local activity on the worker
+// that runs the workflow task, in the same task (no round trip through the server),
+// and when that worker does not know an agent or function, activities on the task
+// queue's other workers (tryElsewhere).
 func (s *chatState) resolve(ctx workflow.Context, ids []string) ([]wire.Participant, error) {
 	var res wire.ResolveResult
+	in := wire.ResolveInput{AgentIDs: ids}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: resolveTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: resolveTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
 	})
-	if err := s.agentActivity(actx, wire.ResolveParticipantsActivity, wire.ResolveInput{AgentIDs: ids}, &res); err != nil {
+	err := workflow.ExecuteLocalActivity(lctx, wire.ResolveParticipantsActivity, in).Get(ctx, &res)
+	if err = s.tryElsewhere(actx, wire.ResolveParticipantsActivity, in, &res, err); err != nil {
 		return nil, unwrapActivityError(err)
 	}
 	return res.Participants, nil

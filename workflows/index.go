@@ -48,6 +48,6 @@ func (s *chatState) reindex(ctx workflow.Context) {
 	}
 	updates = append(updates, searchLastActivity.ValueSet(workflow.Now(ctx).UTC()))
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
-		s.log.Warn("search attributes not updated", "error", err)
+		s.log().Warn("search attributes not updated", "error", err)
 	}
 }

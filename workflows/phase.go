@@ -121,7 +121,7 @@ func (s *chatState) settle(p phase) error {
 // there is a bug, and the phase stayed.
 func (s *chatState) must(err error) {
 	if err != nil {
-		s.log.Error("refused phase move", "error", err)
+		s.log().Error("refused phase move", "error", err)
 	}
 }
 

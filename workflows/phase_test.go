@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/log"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/wire"
@@ -113,7 +114,7 @@ func (l *recordingLogger) Error(m string, kv ...any) {
 
 func TestARefusedMoveTheCodeMakesIsLoggedAsAnError(t *testing.T) {
 	l := &recordingLogger{}
-	s := &chatState{chatID: "c1", phase: phaseCompleted, log: l}
+	s := &chatState{chatID: "c1", phase: phaseCompleted, log: func() log.Logger { return l }}
 	s.must(s.settle(phaseRunning))
 	require.Len(t, l.errors, 1)
 	assert.Contains(t, l.errors[0], "no move from phase completed to running")
@@ -144,7 +145,7 @@ func TestImportIsAdmittedOnlyIntoARunningChat(t *testing.T) {
 
 func TestAStartGoesOnUnderAMigrationAndOneThatFailsFirstReturnsToIt(t *testing.T) {
 	l := &recordingLogger{}
-	s := &chatState{chatID: "c1", phase: phaseStarting, log: l}
+	s := &chatState{chatID: "c1", phase: phaseStarting, log: func() log.Logger { return l }}
 	s.migration = &migration{under: s.phase}
 	require.NoError(t, s.to(phaseMigrating))
 	s.abortMigration(s.migration, fmt.Errorf("export failed"))
@@ -152,7 +153,7 @@ func TestAStartGoesOnUnderAMigrationAndOneThatFailsFirstReturnsToIt(t *testing.T
 	s.must(s.settle(phaseRunning))
 	assert.Equal(t, phaseRunning, s.phase, "then it ends as any start")
 
-	s = &chatState{chatID: "c2", phase: phaseStarting, log: l}
+	s = &chatState{chatID: "c2", phase: phaseStarting, log: func() log.Logger { return l }}
 	s.migration = &migration{under: s.phase}
 	require.NoError(t, s.to(phaseMigrating))
 	s.must(s.settle(phaseRunning))

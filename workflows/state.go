@@ -56,8 +56,11 @@ type chatState struct {
 	// not start, in phaseFailed.
 	phase   phase
 	failure error
-	log     log.Logger
-	stubs   stubTotal // HistoryStubBytes(History), as a running total (length)
+	// log returns the workflow's logger, made when something is logged: a logger
+	// made ahead (with the workflow's attributes) is about 2 KB that every cached
+	// chat would hold.
+	log   func() log.Logger
+	stubs stubTotal // HistoryStubBytes(History), as a running total (length)
 	// channels are the chat's channels in order of creation; a channel whose key no
 	// participant has is dormant (kept from an import, resumed when its agent joins).
 	channels []*channel
@@ -96,7 +99,7 @@ func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {
 		chatID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		in:     in,
 		phase:  phaseStarting,
-		log:    workflow.GetLogger(ctx),
+		log:    func() log.Logger { return workflow.GetLogger(ctx) },
 		turns:  map[string]*turn{},
 	}
 }

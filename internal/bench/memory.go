@@ -37,7 +37,7 @@ type footprint struct {
 // ActiveChats of them send turns, against floor workflows treated the same way.
 func (r *runner) memory(ctx context.Context) error {
 	e, sz := r.e, r.sz
-	chat, err := r.footprint(ctx,
+	chat, err := r.footprint(ctx, "agentchat",
 		func(ctx context.Context, i int) (string, error) {
 			return e.startChatWithTurn(ctx, "idle", userText(i, sz.TextBytes))
 		},
@@ -48,7 +48,7 @@ func (r *runner) memory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	floor, err := r.footprint(ctx,
+	floor, err := r.footprint(ctx, "floor",
 		func(ctx context.Context, i int) (string, error) {
 			return e.startFloorWithTurn(ctx, "idle", userText(i, sz.TextBytes))
 		},
@@ -62,7 +62,7 @@ func (r *runner) memory(ctx context.Context) error {
 	idle, active := float64(sz.IdleChats), float64(sz.ActiveChats)
 	r.t.Add(
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " idle chats (MB)", Value: chat.idle / mb, Floor: floor.idle / mb},
-		Row{Group: "memory", Name: "Heap per idle chat (KB)", Value: chat.idle / idle / kb, Floor: floor.idle / idle / kb},
+		Row{Group: "memory", Name: "Heap per idle chat (KB)", Value: chat.idle / idle / kb, Floor: floor.idle / idle / kb, Target: AtMost(1.5)},
 		Row{Group: "memory", Name: "Goroutine stacks per idle chat (KB)", Value: chat.idleStacks / idle / kb, Floor: floor.idleStacks / idle / kb},
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " chats, " + itoa(sz.ActiveChats) + " active (MB)",
 			Value: chat.active / mb, Floor: floor.active / mb},
@@ -76,11 +76,17 @@ func (r *runner) memory(ctx context.Context) error {
 
 // footprint opens IdleChats workflows with open (each started with its first turn,
 // Width at a time), measures the heap they add once idle, then drives ActiveChats of
-// them with turn for ActiveFor and samples the heap meanwhile.
-func (r *runner) footprint(ctx context.Context, open func(context.Context, int) (string, error),
+// them with turn for ActiveFor and samples the heap meanwhile. With ProfileDir set, it
+// writes the CPU profile of the opening and the heap profile of the idle workflows
+// (memory-cpu-<who>.pprof, memory-heap-<who>.pprof).
+func (r *runner) footprint(ctx context.Context, who string, open func(context.Context, int) (string, error),
 	turn func(context.Context, string, int) error) (footprint, error) {
 	sz := r.sz
 	before := sampleMemory()
+	stopProfile, err := r.startProfile("memory", who)
+	if err != nil {
+		return footprint{}, err
+	}
 	ids := make([]string, sz.IdleChats)
 	if err := parallel(ctx, sz.IdleChats, sz.Width, func(ctx context.Context, i int) (err error) {
 		ids[i], err = open(ctx, i)
@@ -91,6 +97,9 @@ func (r *runner) footprint(ctx context.Context, open func(context.Context, int) 
 	time.Sleep(time.Second) // let the last workflow tasks and activities finish
 	idle := sampleMemory()
 	fp := footprint{idle: idle.heap - before.heap, idleStacks: idle.stacks - before.stacks}
+	if err := stopProfile(); err != nil {
+		return footprint{}, err
+	}
 
 	// Each active chat sends turns, one after another, until ActiveFor has passed; a
 	// turn under way then finishes.

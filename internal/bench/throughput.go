@@ -58,7 +58,7 @@ func (r *runner) throughput(ctx context.Context) error {
 	per := func(cpu float64, l load) float64 { return cpu / float64(l.turns) }
 	name := fmt.Sprintf("Throughput, %d chats x %d turns (turns/s)", sz.Chats, sz.ChatTurns)
 	r.t.Add(
-		Row{Group: "throughput", Name: name, Value: chat.perSecond(), Floor: floor.perSecond(), Target: AtLeast(0.8)},
+		Row{Group: "throughput", Name: name, Value: chat.perSecond(), Floor: floor.perSecond(), Target: AtLeast(0.9)},
 		Row{Group: "throughput", Name: "Throughput, CPU of this process per turn (ms)", Value: per(chat.selfCPU, chat), Floor: per(floor.selfCPU, floor)},
 		Row{Group: "throughput", Name: "Throughput, CPU of the server per turn (ms)", Value: per(chat.serverCP, chat), Floor: per(floor.serverCP, floor)},
 	)

@@ -122,8 +122,8 @@ func (r *runner) transfer(ctx context.Context) error {
 	mb := func(n int) float64 { return float64(n) / (1 << 20) }
 	name := fmt.Sprintf("%d messages", sz.Messages)
 	r.t.Add(
-		Row{Group: "transfer", Name: "Export, " + name + " (ms)", Value: median(exports), Floor: median(marshal), Target: AtMost(3)},
-		Row{Group: "transfer", Name: "Import, " + name + " (ms)", Value: median(imports), Floor: median(unmarshal), Target: AtMost(3)},
+		Row{Group: "transfer", Name: "Export, " + name + " (ms)", Value: median(exports), Floor: median(marshal), Target: AtMost(2)},
+		Row{Group: "transfer", Name: "Import, " + name + " (ms)", Value: median(imports), Floor: median(unmarshal), Target: AtMost(2)},
 		Row{Group: "transfer", Name: "Document size, " + name + " (MB)", Value: mb(len(doc)), Floor: mb(len(plain)), Target: AtMost(1.2)},
 	)
 	r.t.Note("transfer: floor = json.Marshal / json.Unmarshal of the same []chat.Message; "+

@@ -73,7 +73,7 @@ func (r *runner) turn(ctx context.Context) error {
 		return err
 	}
 	r.t.Add(
-		Row{Group: "turn", Name: "Turn p50 (ms)", Value: median(all), Floor: median(floor), Target: AtMost(1.3)},
+		Row{Group: "turn", Name: "Turn p50 (ms)", Value: median(all), Floor: median(floor), Target: AtMost(1.2)},
 		Row{Group: "turn", Name: "Turn p99 (ms)", Value: percentile(all, 99), Floor: percentile(floor, 99)},
 		Row{Group: "turn", Name: "Turn p50, history up to 16 KB (ms)", Value: median(short), Floor: median(floor)},
 		Row{Group: "turn", Name: "Turn p50, history over 16 KB (ms)", Value: median(long), Floor: median(floor)},
