@@ -41,10 +41,11 @@ func captureToolEdges(t *testing.T, name string) {
 	_, err := h.Client.Approve(ctxFor(t), id, agentchat.ApproveInput{CallID: "c1", Approved: true})
 	require.ErrorContains(t, err, "Invalid request")
 	res = send(t, h, id, "m2", "Look up my orders")
-	require.Equal(t, "[offline] clerk: Enough lookups.", res.Messages[len(res.Messages)-1].Text())
+	// Past the limit the calls are answered "not run", and the offline model answers from those results.
+	require.Contains(t, res.Messages[len(res.Messages)-1].Text(), "the agent reached its limit of 1 tool rounds")
 	_, err = h.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m3", Text: "And order 1003?"})
 	require.ErrorContains(t, err, "Invalid request")
 	res = send(t, h, id, "m3", "And order 1003?")
-	require.Equal(t, "[offline] clerk: Found it.", res.Messages[len(res.Messages)-1].Text())
+	require.Contains(t, res.Messages[len(res.Messages)-1].Text(), "the agent reached its limit of 1 tool rounds") // the call asked again is not run
 	saveRun(t, h, id, "", name, atRest)
 }
