@@ -65,7 +65,8 @@ const takenTimeout = 5 * time.Second
 // updateTaken reports whether update updateID of chat chatID's current run has been
 // accepted or completed. The wait policy "admitted" makes the server answer at once
 // with the stage the update has reached; an update it does not know (not admitted
-// yet, or its run gone) was not taken.
+// yet, or its run gone) was not taken. When the server cannot say (another error), it
+// counts as taken, and the call waits on.
 func (c *Client) updateTaken(ctx context.Context, chatID, updateID string) bool {
 	ctx, cancel := context.WithTimeout(ctx, takenTimeout)
 	defer cancel()
@@ -74,8 +75,12 @@ func (c *Client) updateTaken(ctx context.Context, chatID, updateID string) bool 
 		UpdateRef:  &updatepb.UpdateRef{WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: chatID}, UpdateId: updateID},
 		WaitPolicy: &updatepb.WaitPolicy{LifecycleStage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ADMITTED},
 	})
-	if err != nil {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
 		return false
+	}
+	if err != nil {
+		return true // the server could not say: do not call the worker gone on that
 	}
 	return resp.GetStage() == enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_ACCEPTED ||
 		resp.GetStage() == enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED || resp.GetOutcome() != nil

@@ -73,8 +73,10 @@ agents:
 	const wait = 3 * time.Second
 	tq := testenv.TaskQueue(t)
 	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	// a's identity is not Temporal's "<pid>@<host>@", so that, once killed, it stands
+	// for a worker of another host: one the others cannot see has ended.
 	a := testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: tq, Config: withTool, Package: recordWorker,
-		Args: []string{"--ledger", ledger}})
+		Args: []string{"--ledger", ledger}, Identity: "tool-worker-" + tq})
 	tc := testenv.Dial(t, "")
 	c := agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq})
 	ids := make([]string, 5)

@@ -109,13 +109,16 @@ func TestRollingDeployAgentOnNoWorker(t *testing.T) {
 
 // A worker that has just been killed still counts as a poller for a while, so the
 // chat cannot know that no worker has the agent: it tries for the configured wait
-// (--unknown-agent-wait) and then fails.
+// (--unknown-agent-wait) and then fails. (A killed worker of this host with
+// Temporal's default identity is known to be gone and not waited for: the gone
+// worker here has an identity of another form, as one of another host would be.)
 func TestRollingDeployUnknownAgentWaitIsBounded(t *testing.T) {
 	const wait = 3 * time.Second
 	tq := testenv.TaskQueue(t)
 	args := []string{"--offline", "--unknown-agent-wait", wait.String()}
 	testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: tq, Config: deployConfig("writer"), Args: args})
-	gone := testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: tq, Config: deployConfig("helper"), Args: args})
+	gone := testenv.StartWorkerProcess(t, testenv.ProcessOptions{TaskQueue: tq, Config: deployConfig("helper"), Args: args,
+		Identity: "helper-worker-" + tq})
 	gone.Kill()
 	c := agentchat.NewClient(testenv.Dial(t, ""), agentchat.ClientOptions{TaskQueue: tq})
 
