@@ -24,7 +24,9 @@
 // the drivers. Driver goroutines carry the pprof label role=driver and the offline
 // model role=model, so a CPU profile of the throughput run (-profile DIR) can be cut to
 // the worker: go tool pprof -top -tagignore role=driver,model FILE. The export and
-// import rounds are profiled too (transfer-cpu-agentchat.pprof).
+// import rounds are profiled too (transfer-cpu-agentchat.pprof), and the opening of the
+// idle chats, whose heap profile (memory-heap-agentchat.pprof, sampled every 4 KB)
+// shows what an idle chat holds.
 //
 // Run it with go run ./bench (3 to 4 minutes on two cores), or go run ./bench --short
 // for the few-iteration check CI runs.
