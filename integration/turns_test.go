@@ -201,13 +201,17 @@ func TestModelThatRefusesFailsTheTurnAndTheChatGoesOn(t *testing.T) {
 	assert.Contains(t, err.Error(), "401 Unauthorized: Incorrect API key provided")
 	assert.Equal(t, 1, h.Model.Requests("helper"), "a 401 is not retried")
 
-	res := send(t, h, id, "m2", "Are you there?")
-	assert.Contains(t, res.Messages[0].Text(), "received 2 messages", "the failed turn left nothing in the history")
 	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	require.NotNil(t, st.LastError)
 	assert.Equal(t, "m1", st.LastError.MessageID)
 	assert.Equal(t, wire.ErrTypeModelRejected, st.LastError.Type)
+
+	res := send(t, h, id, "m2", "Are you there?")
+	assert.Contains(t, res.Messages[0].Text(), "received 2 messages", "the failed turn left nothing in the history")
+	st, err = h.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Nil(t, st.LastError, "a turn answered after the failure clears lastError")
 }
 
 func TestSendToMissingChatSaysSo(t *testing.T) {

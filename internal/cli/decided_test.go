@@ -51,7 +51,8 @@ func TestADecidedCallKeepsItsDecision(t *testing.T) {
 		assert.Contains(t, line, `call "`+call+`" is already decided: rejected`)
 		r = ok(t, h, "approve", "--chat", id, "--call", call, "--reject")
 		assert.Contains(t, r.lines()[0], "call "+call+" was already rejected")
-		assert.Contains(t, r.out, "Clerk: [offline] clerk: Neither refunded.", "the repeat prints the turn's end")
+		assert.Contains(t, r.out, "Clerk: [offline] clerk: Not done: refund (call_a) failed: rejected by a person: too old; refund (call_b) failed: rejected by a person.",
+			"the repeat prints the turn's end (the offline clerk answers from the rejections)")
 	}
 	assert.Equal(t, 2, h.Model.Requests("clerk"), "no decision again resumed anything")
 	hist := decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json"))
