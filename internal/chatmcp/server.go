@@ -34,6 +34,9 @@ const (
 	ListChatsTool   = "list_chats"
 )
 
+// ToolNames are every tool the server serves, for help texts and tests.
+var ToolNames = []string{StartChatTool, SendMessageTool, GetStateTool, GetHistoryTool, ExportChatTool, ApproveCallTool, ListChatsTool}
+
 // ListChatsInput is list_chats' arguments: {"status":"running","agent":"helper"}.
 type ListChatsInput struct {
 	Status    string `json:"status,omitempty" jsonschema:"only chats of this status: running, completed, failed, migrating, migrated, starting, terminated, timedOut, canceled"`

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/chatmcp"
 	"github.com/agentchat/agentchat/internal/cli"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/offline"
@@ -632,4 +633,15 @@ func TestAWorkerStoppedAMomentAgoIsReportedWithinTheWorkerWait(t *testing.T) {
 	h.StartWorker(t)
 	ok(t, h, "start", "--chat", id+"-new", "--agents", "helper")
 	ok(t, h, "import", "--chat", id+"-import", "--in", doc)
+}
+
+// The top-level help and mcp's own help name every tool the MCP server serves (the
+// list was written out by hand and missed list_chats).
+func TestHelpNamesEveryMCPTool(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"mcp", "--help"}} {
+		r := execute(t, "", args...)
+		for _, tool := range chatmcp.ToolNames {
+			assert.Contains(t, r.out, tool, "%v", args)
+		}
+	}
 }
