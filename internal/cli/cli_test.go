@@ -645,3 +645,13 @@ func TestHelpNamesEveryMCPTool(t *testing.T) {
 		}
 	}
 }
+
+// server status at an address where nothing answers says how to start a server at that
+// address, not at TEMPORAL_ADDRESS or the default.
+func TestServerStatusHintKeepsTheAddress(t *testing.T) {
+	t.Setenv("TEMPORAL_ADDRESS", "127.0.0.1:1")
+	r := execute(t, "", "server", "status", "--address", "127.0.0.1:2", "--data", t.TempDir())
+	require.NotEqual(t, 0, r.code, "%v", r)
+	assert.Contains(t, r.err, "no Temporal server answers at 127.0.0.1:2")
+	assert.Contains(t, r.err, "server start --listen 127.0.0.1:2")
+}

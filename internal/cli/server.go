@@ -82,7 +82,7 @@ localhost:7233.`,
 				if notOurs == nil {
 					return fmt.Errorf("no Temporal server answers at %s, though the dev server starter started there runs (pid %d; log %s)", a, srv.PID, srv.LogFile)
 				}
-				return fmt.Errorf("no Temporal server answers at %s (start one: go run ./starter server start)", a)
+				return fmt.Errorf("no Temporal server answers at %s (start one there: go run ./starter server start --listen %s)", a, a)
 			}
 			fmt.Fprintf(s.Out, "a Temporal server answers at %s\n", a)
 			if notOurs == nil {
