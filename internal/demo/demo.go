@@ -197,6 +197,8 @@ func (d *run) keepTalking(address string, w workerFlags) {
 	if d.storyID != "" {
 		d.p.line("  %s send --chat %s %s", starter, shellQuote(d.storyID), shellQuote("One more story, please"))
 	}
+	d.p.line("List the demo's chats (they are on its task queue, not the default one):")
+	d.p.line("  %s list --task-queue %s", starter, shellQuote(TaskQueue))
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

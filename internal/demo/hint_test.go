@@ -3,6 +3,7 @@ package demo_test
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +22,13 @@ func keepTalking(t *testing.T, demoOut string) {
 	_, hint, found := strings.Cut(demoOut, "To keep talking to these chats")
 	require.True(t, found, "the demo prints how to keep talking:\n%s", demoOut)
 	var cmds [][]string
-	for _, l := range strings.Split(hint, "\n")[1:] {
-		if !strings.HasPrefix(l, "  ") {
-			break
-		}
-		cmds = append(cmds, shellWords(t, strings.TrimSpace(l)))
+	lines := strings.Split(hint, "\n")[1:]
+	for len(lines) > 0 && strings.HasPrefix(lines[0], "  ") {
+		cmds = append(cmds, shellWords(t, strings.TrimSpace(lines[0])))
+		lines = lines[1:]
 	}
+	require.True(t, len(lines) > 1 && strings.HasPrefix(lines[0], "List the demo's chats"), "the hint says how to list the chats:\n%s", hint)
+	list := shellWords(t, strings.TrimSpace(lines[1]))
 	require.GreaterOrEqual(t, len(cmds), 3, "a worker and a turn for each chat that takes one:\n%s", hint)
 	assert.Contains(t, hint, "--chat story-", "the streaming step's chat is one of them")
 
@@ -54,6 +56,17 @@ func keepTalking(t *testing.T, demoOut string) {
 			cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 		require.Equal(t, 0, code, "%v\nout: %s\nerr: %s", c, out.String(), errOut.String())
 		assert.Contains(t, out.String(), "[offline]", "%v: an agent answered", c)
+	}
+
+	_, args := splitEnv(list)
+	require.Equal(t, []string{"go", "run", "./starter", "list"}, args[:4], "%v", list)
+	var out, errOut strings.Builder
+	code := cli.Execute(t.Context(), append([]string{"--address", testenv.Address(t)}, args[3:]...),
+		cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	require.Equal(t, 0, code, "%v\nout: %s\nerr: %s", list, out.String(), errOut.String())
+	for _, c := range cmds[1:] {
+		_, args := splitEnv(c)
+		assert.Contains(t, out.String(), args[slices.Index(args, "--chat")+1], "the list names the chats the hint talks to")
 	}
 }
 
