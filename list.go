@@ -98,6 +98,15 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (ListResult, error)
 		return ListResult{}, fmt.Errorf("agentchat: list chats: %w", err)
 	}
 	res := ListResult{NextPageToken: resp.GetNextPageToken(), Chats: []ChatSummary{}}
+	if len(res.NextPageToken) > 0 && len(resp.GetExecutions()) == int(size) {
+		// A full page comes with a token whether or not more follow: look one ahead, so
+		// that a token means a next page that is not empty.
+		next, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: c.namespace,
+			PageSize: 1, NextPageToken: res.NextPageToken, Query: query})
+		if err == nil && len(next.GetExecutions()) == 0 {
+			res.NextPageToken = nil
+		}
+	}
 	if len(res.NextPageToken) == 0 {
 		res.NextPageToken = nil
 	}

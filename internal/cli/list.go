@@ -3,11 +3,13 @@ package cli
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentchat/agentchat"
 )
@@ -26,8 +28,8 @@ func listCmd(g *globals, s Streams) *cobra.Command {
 first, newest first, from Temporal's visibility, which lags a moment behind.
 --status keeps one status (running, completed, failed, migrating, migrated, starting;
 or terminated, timedOut, canceled), --agent the chats with that participant. At most
---limit chats are printed; when there are more, the last line gives the --page-token
-that goes on.
+--limit chats are printed; when a next page holds chats, the last line is the command
+that lists it (the same flags and its --page-token).
 
 Agents, turns and the last activity are the chats' search attributes, which the
 worker registers at start where the server lets it. Without them, list shows what
@@ -61,7 +63,7 @@ visibility has (id, status, start or close time), says how to add them, and refu
 			if asJSON {
 				return printJSON(s.Out, res)
 			}
-			printChats(s, res)
+			printChats(s, res, goOn(cmd))
 			return nil
 		},
 	}
@@ -74,9 +76,26 @@ visibility has (id, status, start or close time), says how to add them, and refu
 	return cmd
 }
 
-// printChats writes a page of chats as a table, then the command that goes on, if
-// there is more, and on Err the note that the chats are not indexed, if they are not.
-func printChats(s Streams, res agentchat.ListResult) {
+// goOn is the command line that lists the next page: this one's flags as given, but
+// for --page-token and --json, which the caller appends or leaves out.
+func goOn(cmd *cobra.Command) string {
+	var global, local []string
+	add := func(to *[]string) func(f *pflag.Flag) {
+		return func(f *pflag.Flag) {
+			if f.Changed && f.Name != "page-token" && f.Name != "json" {
+				*to = append(*to, "--"+f.Name, shellQuote(f.Value.String()))
+			}
+		}
+	}
+	cmd.InheritedFlags().VisitAll(add(&global))
+	cmd.LocalFlags().VisitAll(add(&local))
+	return strings.Join(slices.Concat([]string{"go run ./starter"}, global, []string{"list"}, local), " ")
+}
+
+// printChats writes a page of chats as a table, then the command that goes on (more:
+// goOn and the page token), if there is a next page, and on Err the note that the
+// chats are not indexed, if they are not.
+func printChats(s Streams, res agentchat.ListResult, more string) {
 	if len(res.Chats) == 0 {
 		fmt.Fprintln(s.Out, "no chats")
 	} else {
@@ -92,8 +111,7 @@ func printChats(s Streams, res agentchat.ListResult) {
 		_ = tw.Flush()
 	}
 	if len(res.NextPageToken) > 0 {
-		fmt.Fprintf(s.Out, "(more: go run ./starter list --page-token %s, with the same filters)\n",
-			base64.StdEncoding.EncodeToString(res.NextPageToken))
+		fmt.Fprintf(s.Out, "(more: %s --page-token %s)\n", more, base64.StdEncoding.EncodeToString(res.NextPageToken))
 	}
 	if res.Unindexed {
 		fmt.Fprintln(s.Err, "note: "+res.Hint)
