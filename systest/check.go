@@ -133,6 +133,17 @@ func (r *Runner) checkChat(ctx context.Context, c *chatRun, perCall map[string]i
 	if c.stalled {
 		r.logf("%s stalled: %s", name, firstLine(st.LastError.Message))
 	}
+	if c.refuses {
+		if c.streamed, err = r.streamedTurns(ctx, c); err != nil {
+			r.violate("%s: %v", name, err)
+			return
+		}
+		for _, id := range c.order {
+			if t := c.streamed[id]; t.failedByStore() {
+				r.logf("%s: turn %q failed: the store refused a write (%s)", name, id, t.err.Type)
+			}
+		}
+	}
 	for _, v := range checkHistory(c, h.Messages) {
 		r.violate("%s: %s", name, v)
 	}

@@ -87,6 +87,14 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 			out = append(out, fmt.Sprintf("turn %q was refused as a taken id, but no message has it", id))
 		case m.outcome == outPosted && n == 0 && (seen[id] || c.stalled):
 			// refused in the chat: its id is another message's, or the chat stalled
+		case m.outcome == outPosted && n == 0 && c.refuses:
+			// The store refuses part of the writes: the turn may have failed for it,
+			// and only the stream tells (a turnFailed event; lastError is cleared by
+			// the next answered turn). A turn the stream no longer shows (its log was
+			// trimmed at a continue-as-new, or it was refused at the door) is unknown.
+			if st, ok := c.streamed[id]; ok && st.accepted && !st.failedByStore() {
+				out = append(out, fmt.Sprintf("posted turn %q was accepted and ended %s, but is not in the history (lost)", id, st.ending()))
+			}
 		case m.outcome == outPosted && n == 0 && m.size <= c.limit && !c.hasFailing():
 			out = append(out, fmt.Sprintf("posted turn %q (%d bytes, limit %d) is not in the history (lost)", id, m.size, c.limit))
 		case m.outcome == outPosted && n == 1 && m.size > c.limit:
@@ -174,4 +182,33 @@ func checkToolResults(c *chatRun, msgs []chat.Message, perCall map[string]int) [
 		}
 	}
 	return out
+}
+
+// streamedTurn is what a chat's stream shows of one turn: accepted (turnAccepted), and
+// how it ended (the type of its turnDone, turnFailed or turnCancelled event, "" when
+// none) with the error of a turnFailed.
+type streamedTurn struct {
+	accepted bool
+	end      string
+	err      *wire.TurnError
+}
+
+// failedByStore reports whether the turn failed because the message store refused a
+// write (the refusingStore's refusal, in a TurnFailed, StoreRefused or
+// StoreUnavailable error).
+func (t streamedTurn) failedByStore() bool {
+	return t.end == wire.EventTurnFailed && t.err != nil &&
+		(t.err.Type == wire.ErrTypeStoreRefused || strings.Contains(t.err.Message, StoreRefusal))
+}
+
+// ending says how the turn ended: the event type, with the error of a turnFailed, or
+// "never".
+func (t streamedTurn) ending() string {
+	switch {
+	case t.end == "":
+		return "never"
+	case t.err != nil:
+		return fmt.Sprintf("%s (%s: %s)", t.end, t.err.Type, firstLine(t.err.Message))
+	}
+	return t.end
 }

@@ -79,3 +79,40 @@ func TestCheckState(t *testing.T) {
 func stateOf(n int, last *chat.Message) agentchat.StateResult {
 	return agentchat.StateResult{Status: wire.StatusRunning, MessageCount: n, LastMessage: last}
 }
+
+// A posted turn of a chat whose store refuses may fail (the store refused its reply's
+// body): the check reads what became of it from the chat's stream. It passes a turn
+// whose turnFailed carries the store's refusal, and one the stream no longer shows; it
+// finds one the stream shows accepted and then answered, or failed for another cause,
+// while the history does not hold it.
+func TestCheckHistoryReadsPostedTurnsFromTheStream(t *testing.T) {
+	posted := func() *chatRun {
+		c := runOf(&msgState{id: "t1", outcome: outPosted, posted: true, size: 10})
+		c.refuses = true
+		return c
+	}
+	storeFailure := &wire.TurnError{MessageID: "t1", Type: wire.ErrTypeTurnFailed, Message: "the reply's body: " + StoreRefusal}
+	for name, tc := range map[string]struct {
+		streamed map[string]streamedTurn
+		want     string // "" when no violation
+	}{
+		"failed by the store": {map[string]streamedTurn{"t1": {accepted: true, end: wire.EventTurnFailed, err: storeFailure}}, ""},
+		"trimmed from stream": {nil, ""},
+		"answered, then lost": {map[string]streamedTurn{"t1": {accepted: true, end: wire.EventTurnDone}},
+			`posted turn "t1" was accepted and ended turnDone, but is not in the history (lost)`},
+		"accepted, no end": {map[string]streamedTurn{"t1": {accepted: true}},
+			`posted turn "t1" was accepted and ended never, but is not in the history (lost)`},
+		"failed otherwise": {map[string]streamedTurn{"t1": {accepted: true, end: wire.EventTurnFailed,
+			err: &wire.TurnError{Type: wire.ErrTypeTurnFailed, Message: "model down"}}},
+			`posted turn "t1" was accepted and ended turnFailed (TurnFailed: model down), but is not in the history (lost)`},
+	} {
+		c := posted()
+		c.streamed = tc.streamed
+		got := strings.Join(checkHistory(c, nil), "\n")
+		if tc.want == "" {
+			assert.Empty(t, got, name)
+		} else {
+			assert.Contains(t, got, tc.want, name)
+		}
+	}
+}

@@ -77,6 +77,9 @@ type chatRun struct {
 	// stalled: it stopped taking turns for that (StoreRefused), as State said at the end.
 	refuses bool
 	stalled bool
+	// streamed is what the chat's streams (at every location) show of its turns, read
+	// when the chat is checked: how a posted turn ended, which History cannot tell.
+	streamed map[string]streamedTurn
 }
 
 func (c *chatRun) hasFailing() bool {
