@@ -797,14 +797,27 @@ func (c *Client) migratedTo(ctx context.Context, chatID string) *MigratedError {
 // retryBusy runs f until it succeeds, fails with an error other than Temporal's
 // resource-exhausted (at most 10 in-flight updates per workflow by default), the chat's
 // ContinuingAsNew refusal (the turn belongs in the next run) or its QueueFull refusal
-// (the turns waiting hold QueuedTurnsLimit), or ctx ends.
+// (the turns waiting hold QueuedTurnsLimit), or ctx ends. An update the server aborted
+// because the workflow task that carried it failed (WorkflowNotReady, "unexpected
+// workflow task failure": the task's completion was refused, as with UnhandledCommand
+// when an event arrived while the run continued as new) was not applied and is sent
+// again, for up to notReadyPatience; the chat's messageId idempotency makes that safe.
 func retryBusy(ctx context.Context, f func() error) error {
 	delay := 20 * time.Millisecond
+	var notReadySince time.Time
 	for {
 		err := f()
 		var busy *serviceerror.ResourceExhausted
+		var notReady *serviceerror.WorkflowNotReady
 		var app *temporal.ApplicationError
-		if !errors.As(err, &busy) && !(errors.As(err, &app) && (app.Type() == wire.ErrTypeContinuingAsNew || app.Type() == wire.ErrTypeQueueFull)) {
+		switch {
+		case errors.As(err, &notReady):
+			if notReadySince.IsZero() {
+				notReadySince = time.Now()
+			} else if time.Since(notReadySince) > notReadyPatience {
+				return err
+			}
+		case !errors.As(err, &busy) && !(errors.As(err, &app) && (app.Type() == wire.ErrTypeContinuingAsNew || app.Type() == wire.ErrTypeQueueFull)):
 			return err
 		}
 		select {
@@ -815,6 +828,11 @@ func retryBusy(ctx context.Context, f func() error) error {
 		delay = min(delay*2, time.Second)
 	}
 }
+
+// notReadyPatience bounds how long retryBusy sends again an update that failed
+// workflow tasks abort: a task that fails for longer is a fault of the workflow, which
+// the error then shows.
+var notReadyPatience = 30 * time.Second
 
 func orStore(a, b string) string {
 	if a != "" {
