@@ -104,6 +104,13 @@ type Definition struct {
 	// Reducer shortens the history sent to the model; the zero value sends it all. Only
 	// kind chat_completion has one: the other kinds' history lives in the service.
 	Reducer strategies.Reducer `json:"reducer,omitzero"`
+	// ContextTokens is the most the history sent to the model may count, in tokens as
+	// strategies.EstimateTokens counts them (encoded bytes / 4, plus 8 a message), after
+	// the reducer: the oldest messages beyond it are left out, never a tool result
+	// without its call (strategies.Budget). Zero means strategies.DefaultContextTokens
+	// (100,000); at least strategies.MinContextTokens (1,000). Set it to the model's
+	// context window less the reply's room. A chat never fails on its own length.
+	ContextTokens int `json:"contextTokens,omitempty"`
 	// Tools names the tools this agent may call: the config's Go tools by name, and MCP
 	// servers' tools as "server/tool" or "server/*" (all of its tools).
 	Tools []string `json:"tools,omitempty"`
@@ -237,6 +244,10 @@ func (d *Definition) validate(endpoints map[string]Endpoint) error {
 	}
 	if err := d.Reducer.Validate(); err != nil {
 		return err
+	}
+	if d.ContextTokens != 0 && d.ContextTokens < strategies.MinContextTokens {
+		return fmt.Errorf("contextTokens %d is under %d; leave it out for the default %d",
+			d.ContextTokens, strategies.MinContextTokens, strategies.DefaultContextTokens)
 	}
 	if d.Call.MaxAttempts < 0 {
 		return errors.New("call.maxAttempts must not be negative")

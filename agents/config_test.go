@@ -242,6 +242,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"out of range duration", agent("{id: a, model: m, call: {timeout: 1e300}}"), []string{"range"}},
 		{"endpoint without baseURL", "endpoints:\n  local: {apiKeyEnv: K}\nagents: [{id: a, model: m, endpoint: local}]\n", []string{`"local"`, "baseURL"}},
 		{"endpoint baseURL expands to empty", "endpoints:\n  local: {baseURL: '${AC_UNSET}'}\nagents: [{id: a, model: m}]\n", []string{`"local"`, "baseURL"}},
+		{"contextTokens under the least", agent("{id: tiny, model: m, contextTokens: 999}"), []string{`"tiny"`, "contextTokens 999", "1000"}},
+		{"negative contextTokens", agent("{id: neg, model: m, contextTokens: -1}"), []string{`"neg"`, "contextTokens"}},
 		{"not yaml", "agents: [\n", nil},
 	}
 	for _, tt := range tests {

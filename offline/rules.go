@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -83,7 +84,9 @@ var responsesRoles = []string{"assistant", "system", "developer", "user"}
 //   - a tool message answers a tool_call_id, not answered yet, of the assistant message
 //     just before the run of tool messages it is in ("messages.[i].role");
 //   - every tool call of an assistant message is answered before the next message that
-//     is not a tool message, or the end ("messages.[i].role", i the assistant message).
+//     is not a tool message, or the end ("messages.[i].role", i the assistant message);
+//   - the messages fit the model's context window, ContextWindowTokens (param
+//     "messages", code "context_length_exceeded"), counted as ContextTokens counts them.
 func Validate(req openai.ChatCompletionRequest) error {
 	if v := validateChat(req); v != nil {
 		return v
@@ -152,7 +155,34 @@ func validateChat(req openai.ChatCompletionRequest) *Violation {
 			}
 		}
 	}
-	return unanswered()
+	if v := unanswered(); v != nil {
+		return v
+	}
+	return checkContext(req.Messages)
+}
+
+// ContextWindowTokens is the context window of the offline model, in tokens as
+// ContextTokens counts them: 1,047,576, the window of OpenAI's gpt-4.1 models, the
+// largest a chat's messages (up to 1 MiB each) are sent to. A request over it is
+// refused as OpenAI refuses one: 400, code context_length_exceeded.
+const ContextWindowTokens = 1_047_576
+
+// ContextTokens is what the offline model counts a request's messages as: their JSON
+// in the request, in bytes, divided by 4 (OpenAI's rule of thumb of about 4 bytes a
+// token). A model's tokenizer counts English text at about the same rate.
+func ContextTokens(msgs []openai.ChatCompletionMessage) int {
+	b, _ := json.Marshal(msgs)
+	return len(b) / 4
+}
+
+// checkContext refuses messages over ContextWindowTokens, in OpenAI's words.
+func checkContext(msgs []openai.ChatCompletionMessage) *Violation {
+	if n := ContextTokens(msgs); n > ContextWindowTokens {
+		return &Violation{Status: http.StatusBadRequest, Param: "messages", Code: "context_length_exceeded",
+			Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. "+
+				"Please reduce the length of the messages.", ContextWindowTokens, n)}
+	}
+	return nil
 }
 
 // checkMessage applies the rules about message i alone.

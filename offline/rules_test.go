@@ -2,6 +2,7 @@ package offline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -71,6 +72,26 @@ var ruleCases = []struct {
 	{"an image in a system message", []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, MultiContent: []openai.ChatMessagePart{
 		{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: "https://example.com/a.png"}}}}, user("hi")},
 		nil, "messages.[0].content", "Image URLs are only allowed for messages with role 'user'"},
+	{"messages over the context window", []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleSystem, Content: "Be brief."},
+		user(strings.Repeat("x", 4*offline.ContextWindowTokens))},
+		nil, "messages", "This model's maximum context length is 1047576 tokens. However, your messages resulted in"},
+}
+
+// The context window holds at its limit and refuses one token over it, as OpenAI does
+// (context_length_exceeded).
+func TestContextWindowAtItsLimit(t *testing.T) {
+	at := func(extra int) openai.ChatCompletionRequest {
+		frame, _ := json.Marshal([]openai.ChatCompletionMessage{user("x")})
+		msgs := []openai.ChatCompletionMessage{user(strings.Repeat("x", 4*offline.ContextWindowTokens-(len(frame)-1)+extra))}
+		return openai.ChatCompletionRequest{Model: offline.ModelID, Messages: msgs}
+	}
+	require.Equal(t, offline.ContextWindowTokens, offline.ContextTokens(at(3).Messages))
+	require.NoError(t, offline.Validate(at(3)))
+	err := offline.Validate(at(4))
+	var v *offline.Violation
+	require.ErrorAs(t, err, &v)
+	assert.Equal(t, "context_length_exceeded", v.Code)
+	assert.Contains(t, v.Message, "resulted in 1047577 tokens")
 }
 
 // Each rule is refused over HTTP as OpenAI refuses it (400, invalid_request_error, the
