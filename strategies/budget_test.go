@@ -125,7 +125,6 @@ func TestBudgetEdges(t *testing.T) {
 	assert.Equal(t, "u1", h[1].MessageID, "input unchanged")
 }
 
-
 func msgIDs(msgs []chat.Message) []string {
 	out := []string{}
 	for _, m := range msgs {
