@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -103,29 +105,62 @@ func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, e
 // call, streamed when the endpoint streams, with tool_choice toolChoice when the
 // request has tools (OpenAI refuses a tool_choice without tools); provider errors as
 // providerError.
+//
+// The history sent is cut to the agent's context budget (withinBudget); when the
+// provider still answers context_length_exceeded (its tokenizer counts more than the
+// estimate), the call is made again with half the budget, while that leaves out more.
 func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message,
 	toolChoice string, chatTools []string) (wire.InvokeResult, error) {
-	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, history),
-		Tools: a.offeredTools(def, chatTools)}
-	if toolChoice != "" && len(req.Tools) > 0 {
-		req.ToolChoice = toolChoice
-	}
 	call := &callInfo{agentID: def.ID, chatID: chatIDOf(ctx), reply: true, author: OpenAIName(def.Name)}
 	ctx = withCall(ctx, call)
 	client := a.models[def.Endpoint]
-	var (
-		res wire.InvokeResult
-		err error
-	)
-	if a.registry.Endpoint(def).Streaming() {
-		res, err = completeStreaming(ctx, client, req)
-	} else {
-		res, err = completeOnce(ctx, client, req)
-	}
+	streaming := a.registry.Endpoint(def).Streaming()
+	tools := a.offeredTools(def, chatTools)
+	res, err := withinBudget(ctx, def, def.Instructions, history, func(sent []chat.Message) (wire.InvokeResult, error) {
+		req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, sent), Tools: tools}
+		if toolChoice != "" && len(req.Tools) > 0 {
+			req.ToolChoice = toolChoice
+		}
+		if streaming {
+			return completeStreaming(ctx, client, req)
+		}
+		return completeOnce(ctx, client, req)
+	})
 	if err != nil {
 		return wire.InvokeResult{}, providerError(ctx, err, call.retryAfter)
 	}
 	return res, nil
+}
+
+// withinBudget calls send with history cut to def's context budget
+// (Definition.ContextTokens, strategies.Budget), less what the instructions count. When
+// send fails with the provider's context_length_exceeded (its tokenizer counted more
+// than strategies.EstimateTokens), it is called again with half the budget, as long as
+// that leaves out more messages; the last error is returned as send returned it (the
+// go-openai error, for providerError). What was left out is logged, never lost: the
+// chat's history is unchanged.
+func withinBudget(ctx context.Context, def agents.Definition, instructions string, history []chat.Message,
+	send func([]chat.Message) (wire.InvokeResult, error)) (wire.InvokeResult, error) {
+	tokens := cmp.Or(def.ContextTokens, strategies.DefaultContextTokens) - strategies.EstimateTokens(len(instructions))
+	tokens = max(tokens, 1)
+	sent := strategies.Budget(history, tokens, wire.MessageBytes)
+	for {
+		if len(sent) < len(history) {
+			activity.GetLogger(ctx).Debug("history cut to the agent's context budget", "agent", def.ID,
+				"budgetTokens", tokens, "messages", len(history), "sent", len(sent))
+		}
+		res, err := send(sent)
+		var apiErr *openai.APIError
+		if err == nil || !errors.As(err, &apiErr) || apiErr.Code != "context_length_exceeded" {
+			return res, err
+		}
+		tokens /= 2
+		smaller := strategies.Budget(history, max(tokens, 1), wire.MessageBytes)
+		if len(smaller) >= len(sent) {
+			return res, err
+		}
+		sent = smaller
+	}
 }
 
 // completeOnce makes a non-streaming call, heartbeating while it waits.

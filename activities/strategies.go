@@ -120,12 +120,14 @@ func (a *Activities) ask(ctx context.Context, id, chatID, turnID, prompt string,
 		return "", err
 	}
 	instructions := strings.TrimSpace(def.Instructions + "\n\n" + prompt)
-	req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(instructions, history)}
 	call := &callInfo{agentID: def.ID, chatID: chatID}
 	ctx = withCall(ctx, call)
 	res, err := a.tracedInvoke(ctx, def, wire.InvokeInput{ChatID: chatID, TurnID: turnID}, history,
 		func(ctx context.Context) (wire.InvokeResult, error) {
-			res, err := completeOnce(ctx, a.models[def.Endpoint], req)
+			res, err := withinBudget(ctx, def, instructions, history, func(sent []chat.Message) (wire.InvokeResult, error) {
+				return completeOnce(ctx, a.models[def.Endpoint], openai.ChatCompletionRequest{
+					Model: def.Model, Messages: chatMessages(instructions, sent)})
+			})
 			if err != nil {
 				return res, providerError(ctx, err, call.retryAfter)
 			}

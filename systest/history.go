@@ -88,11 +88,13 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 		case m.outcome == outPosted && n == 0 && (seen[id] || c.stalled):
 			// refused in the chat: its id is another message's, or the chat stalled
 		case m.outcome == outPosted && n == 0 && c.refuses:
-			// The store refuses part of the writes: the turn may have failed for it,
-			// and only the stream tells (a turnFailed event; lastError is cleared by
-			// the next answered turn). A turn the stream no longer shows (its log was
-			// trimmed at a continue-as-new, or it was refused at the door) is unknown.
-			if st, ok := c.streamed[id]; ok && st.accepted && !st.failedByStore() {
+			// The store refuses part of the writes: the turn may have failed for it
+			// (or for the model: a failed turn is taken out of the history whatever
+			// failed it), and only the stream tells (a turnFailed event; lastError is
+			// cleared by the next answered turn). A turn the stream no longer shows
+			// (its log was trimmed at a continue-as-new, or it was refused at the
+			// door) is unknown.
+			if st, ok := c.streamed[id]; ok && st.accepted && !st.takenOut() {
 				out = append(out, fmt.Sprintf("posted turn %q was accepted and ended %s, but is not in the history (lost)", id, st.ending()))
 			}
 		case m.outcome == outPosted && n == 0 && m.size <= c.limit && !c.hasFailing():
@@ -199,6 +201,12 @@ type streamedTurn struct {
 func (t streamedTurn) failedByStore() bool {
 	return t.end == wire.EventTurnFailed && t.err != nil &&
 		(t.err.Type == wire.ErrTypeStoreRefused || strings.Contains(t.err.Message, StoreRefusal))
+}
+
+// takenOut reports whether the turn ended so that the chat takes it out of the
+// history: failed (for any reason) or cancelled.
+func (t streamedTurn) takenOut() bool {
+	return t.end == wire.EventTurnFailed || t.end == wire.EventTurnCancelled
 }
 
 // ending says how the turn ended: the event type, with the error of a turnFailed, or

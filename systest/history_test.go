@@ -103,8 +103,8 @@ func TestCheckHistoryReadsPostedTurnsFromTheStream(t *testing.T) {
 		"accepted, no end": {map[string]streamedTurn{"t1": {accepted: true}},
 			`posted turn "t1" was accepted and ended never, but is not in the history (lost)`},
 		"failed otherwise": {map[string]streamedTurn{"t1": {accepted: true, end: wire.EventTurnFailed,
-			err: &wire.TurnError{Type: wire.ErrTypeTurnFailed, Message: "model down"}}},
-			`posted turn "t1" was accepted and ended turnFailed (TurnFailed: model down), but is not in the history (lost)`},
+			err: &wire.TurnError{Type: wire.ErrTypeModelRejected, Message: "model refused"}}}, ""},
+		"cancelled": {map[string]streamedTurn{"t1": {accepted: true, end: wire.EventTurnCancelled}}, ""},
 	} {
 		c := posted()
 		c.streamed = tc.streamed
