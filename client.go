@@ -769,6 +769,22 @@ func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) 
 		}
 		return ce
 	}
+	var qf *serviceerror.QueryFailed
+	if errors.As(err, &qf) && strings.Contains(qf.Message, "unknown queryType") {
+		// The handlers are set by the run's first workflow task, which never completed.
+		why := "its first workflow task has not run yet"
+		if d, derr := c.tc.DescribeWorkflowExecution(ctx, chatID, ""); derr == nil {
+			st := d.GetWorkflowExecutionInfo().GetStatus()
+			switch {
+			case st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+				why = fmt.Sprintf("its workflow ended (%s) before its first workflow task completed", runStatus(st))
+			case d.GetPendingWorkflowTask().GetAttempt() > 1:
+				why = fmt.Sprintf("its workers failed its first workflow task %d times: see their log", d.GetPendingWorkflowTask().GetAttempt()-1)
+			}
+		}
+		return fmt.Errorf("agentchat: %s chat %q: the chat has not started: %s, so it answers no query "+
+			"(temporal workflow show --workflow-id %s says why)", verb, chatID, why, chatID)
+	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		d, derr := c.tc.DescribeWorkflowExecution(ctx, chatID, "")

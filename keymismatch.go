@@ -48,9 +48,21 @@ func (c *Client) mismatch(verb, chatID string, err error, took string, workersFa
 	if workers == "" && took != "" && !errors.As(err, &unreadable) {
 		what += "; " + took
 	}
-	return fmt.Errorf("agentchat: %s chat %q: %w: %s; give every client and worker of the chat the same key ring (%w)",
-		verb, chatID, ErrKeyMismatch, what, err)
+	return &keyMismatchError{msg: fmt.Sprintf(
+		"agentchat: %s chat %q: %v: %s; give every client and worker of the chat the same key ring (AGENTCHAT_KEYS or --keys)",
+		verb, chatID, ErrKeyMismatch, what), errs: []error{ErrKeyMismatch, err}}
 }
+
+// keyMismatchError is ErrKeyMismatch with what each side could not open: its message
+// says that much and what to do, and leaves out the codec's and the SDK's chain of
+// causes (which repeats it), while errors.Is and errors.As still find them.
+type keyMismatchError struct {
+	msg  string
+	errs []error
+}
+
+func (e *keyMismatchError) Error() string   { return e.msg }
+func (e *keyMismatchError) Unwrap() []error { return e.errs }
 
 // keyTrouble says what err tells of differing key rings: workers, that the chat's
 // workers could not open what this client sealed (a failure of type codec.ErrTypeKey
@@ -80,15 +92,15 @@ func (c *Client) keyTrouble(err error) (workers, here string) {
 // notOpened says why this client could not open a payload of the workers.
 func (c *Client) notOpened(ke *codec.KeyError) string {
 	if errors.Is(ke, keyring.ErrNotAuthentic) {
-		return fmt.Sprintf("the workers' answer is sealed with key id %q, and this client's key of that id is another one", ke.KeyID)
+		return fmt.Sprintf("their answer is sealed with key id %q, and this client's key of that id is another one", ke.KeyID)
 	}
-	return fmt.Sprintf("the workers' answer is sealed with key id %q, which this client's key ring lacks (it holds %s)",
+	return fmt.Sprintf("their answer is sealed with key id %q, which this client lacks (it holds %s)",
 		ke.KeyID, strings.Join(c.keys.IDs(), ", "))
 }
 
 // notOpenedThere says that the workers could not open what this client sealed.
 func (c *Client) notOpenedThere() string {
-	return fmt.Sprintf("the chat's workers cannot open what this client sealed with key id %q (they lack that key id, or hold another key under it)",
+	return fmt.Sprintf("the workers cannot open this client's key id %q (they lack it, or hold other bytes under it)",
 		c.keys.Current())
 }
 
@@ -158,7 +170,7 @@ func (c *Client) discardIfKeysDiffer(ctx context.Context, id string, op client.W
 	if derr != nil {
 		return fmt.Errorf("%w; deleting the chat it created failed (%v): delete it with: temporal workflow delete --workflow-id %s", km, derr, id)
 	}
-	return fmt.Errorf("%w; the chat it created was deleted, so nothing is left and its id is free", km)
+	return fmt.Errorf("%w; the chat it created was deleted, so nothing is left and its id is free (the server removes it within seconds)", km)
 }
 
 // runKeyTrouble reports whether run run of chat id failed, or failed workflow tasks,

@@ -6,10 +6,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/keyring"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A client whose key ring differs from the workers' in any way: it lacks the key the
@@ -60,6 +62,7 @@ func TestAClientWithAnotherKeyRingGetsAnErrorNamingTheKeyAndLocksNoID(t *testing
 				assert.ErrorIs(t, err, agentchat.ErrKeyMismatch, "%s: %v", what, err)
 				assert.Contains(t, err.Error(), `key id "`+tc.key, "%s names the key id", what)
 				assert.NotContains(t, err.Error(), "Encoded failure", what)
+				assert.NotContains(t, err.Error(), "codec:", "%s: the cause chain stays out of the message", what)
 			}
 			newID := id + "-new" + string(rune('a'+i))
 			_, err := c.Start(ctxFor(t), agentchat.StartOptions{ChatID: newID, Participants: []string{"helper"}})
@@ -106,4 +109,21 @@ func keyedClient(t *testing.T, h *testenv.Harness, ring *keyring.Ring) *agentcha
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c
+}
+
+// A chat whose first workflow task never completes (here: its input is not a chat's)
+// answers no query: State says that the chat has not started and that its workers fail
+// its first task, not the SDK's "unknown queryType".
+func TestStateOfAChatWhoseFirstTaskFailsSaysSo(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: h.TaskQueue},
+		wire.WorkflowType, "not a chat's input")
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := h.Client.State(ctxFor(t), id)
+		require.Error(c, err)
+		assert.Contains(c, err.Error(), "the chat has not started: its workflow ended (failed) before its first workflow task completed")
+		assert.NotContains(c, err.Error(), "queryType")
+	}, 30*time.Second, 500*time.Millisecond)
 }

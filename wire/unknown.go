@@ -53,13 +53,14 @@ type UnknownAgentDetails struct {
 // UnknownEverywhere describes the answers of several workers (by identity) that
 // lacked an agent or a function, for the error a chat ends its wait with.
 func UnknownEverywhere(answers map[string]UnknownAgentDetails, waited time.Duration) string {
-	var unknown, workers []string
+	var unknown, workers, known []string
 	kind := KindAgent
 	for _, w := range slices.Sorted(maps.Keys(answers)) {
 		d := answers[w]
 		if d.Kind != "" {
 			kind = d.Kind
 		}
+		known = append(known, d.Known...)
 		for _, id := range d.Unknown {
 			if !slices.Contains(unknown, id) {
 				unknown = append(unknown, id)
@@ -76,11 +77,64 @@ func UnknownEverywhere(answers map[string]UnknownAgentDetails, waited time.Durat
 	}
 	asked := fmt.Sprintf("asked %d worker(s) over %s: %s", len(answers), waited.Round(time.Millisecond), strings.Join(workers, "; "))
 	if kind == KindAgent {
-		return fmt.Sprintf("unknown agent id(s) %s: no worker of the task queue knows them (%s); "+
-			"deploy an agent config that defines them, or start the chat with agents that exist", QuotedList(unknown), asked)
+		return fmt.Sprintf("unknown agent id(s) %s%s: no worker of the task queue knows them (%s); "+
+			"deploy an agent config that defines them, or start the chat with agents that exist",
+			QuotedList(unknown), DidYouMean(unknown, known), asked)
 	}
-	return fmt.Sprintf("%s(s) %s: no worker of the task queue has them (%s); "+
-		"deploy workers that register them (activities.Config Tools, Selectors, Judges)", kind, QuotedList(unknown), asked)
+	return fmt.Sprintf("%s(s) %s%s: no worker of the task queue has them (%s); "+
+		"deploy workers that register them (activities.Config Tools, Selectors, Judges)",
+		kind, QuotedList(unknown), DidYouMean(unknown, known), asked)
+}
+
+// DidYouMean is ` (did you mean "x"?)` naming, for each of unknown, the closest of known
+// by edit distance (Levenshtein, case-insensitive) when it is within a third of the
+// name's length (at least 1 edit), as cobra suggests commands; "" when none is close.
+func DidYouMean(unknown, known []string) string {
+	var close []string
+	for _, u := range unknown {
+		best, bestD := "", max(1, len(u)/3)+1
+		for _, k := range known {
+			if d := editDistance(strings.ToLower(u), strings.ToLower(k)); d < bestD && k != u {
+				best, bestD = k, d
+			}
+		}
+		if best != "" && !slices.Contains(close, best) {
+			close = append(close, best)
+		}
+	}
+	if len(close) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", strings.Join(quoteEach(close), " or "))
+}
+
+func quoteEach(s []string) []string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return q
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func hasNone(names []string) string {

@@ -225,7 +225,7 @@ func TestApproveErrors(t *testing.T) {
 		{"a missing chat", []string{"approve", "--chat", "missing-" + id, "--call", "call_1"}, []string{"not found"}},
 		{"no --call", []string{"approve", "--chat", id}, []string{`required flag(s) "call" not set`}},
 		{"no --chat", []string{"approve", "--call", "call_1"}, []string{`required flag(s) "chat" not set`}},
-		{"empty --call", []string{"approve", "--chat", id, "--call", ""}, []string{"invalid options", "no callId"}},
+		{"empty --call", []string{"approve", "--chat", id, "--call", ""}, []string{"--call is empty, and it is required"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := fails(t, h, tc.args...)

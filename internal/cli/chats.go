@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
@@ -159,6 +160,7 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 					return err
 				}
 				fmt.Fprintf(s.Out, "posted turn %s to chat %s\n", id, chatID)
+				noteNoWorker(cmd.Context(), c, s, chatID)
 				return nil
 			case chatID == "":
 				runID = "run-" + uuid.NewString()
@@ -517,3 +519,38 @@ func keptTurn(err error) bool {
 	var d wire.TurnError
 	return errors.As(err, &app) && app.HasDetails() && app.Details(&d) == nil && d.Kept
 }
+
+// noteNoWorker says on s.Err, after a turn was posted, when no worker takes the
+// chat's workflow tasks: the signal is kept in the chat, and the turn is answered once
+// a worker runs. It watches the workflow task the signal scheduled for up to
+// postWatch: a live worker starts it within milliseconds. (The server's list of a
+// task queue's pollers cannot tell: a worker that stopped a moment ago stays listed
+// for a minute or two.) It says nothing when it cannot tell.
+func noteNoWorker(ctx context.Context, c *agentchat.Client, s Streams, chatID string) {
+	ctx, cancel := context.WithTimeout(ctx, postWatch+time.Second)
+	defer cancel()
+	for deadline := time.Now().Add(postWatch); ; {
+		d, err := c.Temporal().DescribeWorkflowExecution(ctx, chatID, "")
+		if err != nil {
+			return
+		}
+		wt := d.GetPendingWorkflowTask()
+		if wt == nil || wt.GetState() != enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED {
+			return // taken, or none waits
+		}
+		if time.Now().After(deadline) || time.Since(wt.GetScheduledTime().AsTime()) > postWatch {
+			fmt.Fprintf(s.Err, "note: no worker has taken chat %s's workflow task for %s (task queue %s): "+
+				"the turn waits in the chat and is answered when a worker runs\n",
+				chatID, time.Since(wt.GetScheduledTime().AsTime()).Round(time.Second), d.GetWorkflowExecutionInfo().GetTaskQueue())
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// postWatch is how long noteNoWorker waits for a worker to take a posted turn's task.
+const postWatch = 2 * time.Second

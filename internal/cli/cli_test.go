@@ -224,6 +224,30 @@ func TestStateJSONAndHuman(t *testing.T) {
 	assert.True(t, strings.HasSuffix(text, "…"), text)
 }
 
+// send --no-wait to a chat whose worker has stopped posts the turn and says that it
+// waits for a worker, even while the stopped worker is still listed among the task
+// queue's pollers; with a worker running it says nothing more.
+func TestPostWithoutAWorkerSaysTheTurnWaits(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	r := ok(t, h, "send", "--chat", id, "--no-wait", "--id", "p1", "with a worker")
+	assert.Equal(t, "posted turn p1 to chat "+id+"\n", r.out)
+	assert.NotContains(t, r.err, "no worker")
+
+	h.StopWorker()
+	r = starter(t, h, "", "send", "--chat", id, "--no-wait", "--id", "p2", "without one")
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Equal(t, "posted turn p2 to chat "+id+"\n", r.out)
+	assert.Contains(t, r.err, "note: no worker has taken chat "+id+"'s workflow task")
+	assert.Contains(t, r.err, "the turn waits in the chat")
+
+	h.StartWorker(t)
+	require.Eventually(t, func() bool {
+		return decode[agentchat.HistoryResult](t, ok(t, h, "history", "--chat", id, "--json")).Total == 4
+	}, 20*time.Second, 100*time.Millisecond, "the posted turn is answered once a worker runs")
+}
+
 // While a turn is being answered, State shows it and the user's message as the last one.
 func TestStateDuringATurn(t *testing.T) {
 	h := testenv.New(t, testenv.Options{Model: offline.Options{Scripts: map[string][]offline.Reply{
@@ -432,6 +456,11 @@ func TestErrors(t *testing.T) {
 		{"unknown agent", []string{"start", "--chat", testenv.ChatID(t), "--agents", "helper,ghost"},
 			[]string{`"ghost"`, `"helper", "reviewer", "writer"`}},
 		{"unknown agent alone", []string{"start", "--agents", "ghost"}, []string{`unknown agent id(s) "ghost"`}},
+		{"typo'd agent", []string{"start", "--agents", "helpr"}, []string{`unknown agent id(s) "helpr" (did you mean "helper"?)`}},
+		{"empty --id", []string{"send", "--chat", existing, "--id", "", "hi"}, []string{"--id is empty"}},
+		{"empty --chat", []string{"send", "--chat", "", "hi"}, []string{"--chat is empty"}},
+		{"empty --chat of state", []string{"state", "--chat", ""}, []string{"--chat is empty"}},
+		{"empty --agents", []string{"start", "--agents", ""}, []string{"--agents is empty"}},
 		{"unknown agent of a temporary thread", []string{"send", "--agents", "ghost", "hi"}, []string{`"ghost"`}},
 		{"chat exists", []string{"start", "--chat", existing, "--agents", "helper"}, []string{existing, "already exists"}},
 		{"state of a missing chat", []string{"state", "--chat", "missing-" + existing}, []string{"not found"}},

@@ -106,6 +106,31 @@ func splitSuggestions(msg string) (string, []string) {
 	return head, out
 }
 
+// nonEmptyFlags are the flags that name something (a chat, a message, a call, a place):
+// given explicitly empty, as "--chat $CHAT" with CHAT unset gives them, they are
+// refused, never taken as left out (which would make a temporary thread, or a new id).
+var nonEmptyFlags = []string{"chat", "id", "call", "agent", "to-chat", "to-namespace", "to-cluster", "to-address",
+	"task-queue", "namespace", "address", "file", "in", "out", "initial-agent", "agents"}
+
+// refuseEmpty returns an error naming the first of nonEmptyFlags that cmd was given
+// with an empty value.
+func refuseEmpty(cmd *cobra.Command) error {
+	for _, name := range nonEmptyFlags {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || !f.Changed {
+			continue
+		}
+		if v := f.Value.String(); v == "" || v == "[]" {
+			usage, required := strings.CutSuffix(f.Usage, " (required)")
+			if required {
+				return fmt.Errorf("--%s is empty, and it is required: %s", name, usage)
+			}
+			return fmt.Errorf("--%s is empty: give it a value, or leave the flag out (%s)", name, usage)
+		}
+	}
+	return nil
+}
+
 // newRoot builds the command tree and the globals its flags fill.
 func newRoot(s Streams) (*cobra.Command, *globals) {
 	g := &globals{errOut: s.Err}
@@ -126,12 +151,16 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := refuseEmpty(cmd); err != nil {
+			return err
+		}
 		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" && cmd.Name() != "model" && cmd.Name() != "codec-server" && cmd.Name() != "mcp" {
 			ctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
 			g.cancel = cancel
 			cmd.SetContext(ctx)
 		}
+		return nil
 	}
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
