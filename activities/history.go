@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"go.temporal.io/sdk/activity"
@@ -133,14 +134,23 @@ func (a *Activities) messageStore(name string) (msgstore.Store, error) {
 // storeError marks store failures: unreachable is retryable (StoreUnavailable), the
 // rest is not: an id held with another body (StoreConflict), not found and the others
 // (InvalidInput).
+// The message names the store once: the store's own errors already start with
+// "msgstore:" and name ErrUnavailable.
 func storeError(err error) error {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "msgstore:") && !strings.HasPrefix(msg, "message store") {
+		msg = "message store: " + msg
+	}
 	if errors.Is(err, msgstore.ErrUnavailable) {
-		return temporal.NewApplicationError("message store unavailable: "+err.Error(), wire.ErrTypeStoreUnavailable)
+		if !strings.Contains(msg, msgstore.ErrUnavailable.Error()) {
+			msg = msgstore.ErrUnavailable.Error() + ": " + msg
+		}
+		return temporal.NewApplicationError(msg, wire.ErrTypeStoreUnavailable)
 	}
 	if errors.Is(err, msgstore.ErrConflict) {
-		return temporal.NewNonRetryableApplicationError("message store: "+err.Error(), wire.ErrTypeStoreConflict, nil)
+		return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeStoreConflict, nil)
 	}
-	return temporal.NewNonRetryableApplicationError("message store: "+err.Error(), wire.ErrTypeInvalidInput, nil)
+	return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeInvalidInput, nil)
 }
 
 // runCache keeps the committed history prefix of recent chat runs, so that a long chat's

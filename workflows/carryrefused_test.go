@@ -21,7 +21,7 @@ import (
 // refuses every write, as a store does for an id it holds with another body.
 func refusingStore(_ context.Context, in wire.StoreMessagesInput) (wire.StoreMessagesResult, error) {
 	return wire.StoreMessagesResult{}, temporal.NewNonRetryableApplicationError(
-		"message store: msgstore: sqlite put chat \""+in.ChatID+"\": message \""+in.Messages[0].MessageID+
+		"msgstore: sqlite put chat \""+in.ChatID+"\": message \""+in.Messages[0].MessageID+
 			"\": message id already stored with a different body", wire.ErrTypeInvalidInput, nil)
 }
 

@@ -186,7 +186,7 @@ func docMsg(id string, role chat.Role, agent, text string, at time.Time) chat.Me
 func TestReplyIDTheStoreHoldsIsGivenUp(t *testing.T) {
 	e := newEnv(t)
 	e.model.errs["helper#1"] = temporal.NewNonRetryableApplicationError(
-		`message store: msgstore: sqlite put chat "c": message "y/1": message id already stored with a different body`,
+		`msgstore: sqlite put chat "c": message "y/1": message id already stored with a different body`,
 		wire.ErrTypeStoreConflict, nil)
 	failed := e.send(time.Second, msg("y", "hello"))
 	taken := e.send(2*time.Second, msg("y/1", "the id the store holds"))
