@@ -315,7 +315,7 @@ endpoints:
 tools:
   lookup: {description: "Look something up"}
 agents:
-  - {id: helper, name: Helper, model: offline, endpoint: plain, tools: [lookup], call: {initialInterval: 50ms, maxAttempts: 2}}
+  - {id: helper, name: Helper, model: offline, endpoint: plain, tools: [lookup], contextTokens: 1000000, call: {initialInterval: 50ms, maxAttempts: 2}}
 `
 	var calls atomic.Int32
 	var argBytes atomic.Int64

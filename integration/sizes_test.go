@@ -304,5 +304,14 @@ func TestLargeTurnsAcrossContinueAsNewOnTheServer(t *testing.T) {
 	assert.Positive(t, st.Runs, "the chat continued as new")
 	assertNoRunFailed(t, h, id)
 	res := send(t, h, id, "last", "how many?")
-	assert.Contains(t, res.Messages[0].Text(), fmt.Sprintf("received %d messages", 2*turns+2))
+	assert.Contains(t, res.Messages[0].Text(), `Last user message: "how many?"`)
+	hist, err := h.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	assert.Equal(t, 2*turns+2, hist.Total, "every turn is in the history across the runs")
+	// About 4 MB of turns pass the agent's context budget: the model got the latest
+	// that fit, and its request stayed within the offline model's window.
+	req, ok := h.Model.LastRequest("helper")
+	require.True(t, ok)
+	assert.Less(t, len(req.Messages), 2*turns+2, "the oldest turns were left out of the request")
+	assert.LessOrEqual(t, offline.ContextTokens(req.Messages), offline.ContextWindowTokens)
 }

@@ -49,7 +49,8 @@ type Options struct {
 	// Responses) gets the answer at its place in the conversation it carries: with k of
 	// the agent's replies in it, the k-th answer of the script (0-based, counting the
 	// entries without a Status), so the same conversation gets the same answer in any
-	// process; the errors (entries with a Status) listed before that answer are answered
+	// process (a history cut to the agent's context budget carries fewer replies: give
+	// scripted agents of long chats a contextTokens that holds them); the errors (entries with a Status) listed before that answer are answered
 	// first, once each per chat. Other requests (selectors, judges, summaries, Assistants
 	// runs, clients other than agentchat) take the entries in order, one per request of
 	// the agent in one chat (by wire.ChatHeader), errors included. Past the end, the

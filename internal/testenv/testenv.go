@@ -207,12 +207,14 @@ type Options struct {
 }
 
 // DefaultConfig defines helper, writer and reviewer with fast retries, so tests of
-// provider errors take milliseconds rather than the production backoff.
+// provider errors take milliseconds rather than the production backoff, and with the
+// context budget of the offline model's window (1,000,000 of its 1,047,576 tokens), so
+// tests of the payload limits send their replies of 1 MiB and more back to the model.
 const DefaultConfig = `
 agents:
-  - {id: helper, name: Helper, model: offline, instructions: "You are a helpful assistant.", call: {initialInterval: 50ms, maxInterval: 200ms, maxAttempts: 4}}
-  - {id: writer, name: Writer, model: offline, call: {initialInterval: 50ms, maxAttempts: 4}}
-  - {id: reviewer, name: Reviewer, model: offline, call: {initialInterval: 50ms, maxAttempts: 4}}
+  - {id: helper, name: Helper, model: offline, instructions: "You are a helpful assistant.", contextTokens: 1000000, call: {initialInterval: 50ms, maxInterval: 200ms, maxAttempts: 4}}
+  - {id: writer, name: Writer, model: offline, contextTokens: 1000000, call: {initialInterval: 50ms, maxAttempts: 4}}
+  - {id: reviewer, name: Reviewer, model: offline, contextTokens: 1000000, call: {initialInterval: 50ms, maxAttempts: 4}}
 `
 
 // Harness is one test's world: an offline model, a worker on its own task queue, and
