@@ -93,7 +93,7 @@ func (s *chatState) serve(ctx workflow.Context) error {
 			continue // the hand-over stalled (stall): the chat stays, taking no turns
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return s.signals.Len() > 0 || s.migrated() || s.closed() || s.canTakeTurn() || s.readyToResume() || s.handOverDue(ctx)
+			return s.signals.Len() > 0 || s.reencryptSignal.Len() > 0 || s.migrated() || s.closed() || s.canTakeTurn() || s.readyToResume() || s.handOverDue(ctx)
 		}); err != nil {
 			return err
 		}

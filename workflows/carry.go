@@ -159,8 +159,10 @@ func (s *chatState) hasUpdateTurn() bool {
 	return slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal })
 }
 
-// drainSignals takes every UserMessage signal buffered in the channel, in order.
+// drainSignals takes every UserMessage signal buffered in the channel, in order, and
+// the Reencrypt signals (takeReencrypt).
 func (s *chatState) drainSignals(ctx workflow.Context) {
+	s.takeReencrypt()
 	for {
 		var in wire.SendMessageInput
 		if !s.signals.ReceiveAsync(&in) {

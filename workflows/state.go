@@ -50,8 +50,9 @@ type chatState struct {
 	wire.Carried
 	chatID string
 	// reencrypt: a Reencrypt signal asked for a hand-over (reencrypt.go).
-	reencrypt bool
-	in        wire.AgentChatInput
+	reencrypt       bool
+	reencryptSignal workflow.ReceiveChannel
+	in              wire.AgentChatInput
 	// phase is where the chat is in its lifecycle (phase.go); failure is why it could
 	// not start, in phaseFailed.
 	phase   phase
