@@ -196,6 +196,11 @@ type outcome struct {
 	result   wire.TurnResult
 	err      error
 	done     bool
+	// then, when set, runs once the update has completed (a millisecond later by the
+	// workflow's clock), e.g. a query that must see what the turn wrote: a fixed time
+	// (at) may come before the turn ends, as the test environment skips time whenever
+	// no activity runs.
+	then func()
 }
 
 // send schedules a SendMessage update at the given delay and returns where its outcome lands.
@@ -215,6 +220,9 @@ func (e *env) update(at time.Duration, name, id string, in any) *outcome {
 				o.done, o.err = true, err
 				if err == nil {
 					o.result = v.(wire.TurnResult)
+				}
+				if o.then != nil {
+					e.env.RegisterDelayedCallback(o.then, time.Millisecond)
 				}
 			},
 		}, in)

@@ -264,10 +264,10 @@ func TestTurnResultOfLargeRepliesStaysUnderThePageLimit(t *testing.T) {
 		Termination: strategies.TerminationStrategy{Type: strategies.TerminationMaxIterations, MaxIterations: 4}}
 	o := e.send(time.Second, msg("t1", "write a lot"))
 	var last wire.HistoryResult
-	e.at(2*time.Second, func() {
+	o.then = func() {
 		last = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 4})
-	})
-	e.run(in, 3*time.Second)
+	}
+	e.run(in, 10*time.Second)
 
 	require.True(t, o.done)
 	require.NoError(t, o.err)
