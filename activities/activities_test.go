@@ -25,17 +25,19 @@ import (
 
 // setup starts an offline model and activities whose "default" endpoint is that server.
 func setup(t *testing.T, stream bool) (*activities.Activities, *offline.Server) {
+	return setupAgents(t, stream, `
+  - {id: helper, name: Helper, model: test-model, instructions: Be brief.}
+  - {id: bot, name: "Dr. Who?", model: test-model}`)
+}
+
+// setupAgents is setup with the agents of agentsYAML (the YAML list under "agents:").
+func setupAgents(t *testing.T, stream bool, agentsYAML string) (*activities.Activities, *offline.Server) {
 	t.Helper()
 	srv, err := offline.Start(offline.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
-	cfg, err := agents.ParseConfig(fmt.Appendf(nil, `
-endpoints:
-  default: {baseURL: %q, apiKeyEnv: TEST_KEY, stream: %t}
-agents:
-  - {id: helper, name: Helper, model: test-model, instructions: Be brief.}
-  - {id: bot, name: "Dr. Who?", model: test-model}
-`, srv.URL(), stream))
+	cfg, err := agents.ParseConfig(fmt.Appendf(nil, "endpoints:\n  default: {baseURL: %q, apiKeyEnv: TEST_KEY, stream: %t}\nagents:%s\n",
+		srv.URL(), stream, agentsYAML))
 	require.NoError(t, err)
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg),
 		Getenv: func(string) string { return "sk-test" }})

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/activities"
-	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/offline"
 	"github.com/agentchat/agentchat/strategies"
@@ -19,21 +18,8 @@ import (
 // budgetActivities returns activities whose agent "helper" has context budget tokens
 // (0: the default), on the offline model.
 func budgetActivities(t *testing.T, tokens int) (*activities.Activities, *offline.Server) {
-	t.Helper()
-	srv, err := offline.Start(offline.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	cfg, err := agents.ParseConfig(fmt.Appendf(nil, `
-endpoints:
-  default: {baseURL: %q, apiKeyEnv: TEST_KEY}
-agents:
-  - {id: helper, name: Helper, model: m, instructions: Be brief., contextTokens: %d}
-`, srv.URL(), tokens))
-	require.NoError(t, err)
-	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg),
-		Getenv: func(string) string { return "sk-test" }})
-	require.NoError(t, err)
-	return acts, srv
+	return setupAgents(t, true, fmt.Sprintf(`
+  - {id: helper, name: Helper, model: m, instructions: Be brief., contextTokens: %d}`, tokens))
 }
 
 // turns returns n user/assistant messages of about size bytes each, the last a user's.
