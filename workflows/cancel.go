@@ -37,7 +37,7 @@ func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
 	if sus := s.suspension; sus != nil && (in.MessageID == "" || in.MessageID == sus.turn.msg.MessageID) {
 		what = fmt.Sprintf("turn %q waits for approvals: reject its calls (Approve) to end it", sus.turn.msg.MessageID)
 	}
-	return temporal.NewNonRetryableApplicationError("cancel turn: "+what, wire.ErrTypeInvalidInput, nil)
+	return temporal.NewNonRetryableApplicationError(what, wire.ErrTypeInvalidInput, nil)
 }
 
 // handleCancel is the CancelTurn update: a queued turn leaves the queue (its caller

@@ -94,8 +94,8 @@ func sendCmd(g *globals, s Streams) *cobra.Command {
 With --chat, the turn goes to that chat. Without it, the turn runs on a temporary
 thread: a one-turn chat with --agents (default helper) that completes afterwards.
 The replies are printed as the agents write them (the chat's event stream);
---no-stream (or --json) prints them once the whole turn is answered. --id makes the turn idempotent: sending the same id again prints the first answer
-and calls no model. --no-wait sends it as the UserMessage signal instead.
+--no-stream (or --json) prints them once the whole turn is answered. --id makes the
+turn idempotent: sending the same id again prints the first answer and calls no model. --no-wait sends it as the UserMessage signal instead.
 
 The message is the arguments, joined with spaces; or the contents of --file F; or,
 with the one argument - (or --file -), standard input. A file or standard input
@@ -540,8 +540,9 @@ func noteNoWorker(ctx context.Context, c *agentchat.Client, s Streams, chatID st
 		}
 		if time.Now().After(deadline) || time.Since(wt.GetScheduledTime().AsTime()) > postWatch {
 			fmt.Fprintf(s.Err, "note: no worker has taken chat %s's workflow task for %s (task queue %s): "+
-				"the turn waits in the chat and is answered when a worker runs\n",
-				chatID, time.Since(wt.GetScheduledTime().AsTime()).Round(time.Second), d.GetWorkflowExecutionInfo().GetTaskQueue())
+				"the turn waits in the chat and is answered when a worker runs (start one: go run ./worker --offline --task-queue %s)\n",
+				chatID, time.Since(wt.GetScheduledTime().AsTime()).Round(time.Second), d.GetWorkflowExecutionInfo().GetTaskQueue(),
+				d.GetWorkflowExecutionInfo().GetTaskQueue())
 			return
 		}
 		select {
