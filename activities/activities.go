@@ -77,10 +77,11 @@ func New(cfg Config) (*Activities, error) {
 		return nil, err
 	}
 	a := &Activities{registry: cfg.Registry, identity: cfg.WorkerIdentity, unknownAgentWait: cfg.UnknownAgentWait,
-		functions: cfg.Functions, telemetry: rec, keys: cfg.Keys,
-		stores: sealStores(cfg.Stores.MessageStores, cfg.Keys), defaultStore: cfg.Stores.DefaultMessageStore,
-		runs: newRunCache(cfg.Stores.CachedRuns), clients: newClients(cfg.Transfer, cfg.Keys),
-		clusterName: cfg.Transfer.ClusterName, store: cfg.Transfer.Store, docs: cfg.Transfer.Documents}
+		keys: cfg.Keys, functions: cfg.Functions, telemetry: rec}
+	a.stores, a.defaultStore = sealStores(cfg.Stores.MessageStores, cfg.Keys), cfg.Stores.DefaultMessageStore
+	a.runs = newRunCache(cfg.Stores.CachedRuns)
+	a.clients, a.clusterName = newClients(cfg.Transfer, cfg.Keys), cfg.Transfer.ClusterName
+	a.store, a.docs = cfg.Transfer.Store, cfg.Transfer.Documents
 	a.kinds = newKinds(a)
 	agentsCfg := cfg.Registry.Config()
 	if len(agentsCfg.MCPServers) > 0 {
