@@ -245,7 +245,9 @@ agents: [{id: a, model: m}, {id: b, model: m, endpoint: local}]
 	require.ErrorIs(t, err, activities.ErrMissingAPIKey)
 	assert.Contains(t, err.Error(), "SOME_UNSET_KEY")
 	// With the offline model the key is not needed.
-	_, err = activities.New(activities.Config{Registry: reg, Getenv: func(string) string { return "" }, BaseURLOverride: "http://127.0.0.1:1/v1"})
+	_, err = activities.New(activities.Config{Registry: reg, Getenv: func(string) string { return "" },
+		Models: activities.ModelConfig{BaseURLOverride: "http://127.0.0.1:1/v1"},
+	})
 	require.NoError(t, err)
 }
 

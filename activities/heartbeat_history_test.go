@@ -79,9 +79,9 @@ agents:
 			t.Cleanup(func() { _ = st.Close() })
 			body := chat.TextMessage("m1", chat.RoleUser, "Alice", "an old message, kept in the store")
 			require.NoError(t, st.Put(context.Background(), "c", []chat.Message{body}))
-			acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg),
-				Getenv:        func(string) string { return "sk-test" },
-				MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: slowStore{st, 3 * hb}}})
+			acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" },
+				Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: slowStore{st, 3 * hb}}},
+			})
 			require.NoError(t, err)
 
 			in := wire.InvokeInput{ChatID: "c", AgentID: "bot", TurnID: "m2", ReplyID: "m2/1",
@@ -117,7 +117,8 @@ func TestImportChatHeartbeatsWhileStoringBodies(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(agents.Config{}),
-		MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: slowPutStore{st, 3 * hb}}})
+		Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: slowPutStore{st, 3 * hb}}},
+	})
 	require.NoError(t, err)
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var history []chat.Message

@@ -28,7 +28,8 @@ func TestImportPageNamesTheCallIDsOfItsStubs(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(agents.Config{}),
-		MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: st}})
+		Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: st}},
+	})
 	require.NoError(t, err)
 
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

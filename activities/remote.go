@@ -37,6 +37,20 @@ type clients struct {
 	keys     *keyring.Ring // the codec of the clients made here
 }
 
+// newClients returns the clients of t's clusters, this worker's own (t.Temporal, when
+// set) under t.ClusterName; keys is the codec of the clients it makes for other
+// namespaces.
+func newClients(t TransferConfig, keys *keyring.Ring) *clients {
+	c := &clients{self: t.ClusterName, clusters: map[string]Cluster{}, byNS: map[[2]string]client.Client{}, keys: keys}
+	for name, cl := range t.Clusters {
+		c.clusters[name] = cl
+	}
+	if t.Temporal != nil {
+		c.clusters[t.ClusterName] = Cluster{Client: t.Temporal, Namespace: t.Namespace}
+	}
+	return c
+}
+
 // at returns a client for a chat location: by cluster name, else by address, else
 // this worker's cluster.
 func (c *clients) at(l wire.ChatLocation) (client.Client, error) {
@@ -61,7 +75,7 @@ func (c *clients) get(cluster, ns string) (client.Client, error) {
 	cl, ok := c.clusters[cluster]
 	if !ok || cl.Client == nil {
 		if cluster == c.self {
-			return nil, errors.New("activities: Config.Temporal is required for export and migration")
+			return nil, errors.New("activities: Config.Transfer.Temporal is required for export and migration")
 		}
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"unknown cluster %q: configure it on the worker (worker --cluster %s=host:port)", cluster, cluster),

@@ -50,9 +50,9 @@ func (a *Activities) SelectSpeaker(ctx context.Context, in wire.SelectInput) (wi
 		return wire.SelectResult{}, err
 	}
 	if in.Function != "" {
-		f, ok := a.selectors[in.Function]
+		f, ok := a.functions.Selectors[in.Function]
 		if !ok {
-			return wire.SelectResult{}, a.unknownHere(ctx, wire.KindSelectionFunction, []string{in.Function}, names(a.selectors),
+			return wire.SelectResult{}, a.unknownHere(ctx, wire.KindSelectionFunction, []string{in.Function}, names(a.functions.Selectors),
 				fmt.Sprintf("selection function %q is not registered on this worker", in.Function))
 		}
 		id, err := f(ctx, in.Candidates, history)
@@ -96,9 +96,9 @@ func (a *Activities) JudgeTermination(ctx context.Context, in wire.JudgeInput) (
 		return wire.JudgeResult{}, err
 	}
 	if in.Function != "" {
-		f, ok := a.judges[in.Function]
+		f, ok := a.functions.Judges[in.Function]
 		if !ok {
-			return wire.JudgeResult{}, a.unknownHere(ctx, wire.KindTerminationFunction, []string{in.Function}, names(a.judges),
+			return wire.JudgeResult{}, a.unknownHere(ctx, wire.KindTerminationFunction, []string{in.Function}, names(a.functions.Judges),
 				fmt.Sprintf("termination function %q is not registered on this worker", in.Function))
 		}
 		done, err := f(ctx, history)

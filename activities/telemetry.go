@@ -3,7 +3,11 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"slices"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -13,6 +17,33 @@ import (
 	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
+
+// recorder returns the recorder of t's model and tool call spans and metrics. Spans
+// leave the worker in plain text: when encrypted (Config.Keys set), no content goes
+// into them, whatever CaptureContent asks.
+func (t TelemetryConfig) recorder(encrypted bool) (*telemetry.Recorder, error) {
+	rec, err := telemetry.NewRecorder(t.TracerProvider, t.MeterProvider, t.CaptureContent && !encrypted)
+	if err != nil {
+		return nil, fmt.Errorf("activities: telemetry: %w", err)
+	}
+	return rec, nil
+}
+
+// traced returns hc with a span per model HTTP request, child of the call's, when t
+// has a TracerProvider; else hc itself.
+func (t TelemetryConfig) traced(hc *http.Client) *http.Client {
+	if t.TracerProvider == nil {
+		return hc
+	}
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = otelhttp.NewTransport(base, otelhttp.WithTracerProvider(t.TracerProvider),
+		otelhttp.WithMeterProvider(orNoopMeter(t.MeterProvider)))
+	return &c
+}
 
 func orNoopMeter(mp metric.MeterProvider) metric.MeterProvider {
 	if mp == nil {

@@ -30,15 +30,17 @@ func TestCallToolGivesTheFunctionItsIdempotencyKey(t *testing.T) {
 	reg := agents.NewRegistry(agents.Config{Tools: map[string]wire.Tool{"record": {}},
 		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default", Tools: []string{"record"}}},
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
-	acts, err := activities.New(activities.Config{Registry: reg, Tools: map[string]activities.ToolFunc{
-		"record": func(ctx context.Context, _ json.RawMessage) (string, error) {
-			call, ok := activities.CallOf(ctx)
-			if !ok {
-				return "", errors.New("no call in the context")
-			}
-			got = call
-			return "ok", nil
-		}}})
+	acts, err := activities.New(activities.Config{Registry: reg,
+		Functions: activities.FunctionConfig{Tools: map[string]activities.ToolFunc{
+			"record": func(ctx context.Context, _ json.RawMessage) (string, error) {
+				call, ok := activities.CallOf(ctx)
+				if !ok {
+					return "", errors.New("no call in the context")
+				}
+				got = call
+				return "ok", nil
+			}}},
+	})
 	require.NoError(t, err)
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()
@@ -66,8 +68,10 @@ func TestToolResultAtTheLimitAndJustOver(t *testing.T) {
 	reg := agents.NewRegistry(agents.Config{Tools: map[string]wire.Tool{"big": {}},
 		Agents:    []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default", Tools: []string{"big"}}},
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
-	acts, err := activities.New(activities.Config{Registry: reg, Tools: map[string]activities.ToolFunc{
-		"big": func(context.Context, json.RawMessage) (string, error) { return result, nil }}})
+	acts, err := activities.New(activities.Config{Registry: reg,
+		Functions: activities.FunctionConfig{Tools: map[string]activities.ToolFunc{
+			"big": func(context.Context, json.RawMessage) (string, error) { return result, nil }}},
+	})
 	require.NoError(t, err)
 	call := func() (wire.CallToolResult, error) {
 		var ts testsuite.WorkflowTestSuite

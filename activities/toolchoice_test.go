@@ -34,10 +34,11 @@ agents:
   - {id: helper, name: Helper, model: m}
 `, srv.URL()))
 	require.NoError(t, err)
-	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg),
-		Getenv: func(string) string { return "sk-test" }, Tools: map[string]activities.ToolFunc{"lookup": func(context.Context, json.RawMessage) (string, error) {
+	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), Getenv: func(string) string { return "sk-test" },
+		Functions: activities.FunctionConfig{Tools: map[string]activities.ToolFunc{"lookup": func(context.Context, json.RawMessage) (string, error) {
 			return "", nil
-		}}})
+		}}},
+	})
 	require.NoError(t, err)
 	history := []chat.Message{
 		chat.TextMessage("m1", chat.RoleUser, "", "look it up"),

@@ -46,12 +46,12 @@ func ToolError(format string, a ...any) error {
 // wire.UnknownAgentDetails, so that the chat runs the call on another worker of the
 // queue (a rolling deploy that adds or removes the tool).
 func (a *Activities) CallTool(ctx context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
-	f, ok := a.tools[in.Name]
+	f, ok := a.functions.Tools[in.Name]
 	if server, tool, isMCP := a.mcp.lookup(in.Name); isMCP {
 		f, ok = func(ctx context.Context, _ json.RawMessage) (string, error) { return a.callMCP(ctx, server, tool, in) }, true
 	}
 	if !ok {
-		return wire.CallToolResult{}, a.unknownHere(ctx, wire.KindTool, []string{in.Name}, names(a.tools),
+		return wire.CallToolResult{}, a.unknownHere(ctx, wire.KindTool, []string{in.Name}, names(a.functions.Tools),
 			fmt.Sprintf("tool %q has no function on this worker", in.Name))
 	}
 	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name})
@@ -89,7 +89,7 @@ func checkTools(cfg agents.Config, funcs map[string]ToolFunc) error {
 	}
 	sort.Strings(missing)
 	if len(missing) > 0 {
-		return fmt.Errorf("activities: the agent config's tools %q have no Go function registered on this worker (activities.Config.Tools)", missing)
+		return fmt.Errorf("activities: the agent config's tools %q have no Go function registered on this worker (activities.Config.Functions.Tools)", missing)
 	}
 	return nil
 }

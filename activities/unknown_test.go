@@ -32,7 +32,8 @@ func TestMissingFunctionsAnswerUnknownFunctionWithTheWorkersIdentity(t *testing.
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
 	noop := func(context.Context, json.RawMessage) (string, error) { return "", nil }
 	acts, err := activities.New(activities.Config{Registry: reg, WorkerIdentity: "blue-7",
-		Tools: map[string]activities.ToolFunc{"zeta": noop, "alpha": noop}})
+		Functions: activities.FunctionConfig{Tools: map[string]activities.ToolFunc{"zeta": noop, "alpha": noop}},
+	})
 	require.NoError(t, err)
 	assert.Equal(t, "blue-7", acts.WorkerIdentity())
 	var ts testsuite.WorkflowTestSuite
@@ -91,7 +92,9 @@ func (c *countingTemporal) DescribeTaskQueue(context.Context, string, enumspb.Ta
 func TestUnknownAnswersShareOneLookAtThePollers(t *testing.T) {
 	reg := agents.NewRegistry(agents.Config{})
 	tc := &countingTemporal{}
-	acts, err := activities.New(activities.Config{Registry: reg, WorkerIdentity: "blue-7", Temporal: tc, Namespace: "default-test-namespace"}) // the test environment's
+	acts, err := activities.New(activities.Config{Registry: reg, WorkerIdentity: "blue-7",
+		Transfer: activities.TransferConfig{Temporal: tc, Namespace: "default-test-namespace"},
+	}) // the test environment's
 	require.NoError(t, err)
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()

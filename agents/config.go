@@ -35,7 +35,7 @@ const DefaultEndpoint = "default"
 type Config struct {
 	Endpoints map[string]Endpoint `json:"endpoints,omitempty"`
 	// Tools agents may call, by name; each needs a Go function of that name registered
-	// on the worker (activities.Config.Tools).
+	// on the worker (activities.Config.Functions.Tools).
 	Tools map[string]wire.Tool `json:"tools,omitempty"`
 	// MCPServers are MCP servers whose tools agents may call, by name (MCPServer).
 	MCPServers map[string]MCPServer `json:"mcpServers,omitempty"`

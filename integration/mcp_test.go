@@ -318,7 +318,9 @@ agents: [{id: desk, model: offline, tools: [nothing/*]}]`, `MCP server "nothing"
 		t.Run(name, func(t *testing.T) {
 			reg, err := registryOf(c.config)
 			require.NoError(t, err)
-			_, err = activities.New(activities.Config{Registry: reg, BaseURLOverride: "http://127.0.0.1:1/v1"})
+			_, err = activities.New(activities.Config{Registry: reg,
+				Models: activities.ModelConfig{BaseURLOverride: "http://127.0.0.1:1/v1"},
+			})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 			assert.False(t, strings.Contains(err.Error(), "panic"))

@@ -21,8 +21,10 @@ import (
 // in h's namespace would, expecting the target to hold expected.
 func startTarget(t *testing.T, h *testenv.Harness, doc []byte, to, expected string) error {
 	t.Helper()
-	acts, err := activities.New(activities.Config{Registry: h.Registry, BaseURLOverride: h.Model.URL(),
-		Temporal: h.Temporal, Namespace: h.Namespace})
+	acts, err := activities.New(activities.Config{Registry: h.Registry,
+		Models:   activities.ModelConfig{BaseURLOverride: h.Model.URL()},
+		Transfer: activities.TransferConfig{Temporal: h.Temporal, Namespace: h.Namespace},
+	})
 	require.NoError(t, err)
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()

@@ -27,7 +27,7 @@
 //
 // Implement Store with a Name of its own, keep the rules with CheckPut, CheckGet,
 // SameBody, Ordered and WrapOp, and call msgstoretest.Run from its tests. Give it to
-// the worker in activities.Config.MessageStores (and to clients that export in
+// the worker in activities.Config.Stores.MessageStores (and to clients that export in
 // ClientOptions.MessageStores) under its Name; chats started with that name as their
 // store keep their bodies there.
 package msgstore

@@ -33,7 +33,7 @@ type SelectionStrategy struct {
 	// Agent is the selector agent of "llm": an agent id of the registry, which need not
 	// be a participant. It is asked to name the next participant.
 	Agent string `json:"agent,omitempty"`
-	// Function names the Go function of "function" (activities.Config.Selectors).
+	// Function names the Go function of "function" (activities.Config.Functions.Selectors).
 	Function string `json:"function,omitempty"`
 	// Fallback applies when "llm" or "function" names no participant: "sequential"
 	// (default) takes the next in order, "error" fails the turn naming what was said.

@@ -51,7 +51,7 @@ type TerminationStrategy struct {
 	// Agent is the judge agent of "llm" (an agent id of the registry): asked whether the
 	// conversation has reached its goal, it answers yes or no.
 	Agent string `json:"agent,omitempty"`
-	// Function names the Go function of "function" (activities.Config.Judges).
+	// Function names the Go function of "function" (activities.Config.Functions.Judges).
 	Function string `json:"function,omitempty"`
 	// Strategies are the parts of "any" and "all".
 	Strategies []TerminationStrategy `json:"strategies,omitempty"`

@@ -52,7 +52,7 @@ func startRecorder(opts offline.Options) (*Recorder, error) {
 	return r, nil
 }
 
-// URL is the model's base URL, for activities.Config.BaseURLOverride.
+// URL is the model's base URL, for activities.Config.Models.BaseURLOverride.
 func (r *Recorder) URL() string { return r.url }
 
 // Close stops serving.

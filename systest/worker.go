@@ -97,10 +97,14 @@ func runWorker(spec WorkerSpec) error {
 	toolFuncs := tools.Builtin()
 	toolFuncs[toolRecord] = rec.tool
 	toolFuncs[toolRefund] = rec.tool
-	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), BaseURLOverride: spec.ModelURL,
-		Logger: logger, Temporal: tc, Namespace: spec.Namespace,
-		Store:         activities.FileStore{Dir: filepath.Join(spec.Dir, "exports")},
-		MessageStores: map[string]msgstore.Store{store.Name(): store}, Tools: toolFuncs})
+	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg),
+		Models:    activities.ModelConfig{BaseURLOverride: spec.ModelURL},
+		Functions: activities.FunctionConfig{Tools: toolFuncs},
+		Stores:    activities.StoreConfig{MessageStores: map[string]msgstore.Store{store.Name(): store}},
+		Transfer: activities.TransferConfig{Temporal: tc, Namespace: spec.Namespace,
+			Store: activities.FileStore{Dir: filepath.Join(spec.Dir, "exports")}},
+		Telemetry: activities.TelemetryConfig{Logger: logger},
+	})
 	if err != nil {
 		return err
 	}

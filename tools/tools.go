@@ -1,7 +1,7 @@
 // Package tools holds the Go functions behind the example agent config's tools, which
 // every agentchat worker registers: a clock, a calculator and a small order desk whose
 // refund needs a person's approval. They show how a tool is written; register your own
-// with activities.Config.Tools.
+// with activities.Config.Functions.Tools.
 package tools
 
 import (
@@ -16,7 +16,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 )
 
-// Builtin returns the built-in tools by name, for activities.Config.Tools.
+// Builtin returns the built-in tools by name, for activities.Config.Functions.Tools.
 func Builtin() map[string]activities.ToolFunc {
 	return map[string]activities.ToolFunc{
 		"clock":        Clock,

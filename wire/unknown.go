@@ -20,7 +20,7 @@ const (
 	// KindAgent: an agent id of the registry (UnknownAgent errors).
 	KindAgent = "agent"
 	// KindTool, KindSelectionFunction and KindTerminationFunction: a Go function
-	// registered on the worker (activities.Config Tools, Selectors and Judges;
+	// registered on the worker (activities.Config.Functions: Tools, Selectors and Judges;
 	// UnknownFunction errors).
 	KindTool                = "tool function"
 	KindSelectionFunction   = "selection function"
@@ -82,7 +82,7 @@ func UnknownEverywhere(answers map[string]UnknownAgentDetails, waited time.Durat
 			QuotedList(unknown), DidYouMean(unknown, known), asked)
 	}
 	return fmt.Sprintf("%s(s) %s%s: no worker of the task queue has them (%s); "+
-		"deploy workers that register them (activities.Config Tools, Selectors, Judges)",
+		"deploy workers that register them (activities.Config.Functions: Tools, Selectors, Judges)",
 		kind, QuotedList(unknown), DidYouMean(unknown, known), asked)
 }
 

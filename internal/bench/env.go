@@ -161,10 +161,13 @@ func (e *Env) startWorkers(ctx context.Context, logger *slog.Logger) error {
 	if e.store, err = sqlite.Open(filepath.Join(e.dir, "messages.db")); err != nil {
 		return fmt.Errorf("bench: message store: %w", err)
 	}
-	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg), BaseURLOverride: e.Model.URL(),
-		Logger: logger, Temporal: e.workerTC, Namespace: e.Namespace,
-		Store:         activities.FileStore{Dir: filepath.Join(e.dir, "exports")},
-		MessageStores: map[string]msgstore.Store{e.store.Name(): e.store}})
+	acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(cfg),
+		Models: activities.ModelConfig{BaseURLOverride: e.Model.URL()},
+		Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{e.store.Name(): e.store}},
+		Transfer: activities.TransferConfig{Temporal: e.workerTC, Namespace: e.Namespace,
+			Store: activities.FileStore{Dir: filepath.Join(e.dir, "exports")}},
+		Telemetry: activities.TelemetryConfig{Logger: logger},
+	})
 	if err != nil {
 		return fmt.Errorf("bench: activities: %w", err)
 	}

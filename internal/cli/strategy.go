@@ -16,7 +16,7 @@ const strategyHelp = `Strategies (group chats):
     --selection llm          --selector AGENT is asked who speaks next; the agent is
                              an id of the worker's registry and need not be a participant
     --selection function     --selection-function NAME, a Go function registered on
-                             the worker (activities.Config.Selectors)
+                             the worker (activities.Config.Functions.Selectors)
     --fallback sequential|error  when llm or function names no participant: take the
                              next in order (default), or fail the turn
   termination, when agents stop (every strategy caps a turn at --max-iterations replies):
@@ -24,7 +24,7 @@ const strategyHelp = `Strategies (group chats):
     --termination regex      the chat completes when a message matches --pattern
     --termination llm        --judge AGENT is asked whether the goal is reached (yes/no)
     --termination function   --termination-function NAME, a Go function on the worker
-                             (activities.Config.Judges)
+                             (activities.Config.Functions.Judges)
     --termination-agents     with regex, llm or function: only these agents' messages count
     --auto-reset             a completed chat stays open; the next user turn starts afresh
   The "any" and "all" combinations of termination strategies are Go/wire-only

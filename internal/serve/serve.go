@@ -81,11 +81,11 @@ type Options struct {
 	// clusters get the same codec, and the activities seal store bodies and
 	// documents with it. Nil: encryption off.
 	Keys *keyring.Ring
-	// Documents say how documents are sealed and opened (activities.Config.Documents);
+	// Documents say how documents are sealed and opened (activities.Config.Transfer.Documents);
 	// nil: envelope.FromEnv with Keys (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS,
 	// AGENTCHAT_REQUIRE_SIGNATURE).
 	Documents *envelope.Options
-	// TracerProvider, MeterProvider and CaptureContent are activities.Config's: spans
+	// TracerProvider, MeterProvider and CaptureContent are activities.Config.Telemetry's: spans
 	// and gen_ai metrics of model and tool calls (package telemetry); nil means none.
 	// CaptureContent (message content in spans) must stay false when chats are
 	// encrypted, whatever the environment asks (set it after SetupTelemetry).
@@ -147,14 +147,16 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		w.stopModel()
 		return nil, err
 	}
-	cfg := activities.Config{Registry: reg, Logger: opts.Logger, Temporal: tc, Namespace: opts.Namespace,
-		ClusterName: opts.ClusterName, Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)},
-		MessageStores: stores, DefaultMessageStore: first, Tools: tools.Builtin(),
-		Selectors: opts.Selectors, Judges: opts.Judges, UnknownAgentWait: opts.UnknownAgentWait,
-		WorkerIdentity: opts.Identity, Keys: opts.Keys, Documents: docs,
-		TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider, CaptureContent: opts.CaptureContent}
+	cfg := activities.Config{Registry: reg, UnknownAgentWait: opts.UnknownAgentWait, WorkerIdentity: opts.Identity, Keys: opts.Keys,
+		Functions: activities.FunctionConfig{Tools: tools.Builtin(), Selectors: opts.Selectors, Judges: opts.Judges},
+		Stores:    activities.StoreConfig{MessageStores: stores, DefaultMessageStore: first},
+		Transfer: activities.TransferConfig{Temporal: tc, Namespace: opts.Namespace, ClusterName: opts.ClusterName,
+			Clusters: clusters, Store: activities.FileStore{Dir: storeDir(opts.StoreDir)}, Documents: docs},
+		Telemetry: activities.TelemetryConfig{Logger: opts.Logger, TracerProvider: opts.TracerProvider,
+			MeterProvider: opts.MeterProvider, CaptureContent: opts.CaptureContent},
+	}
 	for name, f := range opts.Tools {
-		cfg.Tools[name] = f
+		cfg.Functions.Tools[name] = f
 	}
 	if opts.Offline {
 		mopts, err := hosting.OfflineOptions(reg)
@@ -165,7 +167,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		if w.Model, err = offline.Start(mopts); err != nil {
 			return nil, fmt.Errorf("start the offline model: %w", err)
 		}
-		cfg.BaseURLOverride = w.Model.URL()
+		cfg.Models.BaseURLOverride = w.Model.URL()
 		w.ModelInfo = fmt.Sprintf("offline model (built-in, deterministic, at %s); no real model is called", w.Model.URL())
 	} else {
 		w.ModelInfo = describeEndpoints(reg)

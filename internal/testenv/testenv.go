@@ -190,7 +190,7 @@ type Options struct {
 	// verification); a nil Ring defaults to Keys.
 	Documents envelope.Options
 	// Getenv reads the endpoints' API keys (activities.Config.Getenv); with it the keys
-	// are sent to the model (activities.Config.SendKeysToOverride).
+	// are sent to the model (activities.Config.Models.SendKeysToOverride).
 	Getenv func(string) string
 	// ModelFront, when set, is given the offline model's base URL and returns the base
 	// URL the worker calls instead (a proxy in front of it).
@@ -200,7 +200,7 @@ type Options struct {
 	// TracerProvider and MeterProvider, when set, trace the harness's client and worker
 	// with Temporal's OpenTelemetry interceptor and its activities' model and tool calls
 	// (telemetry), and give the Temporal SDK's metrics and the gen_ai metrics to the
-	// meter provider. CaptureContent is activities.Config.CaptureContent.
+	// meter provider. CaptureContent is activities.Config.Telemetry.CaptureContent.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 	CaptureContent bool
@@ -299,14 +299,16 @@ func New(t testing.TB, opts Options) *Harness {
 	if opts.ModelFront != nil {
 		modelURL = opts.ModelFront(modelURL)
 	}
-	acfg := activities.Config{Registry: reg, BaseURLOverride: modelURL, Getenv: opts.Getenv,
-		SendKeysToOverride: opts.Getenv != nil, Logger: opts.Logger,
-		Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store,
-		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}, Tools: tools.Builtin(),
-		Selectors: opts.Selectors, Judges: opts.Judges, Keys: opts.Keys, Documents: opts.Documents,
-		TracerProvider: opts.TracerProvider, MeterProvider: opts.MeterProvider, CaptureContent: opts.CaptureContent}
+	acfg := activities.Config{Registry: reg, Getenv: opts.Getenv, Keys: opts.Keys,
+		Models:    activities.ModelConfig{BaseURLOverride: modelURL, SendKeysToOverride: opts.Getenv != nil},
+		Functions: activities.FunctionConfig{Tools: tools.Builtin(), Selectors: opts.Selectors, Judges: opts.Judges},
+		Stores:    activities.StoreConfig{MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}},
+		Transfer:  activities.TransferConfig{Temporal: tc, Namespace: opts.Namespace, Clusters: clusters, Store: store, Documents: opts.Documents},
+		Telemetry: activities.TelemetryConfig{Logger: opts.Logger, TracerProvider: opts.TracerProvider,
+			MeterProvider: opts.MeterProvider, CaptureContent: opts.CaptureContent},
+	}
 	for name, f := range opts.Tools {
-		acfg.Tools[name] = f
+		acfg.Functions.Tools[name] = f
 	}
 	acts, err := activities.New(acfg)
 	require.NoError(t, err)
