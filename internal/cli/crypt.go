@@ -114,6 +114,7 @@ ring's current key. Run it for every chat after a rotation (a new "current").`,
 // keysCmd writes a new key ring, or adds a key to one.
 func keysCmd(s Streams) *cobra.Command {
 	var id, add, out string
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Print a new key ring (one fresh AES-256 key), or one with a new current key added",
@@ -121,7 +122,9 @@ func keysCmd(s Streams) *cobra.Command {
 {"current": ID, "keys": {ID: base64}}, one fresh random 32-byte key for AES-256-GCM,
 or, with --add, the keys of an existing ring plus a new one that becomes current. The
 file is a secret: chmod 600, never commit it. To rotate in place, use --add FILE
---out FILE: a shell's "> FILE" empties FILE before keys reads it.
+--out FILE: a shell's "> FILE" empties FILE before keys reads it. --out refuses to
+replace an existing file other than the --add file (its keys may be the only ones that
+decrypt your chats) unless --force is given.
 
 Turn encryption on by naming the file in $` + keyring.Env + ` (or --keys) for every worker,
 client and codec server of the chats. After a rotation (--add), restart them with the
@@ -139,6 +142,9 @@ Signing keys are separate files (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS; R
 				return err
 			}
 			if _, err := keyring.New(f); err != nil {
+				return err
+			}
+			if err := refuseReplacingRing(out, add, force); err != nil {
 				return err
 			}
 			if add != "" {
@@ -170,8 +176,29 @@ Signing keys are separate files (AGENTCHAT_SIGNING_KEY, AGENTCHAT_VERIFY_KEYS; R
 	}
 	cmd.Flags().StringVar(&id, "id", "k1", "id of the new key, which becomes current")
 	cmd.Flags().StringVar(&add, "add", "", "key ring file to add the new key to (its keys keep decrypting)")
-	cmd.Flags().StringVar(&out, "out", "", "file to write the ring to, mode 0600, replaced whole (may be the --add file); default standard output")
+	cmd.Flags().StringVar(&out, "out", "", "file to write the ring to, mode 0600 (may be the --add file; another existing file needs --force); default standard output")
+	cmd.Flags().BoolVar(&force, "force", false, "let --out replace an existing key ring that is not the --add file (its keys are lost)")
 	return cmd
+}
+
+// refuseReplacingRing refuses --out naming an existing file that is not the --add file
+// (the same file by os.SameFile, however named), unless force: that file's keys may be
+// the only ones that decrypt a chat, and keys would replace them with a fresh ring.
+func refuseReplacingRing(out, add string, force bool) error {
+	if out == "" || force {
+		return nil
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		return nil // missing (or unreadable: writing it reports that)
+	}
+	if add != "" {
+		if ai, err := os.Stat(add); err == nil && os.SameFile(fi, ai) {
+			return nil
+		}
+	}
+	return fmt.Errorf("keys: %s already exists, and its keys may be the only ones that decrypt your chats; "+
+		"to add a key to it, run keys --id NEW --add %s --out %s; to replace it and lose its keys, add --force", out, out, out)
 }
 
 func readRingFile(path string) (keyring.File, error) {

@@ -153,3 +153,41 @@ func TestKeysOutRotatesInPlaceAndExplainsAnEmptyRing(t *testing.T) {
 	assert.Contains(t, errOut, "is empty")
 	assert.Contains(t, errOut, "--out")
 }
+
+// `keys --out FILE` never replaces a ring it did not read: the keys in FILE may still be
+// the only copy that decrypts chats. Writing over an existing file other than the --add
+// file is refused, naming --add (rotate) and --force (replace); nothing is written.
+func TestKeysOutRefusesToReplaceARingItDidNotRead(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keys.json")
+	_, errOut, code := run(t, "keys", "--id", "k1", "--out", path)
+	require.Equal(t, 0, code, errOut)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	_, errOut, code = run(t, "keys", "--id", "k1", "--out", path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "already exists")
+	assert.Contains(t, errOut, "--add "+path)
+	assert.Contains(t, errOut, "--force")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the refused run leaves the ring as it was")
+
+	// The same file named another way is still the --add file: a rotation in place.
+	_, errOut, code = run(t, "keys", "--id", "k2", "--add", path, "--out", filepath.Join(dir, ".", "keys.json"))
+	require.Equal(t, 0, code, errOut)
+	// Another file as --add does not license replacing --out.
+	other := filepath.Join(dir, "other.json")
+	_, errOut, code = run(t, "keys", "--id", "k9", "--out", other)
+	require.Equal(t, 0, code, errOut)
+	_, errOut, code = run(t, "keys", "--id", "k3", "--add", other, "--out", path)
+	assert.Equal(t, 1, code, "replacing a ring with another one's keys loses its own")
+	assert.Contains(t, errOut, "already exists")
+
+	_, errOut, code = run(t, "keys", "--id", "k5", "--out", path, "--force")
+	require.Equal(t, 0, code, errOut)
+	r, err := keyring.Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"k5"}, r.IDs(), "--force replaces the ring whole")
+}
