@@ -677,12 +677,21 @@ func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 	if taskQueue == "" {
 		taskQueue = c.taskQueue
 	}
+	if err := c.waitForPoller(ctx, taskQueue); err != nil {
+		return fmt.Errorf("agentchat: %w", err)
+	}
+	return nil
+}
+
+// waitForPoller is CheckWorker's wait for task queue taskQueue; its ErrNoWorker says
+// nothing was sent (CheckWorker runs before anything is).
+func (c *Client) waitForPoller(ctx context.Context, taskQueue string) error {
 	// A worker that has just started, or a server that has just restarted, may not
 	// list the worker yet: look again until the wait has passed.
 	for deadline := time.Now().Add(c.workerWait); ; {
 		resp, err := c.tc.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 		if err != nil {
-			return fmt.Errorf("agentchat: describe task queue %q: %w", taskQueue, err)
+			return fmt.Errorf("describe task queue %q: %w", taskQueue, err)
 		}
 		for _, p := range resp.GetPollers() {
 			if time.Since(p.GetLastAccessTime().AsTime()) < pollerWindow {
@@ -694,21 +703,26 @@ func (c *Client) CheckWorker(ctx context.Context, taskQueue string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("agentchat: wait for a worker to poll task queue %q: %w", taskQueue, ctx.Err())
+			return fmt.Errorf("wait for a worker to poll task queue %q: %w", taskQueue, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("agentchat: %w", c.noWorker(taskQueue, fmt.Sprintf("none polled it within %s", c.workerWait), ""))
+	return c.noWorker(taskQueue, fmt.Sprintf("none polled it within %s", c.workerWait), "nothing was sent")
 }
 
 // CheckChatWorker is CheckWorker for the task queue of a chat. Finished chats need a
-// worker too: Temporal answers their queries by replaying them on one.
+// worker too: Temporal answers their queries by replaying them on one. Its ErrNoWorker
+// names the chat and says that nothing was sent to it.
 func (c *Client) CheckChatWorker(ctx context.Context, chatID string) error {
 	d, err := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
 	if err != nil {
 		return c.chatError(ctx, "describe", chatID, err)
 	}
-	return c.CheckWorker(ctx, d.GetWorkflowExecutionInfo().GetTaskQueue())
+	tq := d.GetWorkflowExecutionInfo().GetTaskQueue()
+	if err := c.waitForPoller(ctx, tq); err != nil {
+		return fmt.Errorf("agentchat: chat %q: %w", chatID, err)
+	}
+	return nil
 }
 
 // RunID returns the run id of the chat's current (or last) workflow run, for links.
@@ -736,7 +750,7 @@ func (c *Client) queryAs(ctx context.Context, verb, left, chatID, name string, o
 		return err
 	})
 	if errors.Is(err, errNotTaken) || noPollerSeen(err) {
-		return c.chatNoWorker(ctx, verb, chatID, left)
+		return c.chatNoWorker(ctx, verb, chatID, left, err)
 	}
 	if err != nil {
 		return c.chatError(ctx, verb, chatID, err)

@@ -253,7 +253,7 @@ func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageI
 				})
 			})
 			if errors.Is(err, errNotTaken) {
-				return nil, c.chatNoWorker(ctx, "send to", chatID, pendingUpdate(wire.SendMessageUpdate, msg))
+				return nil, c.chatNoWorker(ctx, "send to", chatID, pendingUpdate(wire.SendMessageUpdate, msg), err)
 			}
 			if err != nil {
 				return nil, c.chatError(ctx, "send to", chatID, err)

@@ -356,7 +356,7 @@ func (c *Client) update(ctx context.Context, chatID, verb, name string, arg, out
 		})
 	})
 	if errors.Is(err, errNotTaken) {
-		return c.chatNoWorker(ctx, verb, chatID, pendingUpdate(name, arg))
+		return c.chatNoWorker(ctx, verb, chatID, pendingUpdate(name, arg), err)
 	}
 	if km := c.keyMismatch(verb, chatID, err, tookUpdate(name, arg)); km != nil {
 		return km

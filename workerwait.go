@@ -26,8 +26,34 @@ import (
 // saying what it left behind.
 
 // errNotTaken is the cause a call's context is cancelled with when no worker took its
-// task within the wait.
+// task within the wait; the call then returns a notTaken, which matches it (errors.Is).
 var errNotTaken = errors.New("no worker took the task")
+
+// notTaken is errNotTaken with how long the call waited: the server may give up on a
+// query sooner than the client's WorkerWait (after about 10 s), and errors say how long
+// the call really waited.
+type notTaken struct{ waited time.Duration }
+
+func (e notTaken) Error() string        { return errNotTaken.Error() }
+func (e notTaken) Is(target error) bool { return target == errNotTaken }
+
+// waitedFor is how long the call that returned err (a notTaken) waited; def when err
+// does not say.
+func waitedFor(err error, def time.Duration) time.Duration {
+	var nt notTaken
+	if errors.As(err, &nt) {
+		return nt.waited
+	}
+	return def
+}
+
+// roundWait rounds d for an error message: whole seconds from one second on.
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(10 * time.Millisecond)
+}
 
 // withWorker runs call (an update, or an update-with-start, with id updateID on chat
 // chatID) and returns its error. When call has not returned after the client's
@@ -35,6 +61,7 @@ var errNotTaken = errors.New("no worker took the task")
 // ran its validator and took it); if not, call's context is cancelled and withWorker
 // returns errNotTaken. Once accepted, call waits as long as ctx allows.
 func (c *Client) withWorker(ctx context.Context, chatID, updateID string, call func(context.Context) error) error {
+	began := time.Now()
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	done := make(chan error, 1)
@@ -45,7 +72,7 @@ func (c *Client) withWorker(ctx context.Context, chatID, updateID string, call f
 		select {
 		case err := <-done:
 			if errors.Is(context.Cause(cctx), errNotTaken) {
-				return errNotTaken
+				return notTaken{time.Since(began)}
 			}
 			return err
 		case <-timer.C:
@@ -54,7 +81,7 @@ func (c *Client) withWorker(ctx context.Context, chatID, updateID string, call f
 			}
 			cancel(errNotTaken)
 			<-done
-			return errNotTaken
+			return notTaken{time.Since(began)}
 		}
 	}
 }
@@ -87,13 +114,15 @@ func (c *Client) updateTaken(ctx context.Context, chatID, updateID string) bool 
 }
 
 // answeredInTime runs query, whose context is bounded by the client's WorkerWait. A
-// query that a worker has not answered by then, while ctx goes on, is errNotTaken.
+// query that a worker has not answered by then (or the server gave up on sooner), while
+// ctx goes on, is a notTaken.
 func (c *Client) answeredInTime(ctx context.Context, query func(context.Context) error) error {
+	began := time.Now()
 	qctx, cancel := context.WithTimeout(ctx, c.workerWait)
 	defer cancel()
 	err := query(qctx)
 	if err != nil && ctx.Err() == nil && (qctx.Err() != nil || cutOff(err)) {
-		return errNotTaken
+		return notTaken{time.Since(began)}
 	}
 	return err
 }
@@ -124,13 +153,17 @@ func (c *Client) noWorker(taskQueue, why, left string) error {
 }
 
 // chatNoWorker is noWorker for a call (verb, as "send to") on existing chat chatID,
-// on the chat's task queue.
-func (c *Client) chatNoWorker(ctx context.Context, verb, chatID, left string) error {
+// on the chat's task queue; cause is the call's error: a notTaken says how long it
+// waited, and the server's "no poller seen" that no worker polled lately.
+func (c *Client) chatNoWorker(ctx context.Context, verb, chatID, left string, cause error) error {
 	tq := c.taskQueue
 	if d, err := c.tc.DescribeWorkflowExecution(ctx, chatID, ""); err == nil && d.GetWorkflowExecutionInfo().GetTaskQueue() != "" {
 		tq = d.GetWorkflowExecutionInfo().GetTaskQueue()
 	}
-	why := fmt.Sprintf("none answered within %s, though one polled it lately: it has stopped", c.workerWait)
+	why := fmt.Sprintf("none answered within %s, though one polled it lately: it has stopped", roundWait(waitedFor(cause, c.workerWait)))
+	if noPollerSeen(cause) {
+		why = "none has polled it lately"
+	}
 	return fmt.Errorf("agentchat: %s chat %q: %w", verb, chatID, c.noWorker(tq, why, left))
 }
 
@@ -142,7 +175,7 @@ func (c *Client) chatNoWorker(ctx context.Context, verb, chatID, left string) er
 func (c *Client) startNoWorker(ctx context.Context, id string, op client.WithStartWorkflowOperation, began time.Time) error {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	why := fmt.Sprintf("none took the chat's first task within %s", c.workerWait)
+	why := fmt.Sprintf("none took the chat's first task within %s", roundWait(time.Since(began)))
 	left := fmt.Sprintf("the chat was created and waits for a worker, which starts it when it comes (or delete it: temporal workflow delete --workflow-id %s)", id)
 	run, err := c.createdRun(dctx, id, op, began)
 	if err != nil || run == "" {

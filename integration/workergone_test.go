@@ -3,12 +3,14 @@ package integration_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/internal/testenv"
@@ -44,6 +46,7 @@ func TestCallsSayNoWorkerWithinTheWaitWhenTheWorkerStoppedAMomentAgo(t *testing.
 		assert.ErrorIs(t, err, agentchat.ErrNoWorker, "%s: %v", what, err)
 		assert.Contains(t, err.Error(), "go run ./worker --offline --task-queue "+h.TaskQueue, what)
 		assert.Less(t, took, wait+6*time.Second, "%s waited %s", what, took)
+		saysWaited(t, what, err, took)
 		return err
 	}
 	gone := func(chatID string) {
@@ -113,6 +116,16 @@ func TestCallsSayNoWorkerWithinTheWaitWhenTheWorkerStoppedAMomentAgo(t *testing.
 	})
 	gone(streamID)
 
+	// The server gives up on a query no worker takes after about 10 s, before a longer
+	// WorkerWait: the error says how long the call waited, not the wait configured.
+	long := agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue, WorkerWait: 40 * time.Second})
+	began := time.Now()
+	_, err = long.State(ctxFor(t), id)
+	took := time.Since(began)
+	require.ErrorIs(t, err, agentchat.ErrNoWorker)
+	assert.Contains(t, err.Error(), `chat "`+id+`"`)
+	saysWaited(t, "state, long wait", err, took)
+
 	// A worker is back: the ids are free, and the turns sent meanwhile are each taken
 	// once, whether they ran when it came back or are sent again now.
 	h.StartWorker(t)
@@ -123,4 +136,35 @@ func TestCallsSayNoWorkerWithinTheWaitWhenTheWorkerStoppedAMomentAgo(t *testing.
 	st, err := h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Equal(t, 6, st.MessageCount, "three turns of one reply each, none taken twice")
+}
+
+// saysWaited checks that err's "within D" names no longer a wait than the call took.
+func saysWaited(t *testing.T, what string, err error, took time.Duration) {
+	t.Helper()
+	m := regexp.MustCompile(`within ([0-9.]+(?:ms|s|m))`).FindStringSubmatch(err.Error())
+	if m == nil {
+		return // the error does not state a wait
+	}
+	d, perr := time.ParseDuration(m[1])
+	require.NoError(t, perr, what)
+	assert.LessOrEqual(t, d, took+time.Second, "%s: it says it waited %s; it took %s: %v", what, d, took, err)
+}
+
+// A chat whose task queue no worker polls is refused before anything is sent, and the
+// error names the chat, its task queue and that nothing was sent.
+func TestCheckChatWorkerNamesTheChatAndThatNothingWasSent(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	tq := "nobody-polls-" + id
+	_, err := h.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: tq}, "AgentChat")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Temporal.TerminateWorkflow(context.Background(), id, "", "test over") })
+	c := agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue, WorkerWait: time.Second})
+	began := time.Now()
+	err = c.CheckChatWorker(ctxFor(t), id)
+	require.ErrorIs(t, err, agentchat.ErrNoWorker)
+	assert.Contains(t, err.Error(), `chat "`+id+`"`)
+	assert.Contains(t, err.Error(), tq)
+	assert.Contains(t, err.Error(), "nothing was sent")
+	saysWaited(t, "check chat worker", err, time.Since(began))
 }

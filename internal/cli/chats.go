@@ -23,6 +23,17 @@ import (
 // before saying that no event came (a variable for the tests).
 var waitNotice = 20 * time.Second
 
+// sendNoticeAfter is when send says it still waits: waitNotice, and never before a
+// call that no worker takes has failed with ErrNoWorker (after workerWait, then the
+// look-ups that say what it left, about a second), so the notice never comes with
+// that error: 32 s with the default worker wait of 20 s.
+func sendNoticeAfter(workerWait time.Duration) time.Duration {
+	if workerWait <= 0 {
+		workerWait = agentchat.WorkerWait
+	}
+	return max(waitNotice, workerWait*3/2+2*time.Second)
+}
+
 func startCmd(g *globals, s Streams) *cobra.Command {
 	var (
 		chatID   string
@@ -142,7 +153,11 @@ A temporary thread takes the strategy flags of start (--selection, --termination
 				msgID = uuid.NewString()
 			}
 			msg := agentchat.SendMessageInput{MessageID: msgID, Text: text, AuthorName: author}
-			notice := time.AfterFunc(waitNotice, func() {
+			notice := time.AfterFunc(sendNoticeAfter(g.dial.WorkerWait), func() {
+				if chatID == "" { // a new temporary thread each time: --id does not make a retry safe
+					fmt.Fprintf(s.Err, "still waiting for the answer to turn %s (a long model call, or a stopped worker); Ctrl-C stops waiting\n", msgID)
+					return
+				}
 				fmt.Fprintf(s.Err, "still waiting for the answer to turn %s (a long model call, turns queued ahead, or a stopped worker); Ctrl-C stops waiting, --id %s retries it safely\n", msgID, msgID)
 			})
 			defer notice.Stop()

@@ -633,8 +633,11 @@ func TestNoWorkerIsReportedNotAwaited(t *testing.T) {
 // A worker stopped a moment ago is still listed among the task queue's pollers, so
 // the look at the pollers passes; every command still says within --worker-wait that
 // no worker took its task, in one line with the command that starts one, and a start
-// or import leaves nothing behind (the id is free once a worker is back).
+// or import leaves nothing behind (the id is free once a worker is back). send's
+// "still waiting" notice does not come with the error: it waits longer than the
+// worker wait (here the notice's own delay is shorter).
 func TestAWorkerStoppedAMomentAgoIsReportedWithinTheWorkerWait(t *testing.T) {
+	defer cli.SetWaitNotice(time.Second)()
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
 	ok(t, h, "start", "--chat", id, "--agents", "helper")
@@ -683,4 +686,30 @@ func TestServerStatusHintKeepsTheAddress(t *testing.T) {
 	require.NotEqual(t, 0, r.code, "%v", r)
 	assert.Contains(t, r.err, "no Temporal server answers at 127.0.0.1:2")
 	assert.Contains(t, r.err, "server start --listen 127.0.0.1:2")
+}
+
+// A turn a worker has taken but that answers slowly gets one "still waiting" note on
+// stderr, after the worker wait has passed (so it is not a missing worker), naming
+// the turn's --id for a safe retry on a chat; a temporary thread's note offers no
+// --id, as sending again starts a new thread. The replies still come.
+func TestSendSaysItStillWaitsForASlowTurn(t *testing.T) {
+	defer cli.SetWaitNotice(100 * time.Millisecond)()
+	h := testenv.New(t, testenv.Options{Model: offline.Options{Latency: 4 * time.Second}})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	for _, args := range [][]string{
+		{"send", "--chat", id, "--id", "slow-1", "Hello"},
+		{"send", "--chat", id, "--id", "slow-2", "--no-stream", "Hello"},
+		{"send", "Hello"},
+	} {
+		r := starter(t, h, "", append([]string{"--worker-wait", "500ms"}, args...)...)
+		require.Equal(t, 0, r.code, "%v\n%v", args, r)
+		assert.NotEmpty(t, r.out, "%v: the reply is printed", args)
+		assert.Equal(t, 1, strings.Count(r.err, "still waiting for the answer"), "%v: %q", args, r.err)
+		if args[1] == "--chat" {
+			assert.Contains(t, r.err, "--id "+args[4]+" retries it safely", "%v", args)
+		} else {
+			assert.NotContains(t, r.err, "--id", "%v: a temporary thread is new each time", args)
+		}
+	}
 }

@@ -186,7 +186,9 @@ func streamSend(ctx context.Context, c *agentchat.Client, s Streams, chatID stri
 	p := &streamPrinter{w: s.Out, chatID: cmp.Or(chatID, run.ChatID), complete: completeNote}
 	_, err := p.print(func(yield func(agentchat.Event, error) bool) {
 		for ev, err := range seq {
-			notice.Stop() // the turn is under way: no "still waiting" notice
+			if err != nil || (ev.Type != wire.EventTurnAccepted && ev.Type != wire.EventAgentStarted) {
+				notice.Stop() // an answer is being printed: no "still waiting" notice
+			}
 			if !yield(ev, err) {
 				return
 			}
