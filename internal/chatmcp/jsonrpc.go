@@ -3,6 +3,7 @@ package chatmcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -169,4 +170,56 @@ func (r *refusal) encode() []byte {
 		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`)
 	}
 	return b
+}
+
+// The SDK answers a few requests with an error that has no JSON-RPC code (0, which
+// JSON-RPC 2.0 does not define): a request before initialize, an initialize whose
+// params do not decode, a second initialize. Both transports give such an answer its
+// code as they write it (withCode), by the request's method and whether the session's
+// initialize succeeded:
+//
+//   - initialize in a session already initialized: -32600 (invalid request);
+//   - initialize otherwise (its params do not decode): -32602 (invalid params);
+//   - a method the server does not serve: -32601 (method not found);
+//   - any other request before initialize: -32600, with a message that says to send
+//     initialize first (MCP defines no code of its own for it; -32002, LSP's "server
+//     not initialized", is resource not found in earlier MCP specifications);
+//   - anything else: -32603 (internal error), with the SDK's message.
+//
+// No answer of either transport has code 0.
+
+// withCode is the error to answer in place of err, the error of a request for method,
+// by the rules above, or nil when err has a JSON-RPC code; initialized says whether
+// the session's initialize succeeded, hint ends a before-initialize message.
+func withCode(err error, method string, initialized bool, hint string) *jsonrpc.Error {
+	var coded *jsonrpc.Error
+	if errors.As(err, &coded) && coded.Code != 0 {
+		return nil
+	}
+	detail := clip(err.Error())
+	switch {
+	case method == "initialize" && initialized:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "invalid request: the session is already initialized: send initialize once"}
+	case method == "initialize":
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + detail}
+	case method != "" && !servedMethods[method]:
+		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: clip(fmt.Sprintf("method not found: %q", method))}
+	case method != "" && !initialized:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: clip(fmt.Sprintf(
+			"invalid request: %q before initialize: send initialize first, then notifications/initialized", method)) + hint}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: " + detail}
+}
+
+// coded is res with its error's code (withCode), or res itself when it has one.
+func coded(res *jsonrpc.Response, method string, initialized bool, hint string) *jsonrpc.Response {
+	if res.Error == nil {
+		return res
+	}
+	e := withCode(res.Error, method, initialized, hint)
+	if e == nil {
+		return res
+	}
+	return &jsonrpc.Response{ID: res.ID, Error: e, Extra: res.Extra}
 }

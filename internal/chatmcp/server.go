@@ -138,9 +138,10 @@ func NewServer(c *agentchat.Client, version string) *mcp.Server {
 
 // Handler serves s over MCP's streamable HTTP transport (worker --mcp-listen). A POST
 // that is not a call the server can serve gets 400 with a JSON-RPC error object
-// (refuseMalformed) and reaches no session, which goes on serving its client.
+// (refuseMalformed) and reaches no session, which goes on serving its client; an
+// answer without a JSON-RPC code gets one (withCode).
 func Handler(s *mcp.Server) http.Handler {
-	return refuseMalformed(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	return refuseMalformed(s, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 }
 
 // jsonResult is v as indented JSON text.

@@ -18,7 +18,11 @@ import (
 // and Out) that outlives bad input: a line that is not a JSON-RPC message gets a
 // JSON-RPC error on Out (see decodeLine: -32700 for text that is not JSON, -32600
 // for JSON that is not a message or is a batch) and the session reads the next line.
-// Blank lines are skipped. The session ends when In ends or the client closes it.
+// Blank lines are skipped. An answer without a JSON-RPC code gets one (withCode).
+//
+// The session ends when In ends (or fails) or the client closes it. At the end of In
+// it first answers every request it read: the session ends once each answer is
+// written to Out, a write to Out fails, the connection closes or the context ends.
 type LineTransport struct {
 	In  io.ReadCloser
 	Out io.Writer
@@ -32,7 +36,8 @@ func (t *LineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if t.In == nil || t.Out == nil {
 		return nil, errors.New("chatmcp: LineTransport needs In and Out")
 	}
-	c := &lineConn{in: t.In, out: t.Out, lines: make(chan lineOrErr), closed: make(chan struct{})}
+	c := &lineConn{in: t.In, out: t.Out, lines: make(chan lineOrErr), closed: make(chan struct{}),
+		calls: map[jsonrpc.ID]string{}, answered: make(chan struct{}, 1)}
 	go c.readLines()
 	return c, nil
 }
@@ -50,6 +55,12 @@ type lineConn struct {
 	lines     chan lineOrErr
 	closed    chan struct{}
 	closeOnce sync.Once
+
+	mu          sync.Mutex
+	calls       map[jsonrpc.ID]string // the method of each request read and not answered yet
+	initialized bool                  // initialize was answered with a result
+	writeFailed bool                  // a write to out failed: no answer will reach the client
+	answered    chan struct{}         // signalled after each answer written or failed
 }
 
 // readLines sends every non-blank line of in, then the error that ended it (io.EOF
@@ -87,10 +98,17 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case next = <-c.lines:
 		}
 		if next.err != nil {
-			return nil, next.err
+			return nil, c.drain(ctx, next.err)
 		}
 		msg, r := decodeLine(next.line)
 		if r == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+				c.mu.Lock()
+				if _, dup := c.calls[req.ID]; !dup { // the SDK refuses a duplicate id under id null
+					c.calls[req.ID] = req.Method
+				}
+				c.mu.Unlock()
+			}
 			return msg, nil
 		}
 		if err := c.writeLine(r.encode()); err != nil {
@@ -99,8 +117,55 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Write writes msg as one line.
+// drain waits until every request read has its answer written (or a write failed,
+// the connection closed, ctx ended), and returns end, the error that ended the input,
+// or ctx's error.
+func (c *lineConn) drain(ctx context.Context, end error) error {
+	for {
+		c.mu.Lock()
+		done := len(c.calls) == 0 || c.writeFailed
+		c.mu.Unlock()
+		if done {
+			return end
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return end
+		case <-c.answered:
+		}
+	}
+}
+
+// Write writes msg as one line; an answer without a JSON-RPC code gets one
+// (withCode).
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	res, isAnswer := msg.(*jsonrpc.Response)
+	if isAnswer {
+		c.mu.Lock()
+		method, initialized := c.calls[res.ID], c.initialized
+		c.mu.Unlock()
+		msg = coded(res, method, initialized, "")
+	}
+	err := c.write(ctx, msg)
+	if isAnswer {
+		c.mu.Lock()
+		if method := c.calls[res.ID]; method == "initialize" && res.Error == nil && err == nil {
+			c.initialized = true
+		}
+		delete(c.calls, res.ID)
+		c.writeFailed = c.writeFailed || err != nil
+		c.mu.Unlock()
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+func (c *lineConn) write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
