@@ -443,19 +443,26 @@ func (c *Client) discardIfClearText(ctx context.Context, id string, op client.Wi
 // otherwise (no worker yet, no such chat), lets the write go on, which then reports
 // what it meets. verb names the operation ("send to").
 func (c *Client) guardClearText(ctx context.Context, verb, chatID string) error {
+	if c.sealedFromUs(ctx, chatID) {
+		return fmt.Errorf("agentchat: %s chat %q: %w; nothing was sent", verb, chatID, ErrNoKeyRing)
+	}
+	return nil
+}
+
+// sealedFromUs reports whether this client has no key ring and chat chatID answers
+// encrypted (one State query, bounded by guardWait, unless the chat answered in the
+// clear before); false when the query fails otherwise.
+func (c *Client) sealedFromUs(ctx context.Context, chatID string) bool {
 	if c.keys != nil {
-		return nil
+		return false
 	}
 	if _, ok := c.clearChats.Load(chatID); ok {
-		return nil
+		return false
 	}
 	qctx, cancel := context.WithTimeout(ctx, guardWait)
 	defer cancel()
 	var st StateResult
-	if err := c.query(qctx, chatID, wire.StateQuery, &st); encryptedAnswer(err) {
-		return fmt.Errorf("agentchat: %s chat %q: %w; nothing was sent", verb, chatID, ErrNoKeyRing)
-	}
-	return nil
+	return encryptedAnswer(c.query(qctx, chatID, wire.StateQuery, &st))
 }
 
 // guardWait bounds guardClearText's query: a chat whose worker is away still takes a
@@ -463,9 +470,10 @@ func (c *Client) guardClearText(ctx context.Context, verb, chatID string) error 
 const guardWait = 3 * time.Second
 
 // encryptedAnswer reports whether err is the SDK's failure to decode a payload this
-// package's codec encrypted (codec.EncodingEncrypted) for want of a key ring.
+// package's codec encrypted (codec.EncodingEncrypted) for want of a key ring, or
+// chatError's ErrNoKeyRing made of one.
 func encryptedAnswer(err error) bool {
-	return errors.Is(err, converter.ErrEncodingIsNotSupported) && strings.Contains(err.Error(), codec.EncodingEncrypted)
+	return errors.Is(err, ErrNoKeyRing) || errors.Is(err, converter.ErrEncodingIsNotSupported) && strings.Contains(err.Error(), codec.EncodingEncrypted)
 }
 
 // idTaken says why id cannot be used for a new chat, or "" when the chat that has it
@@ -768,8 +776,12 @@ func (c *Client) answeredInClear(chatID string) {
 }
 
 // chatError names the chat and turns "not found" into ErrChatNotFound or, when the
-// workflow exists but has finished, ErrChatClosed.
+// workflow exists but has finished, ErrChatClosed; an encrypted answer to a client
+// without a key ring into ErrNoKeyRing, and one it cannot open into ErrKeyMismatch.
 func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) error {
+	if c.keys == nil && encryptedAnswer(err) {
+		return fmt.Errorf("agentchat: %s chat %q: %w", verb, chatID, ErrNoKeyRing)
+	}
 	if km := c.keyMismatch(verb, chatID, err, ""); km != nil {
 		return km
 	}

@@ -54,10 +54,15 @@ const endGrace = 2 * time.Second
 // as it does across continue-as-new; otherwise it ends with a *MigratedError naming the
 // target's cluster, namespace and chat id, where the caller can Follow it from 0.
 //
-// Errors (yielded, then the sequence ends): ErrChatNotFound; ctx's error; an item
+// Errors (yielded, then the sequence ends): ErrChatNotFound; ErrNoKeyRing (an encrypted
+// chat, this client without a key ring: said at once); ctx's error; an item
 // that is not a StreamEvent; a *MigratedError.
 func (c *Client) Follow(ctx context.Context, chatID string, fromOffset int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		if c.sealedFromUs(ctx, chatID) { // else an encrypted chat fails only at its next event
+			yield(Event{}, fmt.Errorf("agentchat: follow chat %q: %w", chatID, ErrNoKeyRing))
+			return
+		}
 		followed := chatID
 		for chatID != "" {
 			on := chatID

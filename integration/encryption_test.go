@@ -283,6 +283,19 @@ func TestKeylessClientLeavesNoClearTextChat(t *testing.T) {
 		}
 	}
 	assert.ErrorIs(t, streamed, agentchat.ErrNoKeyRing)
+	// Reads say the same: the chat is encrypted and this client has no ring.
+	_, err = keyless.State(ctxFor(t), id)
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing)
+	_, err = keyless.History(ctxFor(t), id, agentchat.HistoryInput{})
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing)
+	_, _, err = keyless.Export(ctxFor(t), id)
+	assert.ErrorIs(t, err, agentchat.ErrNoKeyRing)
+	fctx, cancel := context.WithTimeout(ctxFor(t), 30*time.Second)
+	for _, err := range keyless.Follow(fctx, id, 0) {
+		assert.ErrorIs(t, err, agentchat.ErrNoKeyRing, "follow")
+		break
+	}
+	cancel()
 	raw, err := temporalShow(t, id)
 	require.NoError(t, err, raw)
 	assert.False(t, strings.Contains(readable(t, raw), "Zorblax"), "a keyless client's text reached the history in the clear")
