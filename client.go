@@ -431,7 +431,7 @@ func (c *Client) discardIfClearText(ctx context.Context, id string, op client.Wi
 		return fmt.Errorf("agentchat: start chat %q: %w; its input went in the clear, and deleting the chat failed (%v): delete it with: temporal workflow delete --workflow-id %s",
 			id, ErrNoKeyRing, derr, id)
 	}
-	return fmt.Errorf("agentchat: start chat %q: %w; what it sent went in the clear, so the chat was deleted (a closed one, such as a temporary thread, once the server runs the deletion)", id, ErrNoKeyRing)
+	return fmt.Errorf("agentchat: start chat %q: %w; what it sent went in the clear, so the chat was deleted (%s)", id, ErrNoKeyRing, deletionNote)
 }
 
 // guardClearText returns ErrNoKeyRing, before anything is written, when this client

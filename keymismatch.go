@@ -170,7 +170,7 @@ func (c *Client) discardIfKeysDiffer(ctx context.Context, id string, op client.W
 	if derr != nil {
 		return fmt.Errorf("%w; deleting the chat it created failed (%v): delete it with: temporal workflow delete --workflow-id %s", km, derr, id)
 	}
-	return fmt.Errorf("%w; the chat it created was deleted, so nothing is left and its id is free (the server removes it within seconds)", km)
+	return fmt.Errorf("%w; nothing is left: the chat it created was deleted (%s)", km, deletionNote)
 }
 
 // runKeyTrouble reports whether run run of chat id failed, or failed workflow tasks,

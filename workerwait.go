@@ -167,6 +167,11 @@ func (c *Client) chatNoWorker(ctx context.Context, verb, chatID, left string, ca
 	return fmt.Errorf("agentchat: %s chat %q: %w", verb, chatID, c.noWorker(tq, why, left))
 }
 
+// deletionNote says what a deletion (DeleteWorkflowExecution) leaves for a while: the
+// server removes the run in the background, and list shows it until then (measured on
+// the dev server: 25 to 55 s).
+const deletionNote = "the server removes it in the background: list may show it for a minute, and its id is free once it is gone"
+
 // startNoWorker is noWorker for a start of chat id (through op, made at began) that
 // no worker took: the chat it created, which holds only its input, is deleted when no
 // worker ever took a task of it, so nothing is left and the id is free; otherwise the
@@ -192,7 +197,7 @@ func (c *Client) startNoWorker(ctx context.Context, id string, op client.WithSta
 		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
 	})
 	if err == nil {
-		left = "nothing is left: the chat it created was deleted, and its id is free"
+		left = "nothing is left: the chat it created was deleted (" + deletionNote + ")"
 	}
 	return fmt.Errorf("agentchat: start chat %q: %w", id, c.noWorker(c.taskQueue, why, left))
 }
