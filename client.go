@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -399,8 +400,61 @@ func (c *Client) tryUpdateWithStart(ctx context.Context, id string, in wire.Agen
 	if errors.Is(err, errNotTaken) {
 		return c.startNoWorker(ctx, id, op, began)
 	}
-	return c.discardIfClearText(ctx, id, op, began, err)
+	return c.discardFailedStart(ctx, id, op, began, c.discardIfClearText(ctx, id, op, began, err))
 }
+
+// refusedAtStart are the error types of a chat that failed at start, before it did
+// anything (AgentChat's errors): its run is of no use to anybody.
+var refusedAtStart = []string{wire.ErrTypeUnknownAgent, wire.ErrTypeInvalidInput, wire.ErrTypeNotAcceptingTurns}
+
+// discardFailedStart handles err of a start through op, made at began, that the chat
+// refused at start (refusedAtStart): once the run it created has closed (within
+// startCloseWait) holding nothing but its start and failure (didNothing), it is
+// deleted, and the *Error says that nothing is left; the id is free for a corrected
+// start either way (updateWithStart starts over a chat that failed at start). Any other
+// err, or a run that did more, is returned as it is.
+func (c *Client) discardFailedStart(ctx context.Context, id string, op client.WithStartWorkflowOperation, began time.Time, err error) error {
+	var app *temporal.ApplicationError
+	if err == nil || !errors.As(err, &app) || !slices.Contains(refusedAtStart, app.Type()) {
+		return err
+	}
+	ce := asChatError("start", id, err)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	run, rerr := c.createdRun(dctx, id, op, began)
+	if rerr != nil || run == "" {
+		return ce
+	}
+	wctx, wcancel := context.WithTimeout(dctx, startCloseWait)
+	_ = c.tc.GetWorkflow(wctx, id, run).Get(wctx, nil) // the run fails right after it answered
+	wcancel()
+	if !c.failedBeforeATurn(dctx, id, run) {
+		return ce
+	}
+	if _, derr := c.tc.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace:         c.namespace,
+		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
+	}); derr != nil {
+		return ce
+	}
+	out := *ce
+	out.Message += "; nothing is left: the chat it created was deleted (" + deletionNote + ")"
+	return &out
+}
+
+// failedBeforeATurn reports whether run run of chat id (its current run) has failed
+// before it took any turn: its history holds nothing but its start and failure
+// (didNothing), or its State says status failed with no turn and no message.
+func (c *Client) failedBeforeATurn(ctx context.Context, id, run string) bool {
+	if c.didNothing(ctx, id, run) {
+		return true
+	}
+	st, err := c.State(ctx, id)
+	return err == nil && st.Status == wire.StatusFailed && st.TurnCount == 0 && st.MessageCount == 0
+}
+
+// startCloseWait bounds discardFailedStart's wait for a refused run to close.
+const startCloseWait = 5 * time.Second
 
 // discardIfClearText handles err of a start through op, made at began: when this
 // client has no key ring and the answer was encrypted (the chat's workers encrypt at

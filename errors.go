@@ -62,7 +62,7 @@ func (e *MigratedError) Is(target error) bool { return target == ErrChatMigrated
 
 // Error is what the client returns when the chat itself refused or failed a call: a
 // validator's refusal, a failed turn, an unknown agent. Error() is the chat's own
-// message, prefixed with the operation; Type is one of the agents.ErrType* constants.
+// message, prefixed with the operation; Type is one of the wire.ErrType* constants.
 // It unwraps to the *temporal.ApplicationError, so errors.As finds either.
 type Error struct {
 	Op      string // "send to", "start", ...
@@ -82,6 +82,10 @@ func (e *Error) Unwrap() error { return e.cause }
 // asChatError returns err as an *Error when it carries a Temporal application error
 // from the chat, else nil.
 func asChatError(op, chatID string, err error) *Error {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce // made already, maybe with what the call left (discardFailedStart)
+	}
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) {
 		return nil

@@ -244,7 +244,7 @@ func (c *Client) SendStream(ctx context.Context, chatID string, msg SendMessageI
 			yield(Event{}, err)
 			return
 		}
-		c.streamTurn(ctx, chatID, msg.MessageID, from, false, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+		c.streamTurn(ctx, "send to", chatID, msg.MessageID, from, false, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
 			var h client.WorkflowUpdateHandle
 			err := retryBusy(ctx, func() error {
 				updateID := uuid.NewString()
@@ -314,9 +314,9 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 	}
 	op, began := c.startOperation(ctx, id, in, false), time.Now()
 	discarding := func(e Event, err error) bool { // a chat this client cannot use (its input in the clear, other keys) is deleted
-		return yield(e, c.discardIfClearText(ctx, id, op, began, err))
+		return yield(e, c.discardFailedStart(ctx, id, op, began, c.discardIfClearText(ctx, id, op, began, err)))
 	}
-	c.streamTurn(ctx, id, msg.MessageID, 0, in.Temporary, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
+	c.streamTurn(ctx, "start", id, msg.MessageID, 0, in.Temporary, func(ctx context.Context) (client.WorkflowUpdateHandle, error) {
 		var h client.WorkflowUpdateHandle
 		updateID := uuid.NewString()
 		err := c.withWorker(ctx, id, updateID, func(ctx context.Context) (err error) {
@@ -344,9 +344,10 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 }
 
 // streamTurn has turn turnID accepted (accept), then yields its events from offset
-// from on until its last one; when the turn's answer comes without it (answered
+// from on until its last one (verb names the call in errors: "send to", "start"); when
+// the turn's answer comes without it (answered
 // before), it yields a turnDone of its own, and the turn's error when it failed.
-func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int64, closes bool,
+func (c *Client) streamTurn(ctx context.Context, verb, chatID, turnID string, from int64, closes bool,
 	accept func(context.Context) (client.WorkflowUpdateHandle, error), yield func(Event, error) bool) {
 	h, err := accept(ctx)
 	if err != nil {
@@ -402,7 +403,7 @@ func (c *Client) streamTurn(ctx context.Context, chatID, turnID string, from int
 	select {
 	case a := <-answered:
 		if a.err != nil {
-			yield(Event{}, c.chatError(ctx, "send to", chatID, a.err))
+			yield(Event{}, c.chatError(ctx, verb, chatID, a.err))
 			return
 		}
 		if !ended {

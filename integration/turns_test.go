@@ -1,8 +1,10 @@
 package integration_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
@@ -170,8 +173,52 @@ func TestUnknownAgentIsRefusedAndNothingKeepsRunning(t *testing.T) {
 	assert.Equal(t, wire.ErrTypeUnknownAgent, app.Type())
 	assert.Contains(t, err.Error(), `unknown agent id(s) "ghost"`)
 	assert.Contains(t, err.Error(), `"helper", "reviewer", "writer"`)
-	assert.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, workflowStatus(t, h, id))
 	assert.Zero(t, h.Model.TotalRequests())
+}
+
+// A start, temporary thread or streamed start refused for an unknown agent leaves no
+// failed chat behind (it did nothing, so it is deleted, and the error says so), and
+// its error is the chat's words: no Temporal "(type: …)" tail, no "over 0s".
+func TestAChatRefusedAtStartLeavesNothing(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	gone := func(what, id string, err error) {
+		t.Helper()
+		require.Error(t, err, what)
+		assert.Equal(t, wire.ErrTypeUnknownAgent, appType(err), "%s: %v", what, err)
+		assert.Contains(t, err.Error(), `"helpr" (did you mean "helper"?)`, what)
+		assert.Contains(t, err.Error(), "nothing is left", what)
+		assert.NotContains(t, err.Error(), "(type:", what)
+		assert.NotContains(t, err.Error(), "over 0s", what)
+		assert.Equal(t, 1, strings.Count(err.Error(), "unknown agent id(s)"), "%s: %v", what, err)
+	}
+	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helpr"}})
+	gone("start", id, err)
+	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	require.NoError(t, err, "the id is free at once (a start goes over a chat that failed at start)")
+
+	runID := id + "-run"
+	_, err = h.Client.Run(ctxFor(t), agentchat.RunOptions{ChatID: runID, Agents: []string{"helpr"}}, agentchat.SendMessageInput{Text: "Hi"})
+	gone("run", runID, err)
+
+	streamID := id + "-stream"
+	var streamErr error
+	for _, err := range h.Client.RunStream(ctxFor(t), agentchat.RunOptions{ChatID: streamID, Agents: []string{"helpr"}}, agentchat.SendMessageInput{Text: "Hi"}) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+	}
+	gone("run streamed", streamID, streamErr)
+	assert.Zero(t, h.Model.TotalRequests())
+	// The server removes a deleted run in the background: a closed one within a minute
+	// or two on the dev server (the jitter of its deletion tasks). One is enough to see
+	// that the run was deleted, not left failed.
+	require.Eventually(t, func() bool {
+		_, err := h.Temporal.DescribeWorkflowExecution(context.Background(), runID, "")
+		var nf *serviceerror.NotFound
+		return errors.As(err, &nf)
+	}, 3*time.Minute, time.Second, "chat %s was left on the server", runID)
 }
 
 func TestModelThatFailsTwiceThenAnswersCompletesTheTurn(t *testing.T) {

@@ -75,7 +75,11 @@ func UnknownEverywhere(answers map[string]UnknownAgentDetails, waited time.Durat
 	if len(unknown) == 0 {
 		unknown = []string{"(not named)"}
 	}
-	asked := fmt.Sprintf("asked %d worker(s) over %s: %s", len(answers), waited.Round(time.Millisecond), strings.Join(workers, "; "))
+	over := "" // a wait under a second is no news
+	if waited >= time.Second {
+		over = " over " + waited.Round(time.Second).String()
+	}
+	asked := fmt.Sprintf("asked %d worker(s)%s: %s", len(answers), over, strings.Join(workers, "; "))
 	if kind == KindAgent {
 		return fmt.Sprintf("unknown agent id(s) %s%s: no worker of the task queue knows them (%s); "+
 			"deploy an agent config that defines them, or start the chat with agents that exist",

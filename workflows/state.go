@@ -1,7 +1,10 @@
 package workflows
 
 import (
+	"errors"
+
 	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/chat"
@@ -137,6 +140,27 @@ func (s *chatState) register(ctx workflow.Context) error {
 	return workflow.SetQueryHandler(ctx, wire.HistoryQuery, s.page)
 }
 
+// failureText is err's message as the chat says it: an application error's own message,
+// without the SDK's " (type: …, retryable: …)" tail.
+func failureText(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	return err.Error()
+}
+
+// failureType is the error type of why the chat could not start (wire.ErrTypeUnknownAgent,
+// wire.ErrTypeInvalidInput, ...), which a turn sent to it is refused with too;
+// wire.ErrTypeNotAcceptingTurns when err has none.
+func failureType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() != "" {
+		return app.Type()
+	}
+	return wire.ErrTypeNotAcceptingTurns
+}
+
 // fail records why the chat could not start; waiting handlers return err.
 func (s *chatState) fail(err error) {
 	s.must(s.to(phaseFailed))
@@ -187,7 +211,7 @@ func (s *chatState) state() wire.StateResult {
 		r.ActiveTurn = s.active.msg.MessageID
 	}
 	if s.failure != nil {
-		r.Failure = s.failure.Error()
+		r.Failure = failureText(s.failure)
 	}
 	for _, c := range s.channels {
 		r.Channels = append(r.Channels, wire.ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})

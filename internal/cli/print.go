@@ -109,6 +109,10 @@ func author(m chat.Message) string {
 func printState(w io.Writer, st agentchat.StateResult) {
 	var ps []string
 	for _, p := range st.Participants {
+		if p.Name == "" && p.Type == "" { // a chat that failed at start never resolved it
+			ps = append(ps, p.ID)
+			continue
+		}
 		ps = append(ps, fmt.Sprintf("%s (%s, %s)", p.ID, p.Name, p.Type))
 	}
 	row := func(k, format string, a ...any) {

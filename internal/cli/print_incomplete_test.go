@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // /history and history mark a stopped turn's partial reply, which the History JSON
@@ -30,4 +31,15 @@ func TestPrintHistoryNamesAStoredBody(t *testing.T) {
 		chat.TextMessage("m2", chat.RoleUser, "Alice", "Hello"),
 	}})
 	assert.Equal(t, "Alice: "+storedBodyNote+"\nAlice: Hello\n", b.String())
+}
+
+// A participant the chat never resolved (it failed at start: an unknown agent) is
+// printed by its id, without an empty "(, )" for its name and kind.
+func TestStateOfAChatThatFailedAtStartNamesItsParticipantsPlainly(t *testing.T) {
+	var b strings.Builder
+	printState(&b, agentchat.StateResult{ChatID: "c", Status: "failed",
+		Participants: []wire.ParticipantInfo{{ID: "helpr"}, {ID: "helper", Name: "Helper", Type: "chat_completion"}},
+		Failure:      `unknown agent id(s) "helpr"`})
+	assert.Contains(t, b.String(), "participants:  helpr, helper (Helper, chat_completion)\n")
+	assert.NotContains(t, b.String(), "(, )")
 }
