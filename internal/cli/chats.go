@@ -109,9 +109,11 @@ The replies are printed as the agents write them (the chat's event stream);
 turn idempotent: sending the same id again prints the first answer and calls no model. --no-wait sends it as the UserMessage signal instead.
 
 The message is the arguments, joined with spaces; or the contents of --file F; or,
-with the one argument - (or --file -), standard input. A file or standard input
-loses one final line break and may hold up to 1 MiB of UTF-8 text (the most a chat
-accepts; a chat's --max-message-bytes may be less), which a command line cannot.
+with the one argument - (or --file -), standard input, which may be longer than a
+command line takes. A file or standard input loses one final line break and must be
+UTF-8. A chat takes a message of up to 256 KiB unless it was started with
+--max-message-bytes (at most 1 MiB), counted as the message's JSON: < > & and control
+characters take six bytes each, and a longer message is refused whole.
 
 A turn whose agent calls a tool that needs a person's approval (approval: true in
 the worker's agent config) stops there: send prints the call with the approve

@@ -81,3 +81,30 @@ func TestSendTakesTheMessageFromAFileOrStdin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5, st.TurnCount, "no refused input became a turn")
 }
+
+// A message over a chat's limit is refused with the limit and how to raise it: a chat
+// started without --max-message-bytes takes 256 KiB, counted as encoded JSON (here
+// text of '<', six bytes each when encoded, within 1 MiB raw but over it encoded).
+func TestAMessageOverTheChatsLimitSaysHowToRaiseIt(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	dir := t.TempDir()
+	over := filepath.Join(dir, "over.txt")
+	require.NoError(t, os.WriteFile(over, []byte(strings.Repeat("x", 256<<10+1)), 0o600))
+	line := fails(t, h, "send", "--chat", id, "--file", over)
+	assert.Contains(t, line, "at most 262144")
+	assert.Contains(t, line, "start --max-message-bytes", "it names the flag that raises the limit")
+
+	escaped := filepath.Join(dir, "escaped.txt")
+	require.NoError(t, os.WriteFile(escaped, []byte(strings.Repeat("<", 200<<10)), 0o600))
+	line = fails(t, h, "send", "--chat", id, "--file", escaped)
+	assert.Contains(t, line, "encoded", "the limit counts encoded bytes, and says so")
+
+	r := starter(t, h, "", "send", "--help")
+	require.Equal(t, 0, r.code)
+	assert.Contains(t, r.out, "256 KiB", "send --help gives the default limit")
+	st, err := h.Client.State(t.Context(), id)
+	require.NoError(t, err)
+	assert.Zero(t, st.TurnCount)
+}

@@ -251,6 +251,10 @@ func errorHint(err error, taskQueue string) string {
 		// by queries, which its worker answers.
 		return fmt.Sprintf(" (no worker serves the chat's task queue: start one, e.g. go run ./worker --offline --task-queue %s)", shellQuote(taskQueue))
 	}
+	if err != nil && strings.Contains(err.Error(), "(maxMessageBytes; the most any chat accepts is") {
+		// The chat's words for a message over its limit (wire.SendMessageInput.Message).
+		return fmt.Sprintf(" (a chat started with: go run ./starter start --max-message-bytes N takes messages up to N bytes, at most %d)", wire.MaxMessageBytesLimit)
+	}
 	if err != nil && strings.Contains(err.Error(), "payload encoding is not supported") {
 		// The SDK's words for a payload it cannot decode: an encrypted chat read
 		// without its key ring.
