@@ -154,7 +154,7 @@ func (o DialOptions) keys() (*keyring.Ring, error) {
 	}
 	r, err := keyring.FromEnv(o.KeysPath)
 	if err != nil {
-		return nil, fmt.Errorf("agentchat: key ring: %w", err)
+		return nil, fmt.Errorf("agentchat: %w", err) // keyring's errors name the ring and its file
 	}
 	return r, nil
 }

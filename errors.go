@@ -3,6 +3,7 @@ package agentchat
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -73,7 +74,10 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("agentchat: %s chat %q: %s", e.Op, e.ChatID, e.Message)
+	// The chat's message may name the chat itself (for clients that show it alone):
+	// said once.
+	msg := strings.TrimPrefix(e.Message, fmt.Sprintf("chat %q: ", e.ChatID))
+	return fmt.Sprintf("agentchat: %s chat %q: %s", e.Op, e.ChatID, msg)
 }
 
 // Unwrap returns the Temporal application error.

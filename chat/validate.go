@@ -29,6 +29,12 @@ func (m Message) Validate() error {
 		return ErrEmptyMessage
 	}
 	for i, c := range m.Contents {
+		if c.Type == ContentText && isBlank(c.Text) {
+			if len(m.Contents) == 1 {
+				return fmt.Errorf("%w: its text is blank", ErrEmptyMessage)
+			}
+			return blankPart(i)
+		}
 		if err := c.validate(); err != nil {
 			return fmt.Errorf("contents[%d]: %w", i, err)
 		}
@@ -36,11 +42,18 @@ func (m Message) Validate() error {
 	return nil
 }
 
+// blankPart is a blank text content at index i of a message of several contents; it
+// matches ErrEmptyMessage (errors.Is) without saying the message has none.
+type blankPart int
+
+func (i blankPart) Error() string        { return fmt.Sprintf("contents[%d]: text is blank", int(i)) }
+func (i blankPart) Is(target error) bool { return target == ErrEmptyMessage }
+
 func (c Content) validate() error {
 	switch c.Type {
 	case ContentText:
 		if isBlank(c.Text) {
-			return fmt.Errorf("%w: text is empty", ErrEmptyMessage)
+			return fmt.Errorf("%w: text is blank", ErrEmptyMessage)
 		}
 	case ContentImage:
 		if c.URI == "" && (c.Data == "" || c.MediaType == "") {
