@@ -815,7 +815,11 @@ func (c *Client) queryAs(ctx context.Context, verb, left, chatID, name string, o
 		return c.chatNoWorker(ctx, verb, chatID, left, err)
 	}
 	if err != nil {
-		return c.chatError(ctx, verb, chatID, err)
+		err = c.chatError(ctx, verb, chatID, err)
+		if left != "" && errors.Is(err, ErrKeyMismatch) {
+			err = &keyMismatchError{msg: err.Error() + "; " + left, errs: []error{err}}
+		}
+		return err
 	}
 	c.answeredInClear(chatID)
 	return nil

@@ -45,8 +45,11 @@ func (c *Client) mismatch(verb, chatID string, err error, took string, workersFa
 	}
 	what := strings.Trim(workers+"; "+here, "; ")
 	var unreadable *codec.UnreadableFailureError
-	if workers == "" && took != "" && !errors.As(err, &unreadable) {
+	switch {
+	case workers == "" && took != "" && !errors.As(err, &unreadable):
 		what += "; " + took
+	case workers != "" && took != "":
+		what += "; nothing was sent: the chat did not take it" // its workers could not open it
 	}
 	return &keyMismatchError{msg: fmt.Sprintf(
 		"agentchat: %s chat %q: %v: %s; give every client and worker of the chat the same key ring (AGENTCHAT_KEYS or --keys)",

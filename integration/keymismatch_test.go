@@ -82,6 +82,19 @@ func TestAClientWithAnotherKeyRingGetsAnErrorNamingTheKeyAndLocksNoID(t *testing
 			mismatch("send", err)
 			if tc.taken {
 				assert.Contains(t, err.Error(), `the chat took it (messageId "m-`+newID+`")`, "what the call left is named")
+			} else {
+				assert.Contains(t, err.Error(), "nothing was sent", "a turn the workers cannot open is not taken")
+			}
+			var streamed error
+			for _, err := range c.SendStream(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "s-" + newID, Text: "Streamed"}) {
+				if err != nil {
+					streamed = err
+					break
+				}
+			}
+			if tc.key != "k3" { // else the chat's answer to its first look opens here
+				mismatch("send streamed", streamed)
+				assert.Contains(t, streamed.Error(), "nothing was sent", "a streamed send asks the chat first")
 			}
 			_, err = c.Post(ctxFor(t), id, agentchat.SendMessageInput{Text: "Posted, never to be dropped unseen"})
 			mismatch("post", err)
