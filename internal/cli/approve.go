@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -85,4 +88,22 @@ decision, as does a call the chat does not wait for (unknown).`,
 	jsonFlag(cmd, &asJSON, "print the turn result as JSON")
 	_ = cmd.MarkFlagRequired("call")
 	return cmd
+}
+
+// waitingCalls says which tool calls chat chatID waits for a person to decide, for a
+// usage line: "calls waiting: c1 (search), c2 (deploy)", or that none waits, or why
+// that could not be read.
+func waitingCalls(ctx context.Context, c *agentchat.Client, chatID string) string {
+	st, err := c.State(ctx, chatID)
+	if err != nil {
+		return "the calls that wait could not be read: " + oneLine(err.Error())
+	}
+	if len(st.PendingApprovals) == 0 {
+		return "no tool call waits for approval now"
+	}
+	ws := make([]string, len(st.PendingApprovals))
+	for i, p := range st.PendingApprovals {
+		ws[i] = fmt.Sprintf("%s (%s)", p.CallID, p.Tool)
+	}
+	return "calls waiting: " + strings.Join(ws, ", ")
 }

@@ -310,6 +310,10 @@ as text, less one slash):
 				}
 				if cmd, rest, _ := strings.Cut(line, " "); cmd == "/approve" || cmd == "/reject" {
 					callID, reason, _ := strings.Cut(strings.TrimSpace(rest), " ")
+					if callID == "" {
+						fmt.Fprintf(s.Err, "usage: %s (%s)\n", slashUsage(cmd), waitingCalls(ctx, c, chatID))
+						continue
+					}
 					res, err := c.Approve(ctx, chatID, agentchat.ApproveInput{CallID: callID, Approved: cmd == "/approve",
 						Reason: strings.TrimSpace(reason), By: author})
 					if err != nil {

@@ -29,6 +29,16 @@ func (c slashCommand) usage() string {
 	return strings.TrimSpace(c.name + " " + c.args)
 }
 
+// slashUsage is the usage of command name ("/approve"), or name itself when unknown.
+func slashUsage(name string) string {
+	for _, c := range slashCommands {
+		if c.name == name {
+			return c.usage()
+		}
+	}
+	return name
+}
+
 // slashList is every command on one line: "/state, /history, /approve CALL, ...".
 func slashList() string {
 	us := make([]string, len(slashCommands))

@@ -43,3 +43,16 @@ func TestSlashCommandsAgreeEverywhere(t *testing.T) {
 	assert.Contains(t, r.err, "unknown command /bogus")
 	assert.Zero(t, h.Model.TotalRequests(), "commands are not turns")
 }
+
+// A command missing its argument prints its usage (with the calls that wait, for
+// /approve and /reject), not the library's refusal, and the session goes on.
+func TestSlashCommandWithoutItsArgumentPrintsItsUsage(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	r := starter(t, h, "/approve\n/reject   \n/state\n", "chat", "--chat", testenv.ChatID(t), "--agents", "helper")
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Contains(t, r.err, "usage: /approve CALL")
+	assert.Contains(t, r.err, "usage: /reject CALL [REASON]")
+	assert.Contains(t, r.err, "no tool call waits for approval")
+	assert.NotContains(t, r.err, "callId", "not the library's words")
+	assert.Contains(t, r.out, "status:", "the session went on to /state")
+}
