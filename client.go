@@ -1,6 +1,7 @@
 package agentchat
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -210,6 +211,37 @@ func LoadClientOptions(opts DialOptions) (client.Options, error) {
 	return co, nil
 }
 
+// dialError is Dial's error when no connection to the Temporal frontend at addr could be
+// made: for a server that does not answer (connection refused, no such host, no
+// answer in time), what was seen in a few words and how to start one at that address;
+// otherwise the SDK's error. It wraps err either way (errors.As finds the gRPC status).
+func dialError(addr, namespace string, err error) error {
+	msg := err.Error()
+	var why string
+	for _, w := range [][2]string{{"connection refused", ""}, {"no such host", "its host name does not resolve"},
+		{"no children to pick from", "its host name does not resolve"}, {"i/o timeout", "no answer in time"},
+		{"deadline exceeded", "no answer in time"}, {"network is unreachable", ""}} {
+		if strings.Contains(msg, w[0]) {
+			why = cmp.Or(w[1], w[0])
+			break
+		}
+	}
+	if why == "" {
+		return fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w", addr, namespace, err)
+	}
+	return &wrapped{msg: fmt.Sprintf("agentchat: no Temporal server answers at %s (%s): start one there (go run ./starter server start --listen %s), "+
+		"or give the address of yours (DialOptions.Address; the starter's --address or TEMPORAL_ADDRESS)", addr, why, addr), err: err}
+}
+
+// wrapped is an error whose message is msg, in place of err's, and that unwraps to err.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
 // Dial connects to Temporal and returns a Client that owns the connection.
 func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 	ring, err := opts.keys()
@@ -223,8 +255,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 	}
 	tc, err := client.DialContext(ctx, co)
 	if err != nil {
-		return nil, fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w; is a server running? (go run ./starter server start)",
-			co.HostPort, co.Namespace, err)
+		return nil, dialError(co.HostPort, co.Namespace, err)
 	}
 	docs, err := opts.documents(ring)
 	if err != nil {

@@ -713,3 +713,13 @@ func TestSendSaysItStillWaitsForASlowTurn(t *testing.T) {
 		}
 	}
 }
+
+// A command pointed at an address where no server answers says so in a few words, with
+// how to start one at that address and the flag that changes it: not gRPC's dial error.
+func TestACommandWithNoServerAtItsAddressSaysHowToStartOne(t *testing.T) {
+	line := fails(t, nil, "--address", "127.0.0.1:1", "list")
+	assert.Contains(t, line, "no Temporal server answers at 127.0.0.1:1 (connection refused)")
+	assert.Contains(t, line, "server start --listen 127.0.0.1:1")
+	assert.Contains(t, line, "--address")
+	assert.NotContains(t, line, "transport:", "not gRPC's words")
+}
