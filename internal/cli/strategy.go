@@ -87,6 +87,12 @@ func (f *strategyFlags) strategies() (agentchat.SelectionStrategy, agentchat.Ter
 	if selType == "" {
 		selType = strategies.SelectionSequential
 	}
+	if err := needs("selection", selType, map[string]flagNeed{
+		strategies.SelectionLLM:      {"selector", "AGENT", f.selector},
+		strategies.SelectionFunction: {"selection-function", "NAME", f.selectionFunction},
+	}); err != nil {
+		return agentchat.SelectionStrategy{}, agentchat.TerminationStrategy{}, err
+	}
 	sel := agentchat.SelectionStrategy{Type: selType, InitialAgent: f.initialAgent, Agent: f.selector,
 		Function: f.selectionFunction, Fallback: f.fallback}
 
@@ -103,6 +109,13 @@ func (f *strategyFlags) strategies() (agentchat.SelectionStrategy, agentchat.Ter
 	if err != nil {
 		return sel, agentchat.TerminationStrategy{}, err
 	}
+	if err := needs("termination", termType, map[string]flagNeed{
+		strategies.TerminationLLM:      {"judge", "AGENT", f.judge},
+		strategies.TerminationRegex:    {"pattern", "REGEX", f.pattern},
+		strategies.TerminationFunction: {"termination-function", "NAME", f.terminationFunction},
+	}); err != nil {
+		return sel, agentchat.TerminationStrategy{}, err
+	}
 	if len(f.terminationAgents) > 0 && (termType == "" || termType == strategies.TerminationMaxIterations) {
 		return sel, agentchat.TerminationStrategy{}, fmt.Errorf("--termination-agents applies to --termination %s, %s or %s",
 			strategies.TerminationRegex, strategies.TerminationLLM, strategies.TerminationFunction)
@@ -110,6 +123,20 @@ func (f *strategyFlags) strategies() (agentchat.SelectionStrategy, agentchat.Ter
 	term := agentchat.TerminationStrategy{Type: termType, MaxIterations: f.maxIterations, Pattern: f.pattern,
 		Agents: f.terminationAgents, Agent: f.judge, Function: f.terminationFunction, AutoReset: f.autoReset}
 	return sel, term, nil
+}
+
+// flagNeed is the flag a strategy type needs: its name, its value's placeholder for
+// the error, and its value ("" when not given).
+type flagNeed struct{ name, placeholder, value string }
+
+// needs returns an error naming the flag that strategy type typ of kind ("selection")
+// needs when it is not given (per type in need).
+func needs(kind, typ string, need map[string]flagNeed) error {
+	n, ok := need[typ]
+	if !ok || n.value != "" {
+		return nil
+	}
+	return fmt.Errorf("--%s %s needs --%s %s", kind, typ, n.name, n.placeholder)
 }
 
 // typedFlag is a flag that belongs to one strategy type.
