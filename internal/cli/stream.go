@@ -344,7 +344,9 @@ func stopCmd(g *globals, s Streams) *cobra.Command {
 cancelled, the partial reply stays as the agent's message marked incomplete (--drop
 drops it), every tool call gets a result, and the chat takes its next turn. With
 --id, that turn: in flight, or queued (it leaves the queue and never runs; its
-sender gets TurnCancelled and may send it again).`,
+sender gets TurnCancelled and may send it again). A chat with no turn in flight has
+nothing to stop: stop says so and exits 0; an --id that is neither in flight nor
+queued is an error.`,
 		Example: `  starter stop --chat support-42
   starter stop --chat support-42 --id turn-9`,
 		Args: cobra.NoArgs,
@@ -355,6 +357,12 @@ sender gets TurnCancelled and may send it again).`,
 			}
 			defer c.Close()
 			res, err := c.CancelTurn(cmd.Context(), chatID, agentchat.CancelTurnInput{MessageID: msgID, DropPartial: drop})
+			var ce *agentchat.Error
+			if msgID == "" && errors.As(err, &ce) && ce.Type == wire.ErrTypeInvalidInput && ce.Message == "no turn is in flight" {
+				// Nothing to stop: the chat is idle, as the user wants it (the chat's words).
+				fmt.Fprintf(s.Out, "chat %s: no turn is in flight; nothing to stop\n", chatID)
+				return nil
+			}
 			if err != nil {
 				return err
 			}

@@ -23,7 +23,7 @@ import (
 
 // send prints the streamed reply as --no-stream prints the answer; follow --json prints
 // the chat's events from an offset, one JSON line each; stop without a turn in flight
-// says so.
+// says so (status 0: the chat is as asked), stop of a turn that is not there fails.
 func TestSendStreamsFollowPrintsEventsStopRefuses(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
@@ -33,8 +33,10 @@ func TestSendStreamsFollowPrintsEventsStopRefuses(t *testing.T) {
 	assert.Equal(t, whole.out, streamed.out, "streamed, the reply prints as it does whole")
 	assert.True(t, strings.HasPrefix(streamed.out, "Helper: [offline] helper received 2 messages."), streamed.out)
 
-	line := fails(t, h, "stop", "--chat", id)
-	assert.Contains(t, line, "no turn is in flight")
+	idle := ok(t, h, "stop", "--chat", id)
+	assert.Contains(t, idle.out, "no turn is in flight", "an idle chat has nothing to stop: a note, status 0")
+	line := fails(t, h, "stop", "--chat", id, "--id", "never-sent")
+	assert.Contains(t, line, `turn "never-sent" is neither in flight nor queued`, "a turn named that is not there is an error")
 
 	// The chat's events from offset 2, until --timeout ends the command (a live chat's
 	// stream does not end).
