@@ -129,16 +129,31 @@ func printState(w io.Writer, st agentchat.StateResult) {
 			describePlace(*to), to.ChatID, cmpOr(to.RunID, "unknown"), placeFlags(*to), shellQuote(to.ChatID))
 	}
 	row("participants", "%s", strings.Join(ps, ", "))
-	row("messages", "%s in %s", plural(st.MessageCount, "message"), plural(st.TurnCount, "turn"))
+	// A turn that waits for approval is not counted yet, nor active: say it waits.
+	waiting := ""
+	if len(st.PendingApprovals) > 0 && st.ActiveTurn == "" {
+		waiting = st.PendingApprovals[0].TurnID
+	}
+	turns := plural(st.TurnCount, "turn")
+	if waiting != "" {
+		turns += ", and turn " + waiting + " waiting for approval"
+	}
+	row("messages", "%s in %s", plural(st.MessageCount, "message"), turns)
 	row("complete", "%s", yesNo(st.IsComplete))
-	if st.ActiveTurn != "" {
+	switch {
+	case st.ActiveTurn != "":
 		row("active turn", "%s", st.ActiveTurn)
+	case waiting != "":
+		row("active turn", "%s (waits for approval: go run ./starter approve --chat %s --call %s [--reject])",
+			waiting, shellQuote(st.ChatID), shellQuote(st.PendingApprovals[0].CallID))
 	}
-	pending := "none"
-	if len(st.PendingTurns) > 0 {
-		pending = strings.Join(st.PendingTurns, ", ")
+	if len(st.PendingTurns) > 0 || waiting == "" {
+		pending := "none"
+		if len(st.PendingTurns) > 0 {
+			pending = strings.Join(st.PendingTurns, ", ")
+		}
+		row("pending turns", "%s", pending)
 	}
-	row("pending turns", "%s", pending)
 	if len(st.PendingApprovals) > 0 {
 		var calls []string
 		for _, p := range st.PendingApprovals {

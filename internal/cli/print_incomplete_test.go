@@ -43,3 +43,15 @@ func TestStateOfAChatThatFailedAtStartNamesItsParticipantsPlainly(t *testing.T) 
 	assert.Contains(t, b.String(), "participants:  helpr, helper (Helper, chat_completion)\n")
 	assert.NotContains(t, b.String(), "(, )")
 }
+
+// A turn that waits for a person's approval is shown as the turn under way, with the
+// command that decides it; the turn count says one waits, not a bare "0 turns".
+func TestStateOfAChatWaitingForApprovalShowsTheWaitingTurn(t *testing.T) {
+	var b strings.Builder
+	printState(&b, agentchat.StateResult{ChatID: "desk", Status: "running", MessageCount: 2, TurnCount: 0,
+		PendingApprovals: []wire.PendingApproval{{CallID: "c1", Tool: "deploy", Arguments: `{"env":"prod"}`, AgentID: "ops", TurnID: "t1"}}})
+	out := b.String()
+	assert.Contains(t, out, "messages:      2 messages in 0 turns, and turn t1 waiting for approval\n")
+	assert.Contains(t, out, "active turn:   t1 (waits for approval: go run ./starter approve --chat desk --call c1 [--reject])\n")
+	assert.NotContains(t, out, "pending turns: none", "nothing is queued: the row is left out")
+}
