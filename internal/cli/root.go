@@ -38,6 +38,8 @@ type globals struct {
 	dial    agentchat.DialOptions
 	timeout time.Duration
 	cancel  context.CancelFunc // of the --timeout context
+	// timed is the --timeout context, nil when the command has none.
+	timed context.Context
 	// tel is the OpenTelemetry set up from the environment by the first connect; nil
 	// before it.
 	tel *telemetry.Telemetry
@@ -64,6 +66,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	timedOut := g.timed != nil && errors.Is(g.timed.Err(), context.DeadlineExceeded)
 	if g.cancel != nil {
 		g.cancel()
 	}
@@ -74,6 +77,9 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	}
 	if err != nil {
 		msg, suggestions := splitSuggestions(err.Error())
+		if timedOut {
+			msg += fmt.Sprintf(" (the command ran for its --timeout of %s; give a longer one, or --timeout 0 for none)", g.timeout)
+		}
 		fmt.Fprintln(s.Err, "starter:", oneLine(msg)+errorHint(err, g.dial.TaskQueue))
 		if len(suggestions) > 0 {
 			fmt.Fprintln(s.Err, "Did you mean this?")
@@ -157,7 +163,7 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 		}
 		if g.timeout > 0 && cmd.Name() != "demo" && cmd.Name() != "chat" && cmd.Name() != "model" && cmd.Name() != "codec-server" && cmd.Name() != "mcp" {
 			ctx, cancel := context.WithTimeout(cmd.Context(), g.timeout)
-			g.cancel = cancel
+			g.cancel, g.timed = cancel, ctx
 			cmd.SetContext(ctx)
 		}
 		return nil
@@ -170,7 +176,7 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 	pf.StringVar(&g.dial.Namespace, "namespace", "", "Temporal namespace (default $TEMPORAL_NAMESPACE or \"default\")")
 	pf.StringVar(&g.dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $AGENTCHAT_KEYS; none: off)")
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", wire.TaskQueue, "task queue of the worker that runs new chats")
-	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long")
+	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long (0: never)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print the Temporal SDK's warnings on stderr too (such as TMPRL1103, a payload over 512 KiB); without it only its errors")
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s), followCmd(g, s), stopCmd(g, s),

@@ -42,6 +42,7 @@ func TestSendStreamsFollowPrintsEventsStopRefuses(t *testing.T) {
 	// stream does not end).
 	r := starter(t, h, "", "--timeout", "3s", "follow", "--chat", id, "--from", "2", "--json")
 	assert.Equal(t, 1, r.code, "%v", r)
+	assert.Contains(t, r.err, "--timeout of 3s", "the error says which limit ended it")
 	var types []string
 	for _, l := range r.lines() {
 		var ev struct {
