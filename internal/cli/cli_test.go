@@ -467,7 +467,7 @@ func TestErrors(t *testing.T) {
 		{"history of a missing chat", []string{"history", "--chat", "missing-" + existing}, []string{"not found"}},
 		{"send to a missing chat", []string{"send", "--chat", "missing-" + existing, "hi"}, []string{"not found"}},
 		{"no-wait without chat", []string{"send", "--no-wait", "hi"}, []string{"--no-wait needs --chat"}},
-		{"regex without pattern", []string{"start", "--agents", "helper", "--termination", "regex"}, []string{"invalid options", "pattern"}},
+		{"regex without pattern", []string{"start", "--agents", "helper", "--termination", "regex"}, []string{"--termination regex needs --pattern REGEX"}},
 		{"missing --agents", []string{"start", "--chat", existing}, []string{`required flag(s) "agents" not set`}},
 		{"missing --chat of state", []string{"state"}, []string{`required flag(s) "chat" not set`}},
 		{"missing --chat of history", []string{"history"}, []string{`required flag(s) "chat" not set`}},
