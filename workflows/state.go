@@ -140,16 +140,6 @@ func (s *chatState) register(ctx workflow.Context) error {
 	return workflow.SetQueryHandler(ctx, wire.HistoryQuery, s.page)
 }
 
-// failureText is err's message as the chat says it: an application error's own message,
-// without the SDK's " (type: …, retryable: …)" tail.
-func failureText(err error) string {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Message()
-	}
-	return err.Error()
-}
-
 // failureType is the error type of why the chat could not start (wire.ErrTypeUnknownAgent,
 // wire.ErrTypeInvalidInput, ...), which a turn sent to it is refused with too;
 // wire.ErrTypeNotAcceptingTurns when err has none.
@@ -211,7 +201,7 @@ func (s *chatState) state() wire.StateResult {
 		r.ActiveTurn = s.active.msg.MessageID
 	}
 	if s.failure != nil {
-		r.Failure = failureText(s.failure)
+		r.Failure = errorMessage(s.failure)
 	}
 	for _, c := range s.channels {
 		r.Channels = append(r.Channels, wire.ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})

@@ -93,7 +93,7 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
 			wire.ErrTypeMigrating)
 	case s.phase == phaseFailed:
-		return temporal.NewApplicationError("chat could not start: "+failureText(s.failure), failureType(s.failure))
+		return temporal.NewApplicationError("chat could not start: "+errorMessage(s.failure), failureType(s.failure))
 	case s.IsComplete && !s.in.Termination.AutoReset:
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
