@@ -242,7 +242,7 @@ as text, less one slash):
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			c, err := g.connectChat(ctx, "")
+			c, err := g.connect(ctx)
 			if err != nil {
 				return err
 			}
@@ -253,8 +253,17 @@ as text, less one slash):
 					return err
 				}
 			}
-			if _, err := c.State(ctx, chatID); err != nil {
+			// The chat's own task queue, whatever --task-queue says (that is for new chats).
+			if err := c.CheckChatWorker(ctx, chatID); err != nil {
 				return err
+			}
+			st, err := c.State(ctx, chatID)
+			if err != nil {
+				return err
+			}
+			if st.Status != wire.StatusRunning && st.Status != wire.StatusStarting {
+				return fmt.Errorf("chat %s is %s: it takes no more turns (read it with: go run ./starter history --chat %s)",
+					chatID, st.Status, shellQuote(chatID))
 			}
 			interactive := stdinIsTerminal(s.In)
 			prompt := func() {

@@ -427,6 +427,21 @@ func TestChatEndsWhenTheGroupChatCompletes(t *testing.T) {
 	assert.Equal(t, "Reviewer: [offline] reviewer: APPROVED", lines[2])
 	assert.Equal(t, "(the chat is complete)", lines[3])
 	assert.Equal(t, 1, h.Model.Requests("writer"))
+
+	// A session on the completed chat says so before any prompt.
+	line := fails(t, h, "chat", "--chat", id)
+	assert.Contains(t, line, "is completed: it takes no more turns")
+}
+
+// chat talks to a chat on the chat's own task queue, not the one --task-queue names
+// for new chats (here the default, which no worker polls).
+func TestChatFindsTheChatsTaskQueue(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	ok(t, h, "start", "--chat", id, "--agents", "helper")
+	r := execute(t, "Hello\n", "--address", testenv.Address(t), "--worker-wait", "2s", "chat", "--chat", id)
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Contains(t, r.out, "Helper: [offline] helper received 2 messages.")
 }
 
 func TestSendSameIDTwiceAnswersOnce(t *testing.T) {
