@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 func listCmd(g *globals, s Streams) *cobra.Command {
@@ -64,6 +65,10 @@ visibility has (id, status, start or close time), says how to add them, and refu
 				return printJSON(s.Out, res)
 			}
 			printChats(s, res, goOn(cmd))
+			if len(res.Chats) == 0 && opts.PageToken == nil {
+				fmt.Fprintf(s.Err, "(list looks in task queue %q of namespace %q; chats of another task queue: --task-queue Q)\n",
+					cmpOr(opts.TaskQueue, cmpOr(g.dial.TaskQueue, wire.TaskQueue)), c.Namespace())
+			}
 			return nil
 		},
 	}

@@ -75,3 +75,14 @@ func TestListWithoutSearchAttributesSaysHowToAddThem(t *testing.T) {
 	line := fails(t, h, "--namespace", ns, "list", "--agent", "helper")
 	assert.Contains(t, line, "a filter by agent needs the chats' search attributes")
 }
+
+// An empty list says where it looked (task queue and namespace) and how to look in
+// another task queue: chats started with --task-queue Q are listed there.
+func TestAnEmptyListSaysWhereItLooked(t *testing.T) {
+	tq := testenv.TaskQueue(t)
+	r := execute(t, "", "--address", testenv.Address(t), "--task-queue", tq, "list")
+	require.Equal(t, 0, r.code, "%v", r)
+	assert.Equal(t, "no chats\n", r.out)
+	assert.Contains(t, r.err, `task queue "`+tq+`" of namespace "default"`)
+	assert.Contains(t, r.err, "--task-queue Q")
+}
