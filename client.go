@@ -229,8 +229,12 @@ func dialError(addr, namespace string, err error) error {
 	if why == "" {
 		return fmt.Errorf("agentchat: connect to Temporal at %s (namespace %q): %w", addr, namespace, err)
 	}
-	return &wrapped{msg: fmt.Sprintf("agentchat: no Temporal server answers at %s (%s): start one there (go run ./starter server start --listen %s), "+
-		"or give the address of yours (DialOptions.Address; the starter's --address or TEMPORAL_ADDRESS)", addr, why, addr), err: err}
+	start := fmt.Sprintf("start one there (go run ./starter server start --listen %s), or ", addr)
+	if strings.Contains(why, "resolve") {
+		start = ""
+	}
+	return &wrapped{msg: fmt.Sprintf("agentchat: no Temporal server answers at %s (%s): %sgive the address of yours (--address or TEMPORAL_ADDRESS)",
+		addr, why, start), err: err}
 }
 
 // wrapped is an error whose message is msg, in place of err's, and that unwraps to err.
@@ -254,6 +258,9 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, err
 	}
 	tc, err := client.DialContext(ctx, co)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("agentchat: connect to Temporal at %s: %w", co.HostPort, ctx.Err()) // the caller's deadline, not the server
+	}
 	if err != nil {
 		return nil, dialError(co.HostPort, co.Namespace, err)
 	}
@@ -469,7 +476,7 @@ func (c *Client) discardFailedStart(ctx context.Context, id string, op client.Wi
 		return ce
 	}
 	out := *ce
-	out.Message += "; nothing is left: the chat it created was deleted (" + deletionNote + ")"
+	out.Message += "; nothing is left: the chat it created was deleted (its id is free at once; list may show it for a minute, until the server has removed it)"
 	return &out
 }
 

@@ -737,4 +737,10 @@ func TestACommandWithNoServerAtItsAddressSaysHowToStartOne(t *testing.T) {
 	assert.Contains(t, line, "server start --listen 127.0.0.1:1")
 	assert.Contains(t, line, "--address")
 	assert.NotContains(t, line, "transport:", "not gRPC's words")
+
+	// A command whose own --timeout runs out while it connects blames the timeout, not
+	// a server that does answer.
+	line = fails(t, nil, "--address", testenv.Address(t), "--timeout", "1ms", "list")
+	assert.NotContains(t, line, "no Temporal server answers")
+	assert.Contains(t, line, "--timeout of 1ms")
 }

@@ -94,7 +94,7 @@ func TestAMessageOverTheChatsLimitSaysHowToRaiseIt(t *testing.T) {
 	require.NoError(t, os.WriteFile(over, []byte(strings.Repeat("x", 256<<10+1)), 0o600))
 	line := fails(t, h, "send", "--chat", id, "--file", over)
 	assert.Contains(t, line, "at most 262144")
-	assert.Contains(t, line, "start --max-message-bytes", "it names the flag that raises the limit")
+	assert.Contains(t, line, "start a chat with --max-message-bytes N", "it names the flag that raises the limit")
 
 	escaped := filepath.Join(dir, "escaped.txt")
 	require.NoError(t, os.WriteFile(escaped, []byte(strings.Repeat("<", 200<<10)), 0o600))

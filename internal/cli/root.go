@@ -259,7 +259,7 @@ func errorHint(err error, taskQueue string) string {
 	}
 	if err != nil && strings.Contains(err.Error(), "(maxMessageBytes; the most any chat accepts is") {
 		// The chat's words for a message over its limit (wire.SendMessageInput.Message).
-		return fmt.Sprintf(" (a chat started with: go run ./starter start --max-message-bytes N takes messages up to N bytes, at most %d)", wire.MaxMessageBytesLimit)
+		return " (start a chat with --max-message-bytes N to take longer messages)"
 	}
 	if err != nil && strings.Contains(err.Error(), "payload encoding is not supported") {
 		// The SDK's words for a payload it cannot decode: an encrypted chat read
