@@ -702,10 +702,34 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 	if err := c.guardKeys(ctx, "post to", chatID); err != nil {
 		return "", err
 	}
+	if err := c.underChatLimit(ctx, chatID, msg); err != nil {
+		return "", err
+	}
 	if err := c.tc.SignalWorkflow(ctx, chatID, "", wire.UserMessageSignal, msg); err != nil {
 		return "", c.chatError(ctx, "post to", chatID, err)
 	}
 	return msg.MessageID, nil
+}
+
+// underChatLimit refuses msg, before it is posted, when it is over the chat's own
+// limit (State's MaxMessageBytes): a signal cannot be refused to its sender, and the
+// chat would only record the refusal. A message within DefaultMaxMessageBytes fits every
+// chat and is not asked about; when State cannot be read, the post goes on (the chat
+// still refuses it, in its lastError).
+func (c *Client) underChatLimit(ctx context.Context, chatID string, msg SendMessageInput) error {
+	if _, err := msg.Message(wire.DefaultMaxMessageBytes); err == nil {
+		return nil
+	}
+	qctx, cancel := context.WithTimeout(ctx, guardWait)
+	defer cancel()
+	var st StateResult
+	if err := c.query(qctx, chatID, wire.StateQuery, &st); err != nil || st.MaxMessageBytes == 0 {
+		return nil
+	}
+	if _, err := msg.Message(st.MaxMessageBytes); err != nil {
+		return refused("post to", chatID, fmt.Errorf("%w; nothing was sent", err))
+	}
+	return nil
 }
 
 // State returns the chat's summary (the State query); it answers for finished chats too.

@@ -76,14 +76,27 @@ func TestSendAndPostAtTheLimitAndJustOver(t *testing.T) {
 	send(t, h, id, "after", "still here?")
 }
 
-// A signal over the chat's own limit (but under what any chat takes) cannot be refused to
-// its sender: the chat records the refusal, naming its limit, in State's lastError.
+// Post of a message over the chat's own limit (but under what any chat takes) is refused
+// by the client, which asks the chat its limit (State's maxMessageBytes) first, as Send's
+// update is refused: nothing is sent. A raw signal so large cannot be refused to its
+// sender: the chat records the refusal, naming its limit, in State's lastError.
 func TestPostOverTheChatsOwnLimitIsRecorded(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	id := testenv.ChatID(t)
 	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
 	require.NoError(t, err)
-	_, err = h.Client.Post(ctxFor(t), id, ofBytes("p1", defaultLimit+1))
+	_, err = h.Client.Post(ctxFor(t), id, ofBytes("p0", defaultLimit+1))
+	require.Error(t, err)
+	assert.Equal(t, wire.ErrTypeInvalidMessage, appType(err), "%v", err)
+	assert.Contains(t, err.Error(), fmt.Sprint("at most ", wire.DefaultMaxMessageBytes))
+	_, err = h.Client.Post(ctxFor(t), id, ofBytes("p-at", defaultLimit))
+	require.NoError(t, err, "at the limit it is sent")
+	require.Eventually(t, func() bool {
+		st, err := h.Client.State(ctxFor(t), id)
+		return err == nil && st.TurnCount == 1
+	}, time.Minute, 100*time.Millisecond)
+
+	err = h.Temporal.SignalWorkflow(ctxFor(t), id, "", wire.UserMessageSignal, ofBytes("p1", defaultLimit+1))
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := h.Client.State(ctxFor(t), id)
@@ -93,7 +106,8 @@ func TestPostOverTheChatsOwnLimitIsRecorded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, wire.ErrTypeInvalidMessage, st.LastError.Type)
 	assert.Contains(t, st.LastError.Message, fmt.Sprint("at most ", wire.DefaultMaxMessageBytes))
-	assert.Zero(t, st.MessageCount)
+	assert.Equal(t, wire.DefaultMaxMessageBytes, st.MaxMessageBytes, "State says the chat's limit")
+	assert.Equal(t, 2, st.MessageCount, "the turn at the limit and its reply; nothing of the others")
 }
 
 // Fault 2: maxMessageBytes had no upper bound; a chat started with 8 MiB was terminated by

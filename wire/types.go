@@ -191,6 +191,9 @@ type StateResult struct {
 	Store string `json:"store,omitempty"`
 	// PendingApprovals are the tool calls the chat waits for a person to decide.
 	PendingApprovals []PendingApproval `json:"pendingApprovals,omitempty"`
+	// MaxMessageBytes is the largest user message the chat takes, in encoded bytes
+	// (AgentChatInput.MaxMessageBytes, or DefaultMaxMessageBytes).
+	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
 	// Runs is how many times the chat has continued as new.
 	Runs int `json:"runs,omitempty"`
 	// Usage is what the chat's agent replies have cost so far (UsageTotal, without an

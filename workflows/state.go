@@ -186,9 +186,10 @@ func (s *chatState) state() wire.StateResult {
 		ChatID: s.chatID, Status: s.phase.status(), Temporary: s.in.Temporary,
 		Participants: s.participantInfo(), MessageCount: len(s.History),
 		TurnCount: s.TurnCount, IsComplete: s.IsComplete, PendingTurns: []string{},
-		LastError:   s.LastError,
-		Selection:   wire.StrategyState{Type: s.selectionType(), State: s.Selection},
-		Termination: wire.StrategyState{Type: s.terminationType(), State: s.Termination},
+		MaxMessageBytes: s.in.EffectiveMaxMessageBytes(),
+		LastError:       s.LastError,
+		Selection:       wire.StrategyState{Type: s.selectionType(), State: s.Selection},
+		Termination:     wire.StrategyState{Type: s.terminationType(), State: s.Termination},
 	}
 	if n := len(s.History); n > 0 {
 		last := s.History[n-1]
