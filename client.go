@@ -840,7 +840,7 @@ func (c *Client) waitForPoller(ctx context.Context, taskQueue string) error {
 func (c *Client) CheckChatWorker(ctx context.Context, chatID string) error {
 	d, err := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
 	if err != nil {
-		return c.chatError(ctx, "describe", chatID, err)
+		return c.chatError(ctx, "find", chatID, err)
 	}
 	tq := d.GetWorkflowExecutionInfo().GetTaskQueue()
 	if err := c.waitForPoller(ctx, tq); err != nil {
@@ -853,7 +853,7 @@ func (c *Client) CheckChatWorker(ctx context.Context, chatID string) error {
 func (c *Client) RunID(ctx context.Context, chatID string) (string, error) {
 	d, err := c.tc.DescribeWorkflowExecution(ctx, chatID, "")
 	if err != nil {
-		return "", c.chatError(ctx, "describe", chatID, err)
+		return "", c.chatError(ctx, "find", chatID, err)
 	}
 	return d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), nil
 }
@@ -942,6 +942,11 @@ func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) 
 				d.GetWorkflowExecutionInfo().GetStatus())
 		}
 		return fmt.Errorf("agentchat: %s chat %q: %w in namespace %q", verb, chatID, ErrChatNotFound, c.namespace)
+	}
+	var nsf *serviceerror.NamespaceNotFound
+	if errors.As(err, &nsf) {
+		return &wrapped{msg: fmt.Sprintf("agentchat: %s chat %q: the server has no namespace %q: check --namespace (TEMPORAL_NAMESPACE), "+
+			"or create it: temporal operator namespace create --namespace %s", verb, chatID, c.namespace, c.namespace), err: err}
 	}
 	return fmt.Errorf("agentchat: %s chat %q: %w", verb, chatID, err)
 }

@@ -744,3 +744,15 @@ func TestACommandWithNoServerAtItsAddressSaysHowToStartOne(t *testing.T) {
 	assert.NotContains(t, line, "no Temporal server answers")
 	assert.Contains(t, line, "--timeout of 1ms")
 }
+
+// A namespace the server does not have, and a chat it does not have, are said in the
+// project's words, with what to do: not the SDK's "Namespace x is not found.".
+func TestAMissingNamespaceOrChatIsSaidPlainly(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	line := fails(t, h, "--namespace", "no-such-namespace", "state", "--chat", "x")
+	assert.Contains(t, line, `the server has no namespace "no-such-namespace"`)
+	assert.Contains(t, line, "temporal operator namespace create --namespace no-such-namespace")
+	line = fails(t, h, "state", "--chat", "no-such-chat-"+testenv.ChatID(t))
+	assert.Contains(t, line, `chat not found in namespace "default"`)
+	assert.NotContains(t, line, "describe", "not the client's internal step")
+}
