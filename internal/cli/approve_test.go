@@ -189,11 +189,14 @@ func TestApproveSaysWhichCallsStillWait(t *testing.T) {
 func TestChatShowsTheCallThatWaits(t *testing.T) {
 	h := clerkHarness(t, "Refunded.")
 	id := testenv.ChatID(t)
-	r := starter(t, h, "Refund order 1002\nAnd now?\n", "chat", "--chat", id, "--agents", "clerk")
+	r := starter(t, h, "Refund order 1002\nAnd now?\n/approve call_refund\n/approve call_refund\n", "chat", "--chat", id, "--agents", "clerk")
 	require.Equal(t, 0, r.code, "%v", r)
 	assert.Contains(t, r.lines(), waitingLine(id))
 	assert.Contains(t, r.err, "error: ", "the next turn is refused while the call waits")
-	assert.Contains(t, r.err, "(run: go run ./starter approve --chat "+id+" --call ID [--reject --reason TEXT])")
+	assert.Contains(t, r.err, "(decide it here: /approve CALL, or /reject CALL [REASON]; calls waiting: call_refund (refund))",
+		"in the session, the session's commands and the call that waits")
+	assert.NotContains(t, r.err, "go run ./starter approve")
+	assert.Equal(t, 1, strings.Count(r.out, "call call_refund was already approved; nothing changed"), "the repeat says so:\n%s", r.out)
 }
 
 // A temporary thread that waits for approval stays open until the call is decided.

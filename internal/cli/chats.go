@@ -329,6 +329,9 @@ as text, less one slash):
 						fmt.Fprintln(s.Err, "error:", oneLine(err.Error()))
 						continue
 					}
+					if res.AlreadyDecided != nil {
+						fmt.Fprintf(s.Out, "call %s was already %s; nothing changed\n", callID, res.AlreadyDecided)
+					}
 					printTurn(s.Out, chatID, res, completeNoteShort)
 					continue
 				}
@@ -383,7 +386,12 @@ func sendLine(ctx context.Context, intr *interrupter, c *agentchat.Client, s Str
 	case errors.Is(err, agentchat.ErrChatClosed):
 		return false, err
 	}
-	fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+errorHint(err, wire.TaskQueue))
+	hint := errorHint(err, wire.TaskQueue)
+	var ce *agentchat.Error
+	if errors.As(err, &ce) && ce.Type == wire.ErrTypeAwaitingApproval { // decided here, in the session
+		hint = " (decide it here: /approve CALL, or /reject CALL [REASON]; " + waitingCalls(ctx, c, chatID) + ")"
+	}
+	fmt.Fprintln(s.Err, "error:", oneLine(err.Error())+turnLeftNothing(err)+hint)
 	return false, nil
 }
 
