@@ -19,6 +19,14 @@ func (in AgentChatInput) Validate() error {
 	if len(in.Participants) == 0 {
 		return errors.New("a chat needs at least one participant")
 	}
+	for i, id := range in.Participants {
+		if strings.TrimSpace(id) == "" {
+			return fmt.Errorf("participants[%d] is empty: name an agent id", i)
+		}
+		if j := slices.Index(in.Participants, id); j < i {
+			return fmt.Errorf("participants[%d]: agent id %q is named twice (also participants[%d])", i, id, j)
+		}
+	}
 	if in.MaxMessageBytes < 0 || in.MaxMessageBytes > MaxMessageBytesLimit {
 		return fmt.Errorf("maxMessageBytes is %d; it must be between 0 (the default, %d) and %d (MaxMessageBytesLimit)",
 			in.MaxMessageBytes, DefaultMaxMessageBytes, MaxMessageBytesLimit)
