@@ -91,7 +91,7 @@ func UnknownEverywhere(answers map[string]UnknownAgentDetails, waited time.Durat
 }
 
 // DidYouMean is ` (did you mean "x"?)` naming, for each of unknown, the closest of known
-// by edit distance (Levenshtein, case-insensitive) when it is within a third of the
+// by edit distance (editDistance: a swap of two letters is one edit; case-insensitive) when it is within a third of the
 // name's length (at least 1 edit), as cobra suggests commands; "" when none is close.
 func DidYouMean(unknown, known []string) string {
 	var close []string
@@ -120,8 +120,12 @@ func quoteEach(s []string) []string {
 	return q
 }
 
-// editDistance is the Levenshtein distance of a and b, in bytes.
+// editDistance is the edit distance of a and b, in bytes: insertions, deletions,
+// substitutions and swaps of two adjacent bytes (optimal string alignment).
 func editDistance(a, b string) int {
+	// Optimal string alignment: Levenshtein plus the swap of two adjacent bytes as one
+	// edit ("caht" is one edit from "chat"), the commonest typo.
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -135,8 +139,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

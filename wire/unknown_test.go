@@ -14,6 +14,8 @@ func TestDidYouMeanSuggestsTheClosestKnownName(t *testing.T) {
 	assert.Equal(t, ` (did you mean "helper"?)`, DidYouMean([]string{"helpr"}, known))
 	assert.Equal(t, ` (did you mean "helper"?)`, DidYouMean([]string{"Helper"}, known))
 	assert.Equal(t, ` (did you mean "writer" or "clerk"?)`, DidYouMean([]string{"writr", "clrk"}, known))
+	assert.Equal(t, ` (did you mean "clerk"?)`, DidYouMean([]string{"celrk"}, known), "two letters swapped are one edit")
+	assert.Equal(t, ` (did you mean "chat"?)`, DidYouMean([]string{"caht"}, []string{"chat", "json"}))
 	assert.Empty(t, DidYouMean([]string{"storyteller"}, known))
 	assert.Empty(t, DidYouMean([]string{"ab"}, []string{"xy"}))
 	assert.Empty(t, DidYouMean([]string{"helpr"}, nil))

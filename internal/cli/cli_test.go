@@ -756,3 +756,14 @@ func TestAMissingNamespaceOrChatIsSaidPlainly(t *testing.T) {
 	assert.Contains(t, line, `chat not found in namespace "default"`)
 	assert.NotContains(t, line, "describe", "not the client's internal step")
 }
+
+// A mistyped flag is answered with the closest flag of the command, as a mistyped
+// command is with the closest command.
+func TestAMistypedFlagSuggestsTheClosest(t *testing.T) {
+	line := fails(t, nil, "state", "--caht", "x")
+	assert.Equal(t, `starter: unknown flag: --caht (did you mean "--chat"?)`, line)
+	line = fails(t, nil, "list", "--jsn")
+	assert.Contains(t, line, `(did you mean "--json"?)`)
+	line = fails(t, nil, "list", "--zzzzzz")
+	assert.NotContains(t, line, "did you mean")
+}

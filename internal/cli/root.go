@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/keyring"
@@ -77,6 +78,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	}
 	if err != nil {
 		msg, suggestions := splitSuggestions(err.Error())
+		msg += flagSuggestion(root, args, msg)
 		if timedOut {
 			msg += fmt.Sprintf(" (the command ran for its --timeout of %s; give a longer one, or --timeout 0 for none)", g.timeout)
 		}
@@ -90,6 +92,26 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		return 1
 	}
 	return 0
+}
+
+// flagSuggestion is ` (did you mean "--chat"?)` for cobra's "unknown flag: --caht" when a
+// flag of the command (or a global one) is close to it; "" otherwise. Cobra suggests
+// commands, not flags.
+func flagSuggestion(root *cobra.Command, args []string, msg string) string {
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		cmd = root
+	}
+	var names []string
+	add := func(f *pflag.Flag) { names = append(names, f.Name) }
+	cmd.Flags().VisitAll(add)
+	cmd.InheritedFlags().VisitAll(add)
+	hint := wire.DidYouMean([]string{name}, names)
+	return strings.Replace(hint, `"`, `"--`, 1)
 }
 
 // didYouMean is how cobra introduces the commands it suggests for an unknown one,
