@@ -91,8 +91,9 @@ func UnknownEverywhere(answers map[string]UnknownAgentDetails, waited time.Durat
 }
 
 // DidYouMean is ` (did you mean "x"?)` naming, for each of unknown, the closest of known
-// by edit distance (editDistance: a swap of two letters is one edit; case-insensitive) when it is within a third of the
-// name's length (at least 1 edit), as cobra suggests commands; "" when none is close.
+// by edit distance (editDistance, case-insensitive: a swap of two letters is one edit)
+// when it is within a third of the name's length (at least 1 edit), as cobra suggests
+// commands; "" when none is close.
 func DidYouMean(unknown, known []string) string {
 	var close []string
 	for _, u := range unknown {
