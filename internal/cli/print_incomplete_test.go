@@ -55,3 +55,13 @@ func TestStateOfAChatWaitingForApprovalShowsTheWaitingTurn(t *testing.T) {
 	assert.Contains(t, out, "active turn:   t1 (waits for approval: go run ./starter approve --chat desk --call c1 [--reject])\n")
 	assert.NotContains(t, out, "pending turns: none", "nothing is queued: the row is left out")
 }
+
+// follow prints a turn's done event, then that it completed the chat: the event first,
+// then what it means.
+func TestFollowPrintsTheTurnDoneBeforeTheCompleteNote(t *testing.T) {
+	var b strings.Builder
+	p := &streamPrinter{w: &b, chatID: "c", complete: completeNote, events: true}
+	p.take(agentchat.Event{Offset: 13, StreamEvent: wire.StreamEvent{Type: wire.EventTurnDone, TurnID: "t1", IsComplete: true}})
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	assert.Equal(t, []string{"[13] turn t1 done", completeNote}, lines)
+}

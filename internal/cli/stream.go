@@ -106,13 +106,13 @@ func (p *streamPrinter) take(ev agentchat.Event) bool {
 		p.awaiting = append(p.awaiting, call)
 	case wire.EventTurnDone:
 		p.endLine()
+		if p.events { // the event first, then what it means
+			fmt.Fprintf(p.w, "[%d] turn %s done\n", ev.Offset, ev.TurnID)
+		}
 		if ev.IsComplete {
 			fmt.Fprintln(p.w, p.complete)
 		}
 		printAwaiting(p.w, p.chatID, p.awaiting)
-		if p.events {
-			fmt.Fprintf(p.w, "[%d] turn %s done\n", ev.Offset, ev.TurnID)
-		}
 		return ev.IsComplete
 	case wire.EventTurnFailed:
 		p.endLine()
