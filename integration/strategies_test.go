@@ -100,7 +100,7 @@ func TestSelectionAndTerminationStrategies(t *testing.T) {
 		require.True(t, ok)
 		assert.Contains(t, req.Messages[0].Content, "You moderate.")
 		assert.Contains(t, req.Messages[0].Content, "The participants are: writer (Writer), reviewer (Reviewer).")
-		assert.Equal(t, "[offline] reviewer received 1 messages. First user message: \"A slogan for tea\". Last user message: \"A slogan for tea\".",
+		assert.Equal(t, "[offline] reviewer received 1 message. First user message: \"A slogan for tea\". Last user message: \"A slogan for tea\".",
 			req.Messages[len(req.Messages)-1].Content, "the second pick read the reviewer's reply")
 	})
 

@@ -40,7 +40,7 @@ func TestDefaultReplyQuotesTheConversation(t *testing.T) {
 func TestRequestsWithoutAgentHeaderAreAnsweredAsAssistant(t *testing.T) {
 	s := startServer(t, offline.Options{})
 	resp := complete(t, newClient(s, ""), chatRequest("hi"))
-	assert.True(t, strings.HasPrefix(resp.Choices[0].Message.Content, "[offline] assistant received 1 messages."))
+	assert.True(t, strings.HasPrefix(resp.Choices[0].Message.Content, "[offline] assistant received 1 message."))
 	assert.Equal(t, 1, s.Requests(offline.DefaultAgent))
 }
 
@@ -84,9 +84,9 @@ func TestScriptedRepliesInOrderThenDefault(t *testing.T) {
 	assert.Equal(t, "[offline] writer: first draft", complete(t, c, chatRequest("go")).Choices[0].Message.Content)
 	// Another agent neither consumes nor sees the writer's script.
 	assert.True(t, strings.HasPrefix(complete(t, other, chatRequest("go")).Choices[0].Message.Content,
-		"[offline] reviewer received 1 messages."))
+		"[offline] reviewer received 1 message."))
 	assert.Equal(t, "[offline] writer: second draft", completeStream(t, c, chatRequest("go")).text)
-	assert.Equal(t, `[offline] writer received 1 messages. First user message: "again". Last user message: "again".`,
+	assert.Equal(t, `[offline] writer received 1 message. First user message: "again". Last user message: "again".`,
 		complete(t, c, chatRequest("again")).Choices[0].Message.Content)
 	assert.Equal(t, 3, s.Requests("writer"))
 	assert.Equal(t, 1, s.Requests("reviewer"))

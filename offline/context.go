@@ -24,7 +24,7 @@ var (
 // DefaultText is the text of the default (unscripted) reply to messages from agent.
 // It is deterministic and shows which context reached the model:
 //
-//	[offline] <agent> received <N> messages. First user message: "<first>". Last user message: "<last>".
+//	[offline] <agent> received <N> messages ("1 message"). First user message: "<first>". Last user message: "<last>".
 //
 // N counts all messages, whatever their role. A user message's text is its Content, or
 // the text parts of its MultiContent joined with a space. Quotes are cut to 200 runes
@@ -39,7 +39,11 @@ var (
 //   - if there are tool-role messages: ` Tool results: <toolCallId>=<content>; ….`
 func DefaultText(agent string, messages []openai.ChatCompletionMessage) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s received %d messages.", textPrefix, agent, len(messages))
+	noun := "messages"
+	if len(messages) == 1 {
+		noun = "message"
+	}
+	fmt.Fprintf(&b, "%s%s received %d %s.", textPrefix, agent, len(messages), noun)
 	users := userTexts(messages)
 	if len(users) == 0 {
 		b.WriteString(" No user message.")

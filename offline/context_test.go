@@ -29,7 +29,7 @@ func TestDefaultTextQuotesFirstAndLastUserMessage(t *testing.T) {
 
 func TestDefaultTextWithoutUserMessage(t *testing.T) {
 	messages := []openai.ChatCompletionMessage{msg(openai.ChatMessageRoleSystem, "You are helpful.")}
-	assert.Equal(t, `[offline] a received 1 messages. No user message.`, offline.DefaultText("a", messages))
+	assert.Equal(t, `[offline] a received 1 message. No user message.`, offline.DefaultText("a", messages))
 }
 
 func TestDefaultTextJoinsTextPartsOfMultiContent(t *testing.T) {

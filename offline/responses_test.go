@@ -200,7 +200,7 @@ func TestResponsesScriptedRepliesAndErrors(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusInternalServerError, apiErr.HTTPStatusCode)
 	assert.Equal(t, "[offline] r: scripted", respond(t, c, req).GetOutputText())
-	assert.True(t, strings.HasPrefix(respond(t, c, req).GetOutputText(), "[offline] r received 1 messages."))
+	assert.True(t, strings.HasPrefix(respond(t, c, req).GetOutputText(), "[offline] r received 1 message."))
 	assert.Equal(t, 4, s.Requests("r"))
 }
 

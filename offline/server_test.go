@@ -235,6 +235,6 @@ func TestNewServesAsAHandler(t *testing.T) {
 	cfg.BaseURL = ts.URL + "/v1"
 	resp, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(), chatRequest("hi"))
 	require.NoError(t, err)
-	assert.Equal(t, `[offline] assistant received 1 messages. First user message: "hi". Last user message: "hi".`,
+	assert.Equal(t, `[offline] assistant received 1 message. First user message: "hi". Last user message: "hi".`,
 		resp.Choices[0].Message.Content)
 }

@@ -42,7 +42,7 @@ func TestModelServesTheOfflineModel(t *testing.T) {
 	resp, err := c.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "offline",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Hello"}}})
 	require.NoError(t, err)
-	assert.Equal(t, `[offline] assistant received 1 messages. First user message: "Hello". Last user message: "Hello".`, resp.Choices[0].Message.Content)
+	assert.Equal(t, `[offline] assistant received 1 message. First user message: "Hello". Last user message: "Hello".`, resp.Choices[0].Message.Content)
 
 	_, err = c.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "offline",
 		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleTool, ToolCallID: "c1", Content: "42"}}})
