@@ -365,7 +365,7 @@ func (c *Client) streamTurn(ctx context.Context, verb, chatID, turnID string, fr
 		var a answer
 		a.err = h.Get(fctx, &a.res)
 		answered <- a
-		if a.err != nil {
+		if a.err != nil || a.res.Replayed { // a replayed turn has no events to wait for
 			stop()
 		} else {
 			time.AfterFunc(endGrace, stop)
@@ -450,7 +450,7 @@ func answerEvents(turnID string, res TurnResult, seen map[string]bool, yield fun
 			return
 		}
 	}
-	yield(Event{StreamEvent: StreamEvent{Type: wire.EventTurnDone, TurnID: turnID, IsComplete: res.IsComplete}}, nil)
+	yield(Event{StreamEvent: StreamEvent{Type: wire.EventTurnDone, TurnID: turnID, IsComplete: res.IsComplete, Replayed: res.Replayed}}, nil)
 }
 
 // CancelTurn stops a turn of the chat (the CancelTurn update): in.MessageID "" is the

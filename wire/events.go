@@ -63,6 +63,9 @@ type StreamEvent struct {
 	// Error says why the turn failed (turnFailed).
 	Error      *TurnError `json:"error,omitempty"`
 	IsComplete bool       `json:"isComplete,omitempty"`
+	// Replayed marks the turnDone that a client makes from a turn's first answer when
+	// the turn was answered before (TurnResult.Replayed): the chat's stream has none.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Ends reports whether ev closes its turn (turnDone, turnFailed, turnCancelled).

@@ -92,6 +92,9 @@ type TurnResult struct {
 	// Cancelled: the turn was stopped (CancelTurn) while it ran; Messages are what it
 	// had produced, the last reply marked incomplete.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Replayed: the turn's messageId was answered before (a retry); this is that first
+	// answer, and no model was called again.
+	Replayed bool `json:"replayed,omitempty"`
 	// AlreadyDecided is set on the answer to an Approve that repeated the decision its
 	// call had already: nothing changed, and this is that earlier decision (By and
 	// Reason as given then; once the call has its result, Reason is read from a

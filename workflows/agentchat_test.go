@@ -136,6 +136,9 @@ func TestRetriedMessageIDReturnsFirstAnswerWithoutModelCall(t *testing.T) {
 
 	require.NoError(t, first.err)
 	require.NoError(t, again.err)
+	assert.False(t, first.result.Replayed)
+	assert.True(t, again.result.Replayed, "the repeat says it is the first answer again")
+	again.result.Replayed = false
 	assert.Equal(t, first.result, again.result)
 	assert.Equal(t, 1, calls)
 	assert.Len(t, hist, 2)

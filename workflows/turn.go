@@ -204,6 +204,8 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	if err != nil {
 		return wire.TurnResult{}, err
 	}
+	prior, known := s.turns[m.MessageID]
+	replayed := known && prior.done && prior.err == nil && !prior.suspended
 	t := s.enqueueNew(ctx, m, false)
 	if err := workflow.Await(ctx, func() bool { return t.done }); err != nil {
 		return wire.TurnResult{}, err
@@ -218,7 +220,9 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 		}
 		return res, nil
 	}
-	return s.turnResult(t), nil
+	res := s.turnResult(t)
+	res.Replayed = replayed
+	return res, nil
 }
 
 // takeSignal queues a UserMessage signal's turn. A signal during a migration, a

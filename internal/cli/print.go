@@ -78,6 +78,15 @@ func printTurn(w io.Writer, chatID string, res agentchat.TurnResult, complete st
 		fmt.Fprintln(w, complete)
 	}
 	printAwaiting(w, chatID, res.AwaitingApproval)
+	if res.Replayed {
+		fmt.Fprintln(w, replayedNote(res.MessageID))
+	}
+}
+
+// replayedNote says that turn id's answer is the one it had: its messageId was answered
+// before, and no model was called again.
+func replayedNote(id string) string {
+	return fmt.Sprintf("(turn %s was answered before: this is that answer; no model was called again)", id)
 }
 
 // argumentsShown is how much of a tool call's arguments a line shows, in runes.

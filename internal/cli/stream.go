@@ -113,6 +113,9 @@ func (p *streamPrinter) take(ev agentchat.Event) bool {
 			fmt.Fprintln(p.w, p.complete)
 		}
 		printAwaiting(p.w, p.chatID, p.awaiting)
+		if ev.Replayed {
+			fmt.Fprintln(p.w, replayedNote(ev.TurnID))
+		}
 		return ev.IsComplete
 	case wire.EventTurnFailed:
 		p.endLine()
