@@ -383,6 +383,9 @@ func (c *Client) Run(ctx context.Context, opts RunOptions, msg SendMessageInput)
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
 	}
+	if _, err := msg.Message(in.EffectiveMaxMessageBytes()); err != nil { // before the chat exists
+		return TurnResult{}, refused("start", id, err)
+	}
 	var res TurnResult
 	err = c.updateWithStart(ctx, id, in, wire.SendMessageUpdate, []any{msg}, &res)
 	return res, err

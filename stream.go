@@ -308,7 +308,7 @@ func (c *Client) startStream(ctx context.Context, id string, in wire.AgentChatIn
 	if msg.MessageID == "" {
 		msg.MessageID = uuid.NewString()
 	}
-	if err := msg.Validate(); err != nil {
+	if _, err := msg.Message(in.EffectiveMaxMessageBytes()); err != nil { // before the chat exists
 		yield(Event{}, refused("start", id, err))
 		return
 	}

@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chat"
@@ -328,4 +330,28 @@ func TestLargeTurnsAcrossContinueAsNewOnTheServer(t *testing.T) {
 	require.True(t, ok)
 	assert.Less(t, len(req.Messages), 2*turns+2, "the oldest turns were left out of the request")
 	assert.LessOrEqual(t, offline.ContextTokens(req.Messages), offline.ContextWindowTokens)
+}
+
+// A temporary thread's message over the limit it would have (Run, RunStream; the
+// default 256 KiB) is refused before the thread is created: nothing is left running.
+func TestATemporaryThreadsOversizeMessageCreatesNoChat(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	_, err := h.Client.Run(ctxFor(t), agentchat.RunOptions{ChatID: id, Agents: []string{"helper"}}, ofBytes("big", defaultLimit+1))
+	require.Error(t, err)
+	assert.Equal(t, wire.ErrTypeInvalidMessage, appType(err), "%v", err)
+	var streamErr error
+	for _, err := range h.Client.RunStream(ctxFor(t), agentchat.RunOptions{ChatID: id + "-s", Agents: []string{"helper"}}, ofBytes("big", defaultLimit+1)) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+	}
+	require.Error(t, streamErr)
+	assert.Contains(t, streamErr.Error(), fmt.Sprint("at most ", wire.DefaultMaxMessageBytes))
+	for _, c := range []string{id, id + "-s"} {
+		_, err := h.Temporal.DescribeWorkflowExecution(ctxFor(t), c, "")
+		var nf *serviceerror.NotFound
+		assert.True(t, errors.As(err, &nf), "chat %s was created: %v", c, err)
+	}
 }
