@@ -817,6 +817,9 @@ func (c *Client) waitForPoller(ctx context.Context, taskQueue string) error {
 	// list the worker yet: look again until the wait has passed.
 	for deadline := time.Now().Add(c.workerWait); ; {
 		resp, err := c.tc.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if ns := c.noNamespace(fmt.Sprintf("look for a worker of task queue %q", taskQueue), err); ns != nil {
+			return &wrapped{msg: strings.TrimPrefix(ns.Error(), "agentchat: "), err: ns} // the callers say "agentchat: "
+		}
 		if err != nil {
 			return fmt.Errorf("describe task queue %q: %w", taskQueue, err)
 		}
@@ -946,12 +949,22 @@ func (c *Client) chatError(ctx context.Context, verb, chatID string, err error) 
 		}
 		return fmt.Errorf("agentchat: %s chat %q: %w in namespace %q", verb, chatID, ErrChatNotFound, c.namespace)
 	}
-	var nsf *serviceerror.NamespaceNotFound
-	if errors.As(err, &nsf) {
-		return &wrapped{msg: fmt.Sprintf("agentchat: %s chat %q: the server has no namespace %q: check --namespace (TEMPORAL_NAMESPACE), "+
-			"or create it: temporal operator namespace create --namespace %s", verb, chatID, c.namespace, c.namespace), err: err}
+	if ns := c.noNamespace(fmt.Sprintf("%s chat %q", verb, chatID), err); ns != nil {
+		return ns
 	}
 	return fmt.Errorf("agentchat: %s chat %q: %w", verb, chatID, err)
+}
+
+// noNamespace is the error of a call (what, as `list chats`) that failed because the
+// server has no namespace of this client's name: what to check and how to create it;
+// nil for any other err.
+func (c *Client) noNamespace(what string, err error) error {
+	var nsf *serviceerror.NamespaceNotFound
+	if !errors.As(err, &nsf) {
+		return nil
+	}
+	return &wrapped{msg: fmt.Sprintf("agentchat: %s: the server has no namespace %q: check --namespace (TEMPORAL_NAMESPACE), "+
+		"or create it: temporal operator namespace create --namespace %s", what, c.namespace, c.namespace), err: err}
 }
 
 // migratedTo returns a *MigratedError if the closed chat's workflow result says it moved.

@@ -95,6 +95,9 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (ListResult, error)
 	resp, err := c.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: c.namespace,
 		PageSize: int32(size), NextPageToken: opts.PageToken, Query: query})
 	if err != nil {
+		if ns := c.noNamespace("list chats", err); ns != nil {
+			return ListResult{}, ns
+		}
 		return ListResult{}, fmt.Errorf("agentchat: list chats: %w", err)
 	}
 	res := ListResult{NextPageToken: resp.GetNextPageToken(), Chats: []ChatSummary{}}

@@ -147,9 +147,13 @@ func (c *Client) noWorker(taskQueue, why, left string) error {
 	if left != "" {
 		left = "; " + left
 	}
-	return fmt.Errorf("%w %q in namespace %q (%s); start one: go run ./worker --offline --task-queue %s "+
+	ns := "" // the worker's default namespace
+	if c.namespace != "default" {
+		ns = " --namespace " + c.namespace
+	}
+	return fmt.Errorf("%w %q in namespace %q (%s); start one: go run ./worker --offline%s --task-queue %s "+
 		"(or, with a worker running, check that it uses this namespace and task queue)%s",
-		ErrNoWorker, taskQueue, c.namespace, why, taskQueue, left)
+		ErrNoWorker, taskQueue, c.namespace, why, ns, taskQueue, left)
 }
 
 // chatNoWorker is noWorker for a call (verb, as "send to") on existing chat chatID,

@@ -772,3 +772,24 @@ func TestAMistypedFlagSuggestsTheClosest(t *testing.T) {
 	line = fails(t, nil, "list", "--zzzzzz")
 	assert.NotContains(t, line, "did you mean")
 }
+
+// Every command in a namespace the server lacks says so, with how to create it (start,
+// a temporary thread and list too, not only state); a worker hint in another namespace
+// than the default names it.
+func TestEveryCommandSaysTheNamespaceIsMissing(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	for _, args := range [][]string{
+		{"start", "--chat", "x", "--agents", "helper"},
+		{"send", "hi"},
+		{"list"},
+		{"state", "--chat", "x"},
+	} {
+		line := fails(t, h, append([]string{"--namespace", "no-such-namespace"}, args...)...)
+		assert.Contains(t, line, `the server has no namespace "no-such-namespace"`, "%v", args)
+		assert.Equal(t, 1, strings.Count(line, "agentchat:"), "%v: %s", args, line)
+	}
+	ns := testenv.Namespace(t, "agentchat-noworker")
+	line := fails(t, nil, "--address", testenv.Address(t), "--namespace", ns, "--task-queue", "q-"+testenv.ChatID(t), "--worker-wait", "300ms",
+		"start", "--chat", "x", "--agents", "helper")
+	assert.Contains(t, line, "go run ./worker --offline --namespace "+ns+" --task-queue q-")
+}
