@@ -793,3 +793,16 @@ func TestEveryCommandSaysTheNamespaceIsMissing(t *testing.T) {
 		"start", "--chat", "x", "--agents", "helper")
 	assert.Contains(t, line, "go run ./worker --offline --namespace "+ns+" --task-queue q-")
 }
+
+// A list flag's items lose the spaces a shell keeps ("helper, writer"); an empty item
+// is refused, naming the flag.
+func TestListFlagItemsAreTrimmed(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	r := ok(t, h, "start", "--chat", id, "--agents", "helper, writer", "--json")
+	st := decode[agentchat.StateResult](t, r)
+	require.Len(t, st.Participants, 2)
+	assert.Equal(t, "writer", st.Participants[1].ID)
+	line := fails(t, h, "start", "--chat", id+"-2", "--agents", "helper,,writer")
+	assert.Contains(t, line, "--agents has an empty item")
+}

@@ -143,6 +143,25 @@ var nonEmptyFlags = []string{"chat", "id", "call", "agent", "to-chat", "to-names
 // refuseEmpty returns an error naming the first of nonEmptyFlags that cmd was given
 // with an empty value.
 func refuseEmpty(cmd *cobra.Command) error {
+	// A list flag's items lose the spaces around them ("helper, writer"), and an empty
+	// item is refused below with the flag.
+	var empty string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		sv, ok := f.Value.(pflag.SliceValue)
+		if !ok {
+			return
+		}
+		items := sv.GetSlice()
+		for i := range items {
+			if items[i] = strings.TrimSpace(items[i]); items[i] == "" && empty == "" {
+				empty = f.Name
+			}
+		}
+		_ = sv.Replace(items)
+	})
+	if empty != "" {
+		return fmt.Errorf("--%s has an empty item: give comma-separated values without empty ones", empty)
+	}
 	for _, name := range nonEmptyFlags {
 		f := cmd.Flags().Lookup(name)
 		if f == nil || !f.Changed {
