@@ -191,7 +191,8 @@ func TestChatShowsTheCallThatWaits(t *testing.T) {
 	id := testenv.ChatID(t)
 	r := starter(t, h, "Refund order 1002\nAnd now?\n/approve call_refund\n/approve call_refund\n", "chat", "--chat", id, "--agents", "clerk")
 	require.Equal(t, 0, r.code, "%v", r)
-	assert.Contains(t, r.lines(), waitingLine(id))
+	assert.Contains(t, r.lines(), `waiting for approval: call call_refund refund(`+refundArgs+`) by clerk — decide it: /approve call_refund, or /reject call_refund [REASON]`,
+		"in the session, the session's commands")
 	assert.Contains(t, r.err, "error: ", "the next turn is refused while the call waits")
 	assert.Contains(t, r.err, "(decide it here: /approve CALL, or /reject CALL [REASON]; calls waiting: call_refund (refund))",
 		"in the session, the session's commands and the call that waits")

@@ -332,7 +332,7 @@ as text, less one slash):
 					if res.AlreadyDecided != nil {
 						fmt.Fprintf(s.Out, "call %s was already %s; nothing changed\n", callID, res.AlreadyDecided)
 					}
-					printTurn(s.Out, chatID, res, completeNoteShort)
+					printTurn(s.Out, sessionChat, res, completeNoteShort)
 					continue
 				}
 				if strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "//") {
@@ -366,11 +366,11 @@ func sendLine(ctx context.Context, intr *interrupter, c *agentchat.Client, s Str
 	if noStream {
 		var res agentchat.TurnResult
 		if res, err = c.Send(tctx, chatID, msg); err == nil {
-			printTurn(s.Out, chatID, res, completeNoteShort)
+			printTurn(s.Out, sessionChat, res, completeNoteShort)
 			complete = res.IsComplete
 		}
 	} else {
-		p := &streamPrinter{w: s.Out, chatID: chatID, complete: completeNoteShort}
+		p := &streamPrinter{w: s.Out, chatID: sessionChat, complete: completeNoteShort}
 		complete, err = p.print(c.SendStream(tctx, chatID, msg))
 	}
 	interrupted := end()

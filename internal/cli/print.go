@@ -89,13 +89,21 @@ func replayedNote(id string) string {
 	return fmt.Sprintf("(turn %s was answered before: this is that answer; no model was called again)", id)
 }
 
+// sessionChat is the chat id the interactive chat prints its turns under: calls that
+// wait are decided with the session's /approve and /reject, not a starter command.
+const sessionChat = ""
+
 // argumentsShown is how much of a tool call's arguments a line shows, in runes.
 const argumentsShown = 200
 
 // printAwaiting writes one line per tool call waiting for approval, with the command
-// that decides it.
+// that decides it (in the interactive chat, chatID "" there: the session's commands).
 func printAwaiting(w io.Writer, chatID string, ps []wire.PendingApproval) {
 	for _, p := range ps {
+		if chatID == sessionChat {
+			fmt.Fprintf(w, "waiting for approval: %s — decide it: /approve %s, or /reject %s [REASON]\n", describeCall(p), p.CallID, p.CallID)
+			continue
+		}
 		fmt.Fprintf(w, "waiting for approval: %s — approve: go run ./starter approve --chat %s --call %s [--reject --reason TEXT]\n",
 			describeCall(p), shellQuote(chatID), shellQuote(p.CallID))
 	}
