@@ -413,6 +413,10 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 	if errors.Is(err, ErrNoKeyRing) || errors.Is(err, ErrNoWorker) || errors.Is(err, ErrKeyMismatch) {
 		return err // says which chat already
 	}
+	if err != nil && ctx.Err() != nil { // cut short by the caller: the server may have created it
+		return fmt.Errorf("agentchat: start chat %q: %w (the chat may have been created and may take its first turn: "+
+			"read it with State; the call cannot say)", id, ctx.Err())
+	}
 	if err != nil {
 		if ce := asChatError("start", id, err); ce != nil {
 			return ce

@@ -806,3 +806,12 @@ func TestListFlagItemsAreTrimmed(t *testing.T) {
 	line := fails(t, h, "start", "--chat", id+"-2", "--agents", "helper,,writer")
 	assert.Contains(t, line, "--agents has an empty item")
 }
+
+// A start cut short by the command's --timeout says the chat may exist, as the server
+// may have created it: what the call left is named, not hidden.
+func TestAStartCutShortSaysTheChatMayExist(t *testing.T) {
+	h := testenv.New(t, testenv.Options{Model: offline.Options{Latency: 6 * time.Second}})
+	line := fails(t, h, "--timeout", "2s", "send", "--no-stream", "Hello")
+	assert.Contains(t, line, "may have been created")
+	assert.Contains(t, line, "--timeout of 2s")
+}
