@@ -67,7 +67,13 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	timedOut := g.timed != nil && errors.Is(g.timed.Err(), context.DeadlineExceeded)
+	// The server cuts a long poll off a little before the command's deadline (gRPC
+	// passes it on): an error within a moment of the deadline is the deadline's too.
+	timedOut := false
+	if g.timed != nil && err != nil {
+		dl, _ := g.timed.Deadline()
+		timedOut = errors.Is(g.timed.Err(), context.DeadlineExceeded) || time.Until(dl) < time.Second
+	}
 	if g.cancel != nil {
 		g.cancel()
 	}
@@ -80,6 +86,7 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 		msg, suggestions := splitSuggestions(err.Error())
 		msg += flagSuggestion(root, args, msg)
 		if timedOut {
+			msg = strings.Replace(msg, sdkCutOff, context.DeadlineExceeded.Error(), 1)
 			msg += fmt.Sprintf(" (the command ran for its --timeout of %s; give a longer one, or --timeout 0 for none)", g.timeout)
 		}
 		fmt.Fprintln(s.Err, "starter:", oneLine(msg)+errorHint(err, g.dial.TaskQueue))
@@ -93,6 +100,10 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	}
 	return 0
 }
+
+// sdkCutOff is the Temporal SDK's words for an update the server cut off at the caller's
+// deadline.
+const sdkCutOff = "Timeout or cancellation waiting for update: stream terminated by RST_STREAM with error code: CANCEL"
 
 // flagSuggestion is ` (did you mean "--chat"?)` for cobra's "unknown flag: --caht" when a
 // flag of the command (or a global one) is close to it; "" otherwise. Cobra suggests
