@@ -703,13 +703,13 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 	if err := msg.Validate(); err != nil {
 		return "", refused("post to", chatID, err)
 	}
+	if err := c.underChatLimit(ctx, chatID, msg); err != nil { // first: its State answer spares guardClearText's
+		return "", err
+	}
 	if err := c.guardClearText(ctx, "post to", chatID); err != nil {
 		return "", err
 	}
 	if err := c.guardKeys(ctx, "post to", chatID); err != nil {
-		return "", err
-	}
-	if err := c.underChatLimit(ctx, chatID, msg); err != nil {
 		return "", err
 	}
 	if err := c.tc.SignalWorkflow(ctx, chatID, "", wire.UserMessageSignal, msg); err != nil {
@@ -722,7 +722,9 @@ func (c *Client) Post(ctx context.Context, chatID string, msg SendMessageInput) 
 // limit (State's MaxMessageBytes): a signal cannot be refused to its sender, and the
 // chat would only record the refusal. A message within DefaultMaxMessageBytes fits every
 // chat and is not asked about; when State cannot be read, the post goes on (the chat
-// still refuses it, in its lastError).
+// still refuses it, in its lastError). An answer in the clear is remembered
+// (answeredInClear), so guardClearText asks no second time; an encrypted one to a
+// client without a key ring is ErrNoKeyRing.
 func (c *Client) underChatLimit(ctx context.Context, chatID string, msg SendMessageInput) error {
 	if _, err := msg.Message(wire.DefaultMaxMessageBytes); err == nil {
 		return nil
@@ -730,7 +732,11 @@ func (c *Client) underChatLimit(ctx context.Context, chatID string, msg SendMess
 	qctx, cancel := context.WithTimeout(ctx, guardWait)
 	defer cancel()
 	var st StateResult
-	if err := c.query(qctx, chatID, wire.StateQuery, &st); err != nil || st.MaxMessageBytes == 0 {
+	err := c.query(qctx, chatID, wire.StateQuery, &st)
+	if c.keys == nil && encryptedAnswer(err) {
+		return fmt.Errorf("agentchat: post to chat %q: %w; nothing was sent", chatID, ErrNoKeyRing)
+	}
+	if err != nil || st.MaxMessageBytes == 0 {
 		return nil
 	}
 	if _, err := msg.Message(st.MaxMessageBytes); err != nil {
@@ -889,7 +895,7 @@ func (c *Client) queryAs(ctx context.Context, verb, left, chatID, name string, o
 	if err != nil {
 		err = c.chatError(ctx, verb, chatID, err)
 		if left != "" && errors.Is(err, ErrKeyMismatch) {
-			err = &keyMismatchError{msg: err.Error() + "; " + left, errs: []error{err}}
+			err = &wrapped{msg: err.Error() + "; " + left, err: err}
 		}
 		return err
 	}

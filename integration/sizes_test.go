@@ -354,4 +354,7 @@ func TestATemporaryThreadsOversizeMessageCreatesNoChat(t *testing.T) {
 		var nf *serviceerror.NotFound
 		assert.True(t, errors.As(err, &nf), "chat %s was created: %v", c, err)
 	}
+	res, err := h.Client.Run(ctxFor(t), agentchat.RunOptions{ChatID: id + "-at", Agents: []string{"helper"}}, ofBytes("at", defaultLimit))
+	require.NoError(t, err, "at the limit the thread runs")
+	assert.Len(t, res.Messages, 1)
 }

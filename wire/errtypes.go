@@ -89,3 +89,14 @@ const (
 	// channel's state and sends the agent the primary history again, once per call.
 	ErrTypeThreadLost = "ServiceThreadLost"
 )
+
+// Messages of the chat's refusals that clients act on by their words, as their type
+// (InvalidInput, InvalidMessage) covers others too.
+const (
+	// NoTurnInFlight is the CancelTurn refusal when no turn runs and none is named: the
+	// chat is idle, which a command that stops a turn may report as done.
+	NoTurnInFlight = "no turn is in flight"
+	// OverChatLimit begins the part of an InvalidMessage refusal that gives the chat's
+	// own limit (maxMessageBytes), which a chat started with a larger one lifts.
+	OverChatLimit = "this chat accepts at most"
+)

@@ -78,8 +78,8 @@ func (in SendMessageInput) Message(maxBytes int) (chat.Message, error) {
 		}
 	}
 	if n := MessageBytes(m); n > maxBytes {
-		return chat.Message{}, fmt.Errorf("message is %d bytes encoded; this chat accepts at most %d (maxMessageBytes; the most any chat accepts is %d)",
-			n, maxBytes, MaxMessageBytesLimit)
+		return chat.Message{}, fmt.Errorf("message is %d bytes encoded; %s %d (maxMessageBytes; the most any chat accepts is %d)",
+			n, OverChatLimit, maxBytes, MaxMessageBytesLimit)
 	}
 	return m, nil
 }

@@ -30,7 +30,7 @@ func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
 	if in.MessageID != "" && slices.ContainsFunc(s.queue, func(t *turn) bool { return t.msg.MessageID == in.MessageID }) {
 		return nil
 	}
-	what := "no turn is in flight"
+	what := wire.NoTurnInFlight
 	if in.MessageID != "" {
 		what = fmt.Sprintf("turn %q is neither in flight nor queued", in.MessageID)
 	}

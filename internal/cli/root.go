@@ -309,7 +309,7 @@ func errorHint(err error, taskQueue string) string {
 		// by queries, which its worker answers.
 		return fmt.Sprintf(" (no worker serves the chat's task queue: start one, e.g. go run ./worker --offline --task-queue %s)", shellQuote(taskQueue))
 	}
-	if err != nil && strings.Contains(err.Error(), "(maxMessageBytes; the most any chat accepts is") {
+	if err != nil && strings.Contains(err.Error(), wire.OverChatLimit) {
 		// The chat's words for a message over its limit (wire.SendMessageInput.Message).
 		return " (start a chat with --max-message-bytes N to take longer messages)"
 	}

@@ -361,7 +361,7 @@ queued is an error.`,
 			defer c.Close()
 			res, err := c.CancelTurn(cmd.Context(), chatID, agentchat.CancelTurnInput{MessageID: msgID, DropPartial: drop})
 			var ce *agentchat.Error
-			if msgID == "" && errors.As(err, &ce) && ce.Type == wire.ErrTypeInvalidInput && ce.Message == "no turn is in flight" {
+			if msgID == "" && errors.As(err, &ce) && ce.Type == wire.ErrTypeInvalidInput && ce.Message == wire.NoTurnInFlight {
 				// Nothing to stop: the chat is idle, as the user wants it (the chat's words).
 				fmt.Fprintf(s.Out, "chat %s: no turn is in flight; nothing to stop\n", chatID)
 				return nil
