@@ -51,21 +51,13 @@ func (c *Client) mismatch(verb, chatID string, err error, took string, workersFa
 	case workers != "" && took != "":
 		what += "; nothing was sent: the chat did not take it" // its workers could not open it
 	}
-	return &keyMismatchError{msg: fmt.Sprintf(
+	// The message says what each side could not open and what to do, and leaves out
+	// the codec's and the SDK's chain of causes (which repeats it), while errors.Is and
+	// errors.As still find them.
+	return &wrapped{msg: fmt.Sprintf(
 		"agentchat: %s chat %q: %v: %s; give every client and worker of the chat the same key ring (AGENTCHAT_KEYS or --keys)",
-		verb, chatID, ErrKeyMismatch, what), errs: []error{ErrKeyMismatch, err}}
+		verb, chatID, ErrKeyMismatch, what), err: errors.Join(ErrKeyMismatch, err)}
 }
-
-// keyMismatchError is ErrKeyMismatch with what each side could not open: its message
-// says that much and what to do, and leaves out the codec's and the SDK's chain of
-// causes (which repeats it), while errors.Is and errors.As still find them.
-type keyMismatchError struct {
-	msg  string
-	errs []error
-}
-
-func (e *keyMismatchError) Error() string   { return e.msg }
-func (e *keyMismatchError) Unwrap() []error { return e.errs }
 
 // keyTrouble says what err tells of differing key rings: workers, that the chat's
 // workers could not open what this client sealed (a failure of type codec.ErrTypeKey
