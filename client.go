@@ -12,10 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
@@ -476,10 +474,7 @@ func (c *Client) discardFailedStart(ctx context.Context, id string, op client.Wi
 	if !c.failedBeforeATurn(dctx, id, run) {
 		return ce
 	}
-	if _, derr := c.tc.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
-		Namespace:         c.namespace,
-		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
-	}); derr != nil {
+	if derr := c.deleteRun(dctx, id, run); derr != nil {
 		return ce
 	}
 	out := *ce
@@ -522,10 +517,7 @@ func (c *Client) discardIfClearText(ctx context.Context, id string, op client.Wi
 	if serr != nil {
 		return fmt.Errorf("agentchat: start chat %q: %w: %w", id, ErrNoKeyRing, err)
 	}
-	_, derr := c.tc.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
-		Namespace:         c.namespace,
-		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
-	})
+	derr := c.deleteRun(dctx, id, run.GetRunID())
 	if derr != nil {
 		return fmt.Errorf("agentchat: start chat %q: %w; its input went in the clear, and deleting the chat failed (%v): delete it with: temporal workflow delete --workflow-id %s",
 			id, ErrNoKeyRing, derr, id)

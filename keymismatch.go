@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	failurepb "go.temporal.io/api/failure/v1"
@@ -158,10 +156,7 @@ func (c *Client) discardIfKeysDiffer(ctx context.Context, id string, op client.W
 	if km == nil {
 		return err
 	}
-	_, derr := c.tc.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
-		Namespace:         c.namespace,
-		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
-	})
+	derr := c.deleteRun(dctx, id, run)
 	if derr != nil {
 		return fmt.Errorf("%w; deleting the chat it created failed (%v): delete it with: temporal workflow delete --workflow-id %s", km, derr, id)
 	}

@@ -176,6 +176,16 @@ func (c *Client) chatNoWorker(ctx context.Context, verb, chatID, left string, ca
 // the dev server: 25 to 55 s).
 const deletionNote = "the server removes it in the background: list may show it for a minute, and its id is free once it is gone"
 
+// deleteRun deletes run run of chat id (DeleteWorkflowExecution: a running one is
+// terminated first; the server removes it in the background, deletionNote).
+func (c *Client) deleteRun(ctx context.Context, id, run string) error {
+	_, err := c.tc.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace:         c.namespace,
+		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
+	})
+	return err
+}
+
 // startNoWorker is noWorker for a start of chat id (through op, made at began) that
 // no worker took: the chat it created, which holds only its input, is deleted when no
 // worker ever took a task of it, so nothing is left and the id is free; otherwise the
@@ -196,10 +206,7 @@ func (c *Client) startNoWorker(ctx context.Context, id string, op client.WithSta
 		}
 		return fmt.Errorf("agentchat: start chat %q: %w", id, c.noWorker(c.taskQueue, why, left))
 	}
-	_, err = c.tc.WorkflowService().DeleteWorkflowExecution(dctx, &workflowservice.DeleteWorkflowExecutionRequest{
-		Namespace:         c.namespace,
-		WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
-	})
+	err = c.deleteRun(dctx, id, run)
 	if err == nil {
 		left = "nothing is left: the chat it created was deleted (" + deletionNote + ")"
 	}
