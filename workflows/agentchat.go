@@ -127,7 +127,7 @@ func (s *chatState) serve(ctx workflow.Context) error {
 
 func (s *chatState) result() wire.AgentChatResult {
 	r := wire.AgentChatResult{Status: s.phase.status(), IsComplete: s.IsComplete,
-		MessageCount: len(s.History), TurnCount: s.TurnCount}
+		MessageCount: s.history.Len(), TurnCount: s.TurnCount}
 	if s.migrated() {
 		res := *s.migration.result
 		r.Migration = &res

@@ -99,10 +99,10 @@ func (s *chatState) stopTurn(ctx workflow.Context, t *turn, p wire.Participant) 
 	if r := t.partial; r != nil && !t.dropPartial && r.text.Len() > 0 {
 		m := chat.Message{MessageID: r.messageID, Role: chat.RoleAssistant, AuthorName: p.Name, AgentID: p.ID,
 			CreatedAt: workflow.Now(ctx).UTC(), Contents: []chat.Content{chat.Text(r.text.String())}, Incomplete: true}
-		s.History = append(s.History, m)
+		s.history.Append(m)
 		s.messageDone(t, m)
 	}
-	if open := s.openCalls(); len(open) > 0 {
+	if open := s.history.OpenCalls(); len(open) > 0 {
 		s.appendResults(ctx, t, p, errorResults(open, stoppedResult))
 		s.stampResults(workflow.Now(ctx).UTC())
 	}

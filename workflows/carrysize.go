@@ -34,7 +34,7 @@ func (s *chatState) spillToFit(ctx workflow.Context, next wire.AgentChatInput) *
 	if s.in.Store == "" && total <= carryInlineBytes {
 		return next.Carry
 	}
-	older, tail := s.spillCandidates()
+	older, tail := s.history.Spillable(keepInline, carryTailBytes)
 	s.storeBodies(ctx, older, total > wire.CarryLimit)
 	if total = measure(); total > wire.CarryLimit {
 		var more []*chat.Message
@@ -79,44 +79,6 @@ func messagesBytes(msgs []chat.Message) int {
 		n += wire.MessageBytes(m)
 	}
 	return n
-}
-
-// spillCandidates returns the history messages whose bodies may move to the store, oldest
-// first: older (all but the latest) and tail (the latest keepInline within carryTailBytes).
-// Stubs and the messages of open tool calls are in neither.
-func (s *chatState) spillCandidates() (older, tail []*chat.Message) {
-	end := s.openCallsFrom()
-	keep, kept := end, 0
-	for keep > 0 && end-keep < keepInline {
-		if kept += wire.MessageBytes(s.History[keep-1]); kept > carryTailBytes {
-			break
-		}
-		keep--
-	}
-	for i := 0; i < end; i++ {
-		if s.History[i].Contents == nil {
-			continue
-		}
-		if i < keep {
-			older = append(older, &s.History[i])
-		} else {
-			tail = append(tail, &s.History[i])
-		}
-	}
-	return older, tail
-}
-
-// openCallsFrom returns the index of the assistant message whose tool calls are open at
-// the end of the history (what detectSuspension reads), or the history's length.
-func (s *chatState) openCallsFrom() int {
-	if len(s.openCalls()) == 0 {
-		return len(s.History)
-	}
-	i := len(s.History) - 1
-	for i > 0 && s.History[i].Role == chat.RoleTool {
-		i--
-	}
-	return i
 }
 
 // storeBodies moves the bodies of msgs to the chat's message store in batches of at

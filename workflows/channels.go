@@ -109,22 +109,23 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p wire.Participant, t *
 	if ch == nil {
 		return nil
 	}
-	from, to, due := p.Reducer.ToSummarize(s.History, ch.state)
+	from, to, due := p.Reducer.ToSummarize(s.history.Window(), ch.state)
 	if !due {
 		return nil
 	}
 	prev := strategies.ParseSummaryState(ch.state)
 	in := wire.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: wire.InvokeInput{
 		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.Store}}
-	if part := s.History[from:to]; inlineable(part) {
+	if part := s.history.Slice(from, to); inlineable(part) {
 		in.History.History = part
 	} else {
-		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.historyIndex(t.msg.MessageID))
+		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.history.IndexOf(t.msg.MessageID))
 	}
 	var res wire.SummarizeResult
 	if err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), wire.SummarizeActivity, in, &res); err != nil {
 		return unwrapActivityError(err)
 	}
-	ch.state = mustJSON(strategies.SummaryState{Summary: res.Summary, SummarizedThrough: s.History[to-1].MessageID})
+	through, _ := s.history.At(to - 1)
+	ch.state = mustJSON(strategies.SummaryState{Summary: res.Summary, SummarizedThrough: through.MessageID})
 	return nil
 }

@@ -32,11 +32,11 @@ func (s *chatState) earlierDecision(callID string) (wire.Decision, bool) {
 	if d, ok := s.Decisions[callID]; ok {
 		return d, true
 	}
-	i := s.answeredCall(callID)
-	if i < 0 {
+	result, ok := s.history.At(s.history.AnsweredCall(callID))
+	if !ok {
 		return wire.Decision{}, false
 	}
-	for _, c := range s.History[i].Contents {
+	for _, c := range result.Contents {
 		if c.CallID == callID && c.Type == chat.ContentFunctionResult {
 			if rest, ok := strings.CutPrefix(c.Error, rejectedResult); ok {
 				return wire.Decision{Approved: false, Reason: strings.TrimPrefix(rest, ": ")}, true
@@ -70,7 +70,7 @@ func (s *chatState) repeatedDecision(ctx workflow.Context, in wire.ApproveInput)
 		return wire.TurnResult{}, true, err
 	}
 	var res wire.TurnResult
-	if i := s.answeredCall(in.CallID); i >= 0 {
+	if i := s.history.AnsweredCall(in.CallID); i >= 0 {
 		res = s.sinceResult(i)
 	} else if s.suspension != nil {
 		res = wire.TurnResult{MessageID: s.suspension.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}

@@ -23,7 +23,7 @@ func (s *chatState) decidedOpen() bool {
 	if s.suspension == nil || len(s.Decisions) == 0 {
 		return false
 	}
-	for _, c := range s.openCalls() {
+	for _, c := range s.history.OpenCalls() {
 		if s.decided(c.CallID) && s.suspension.waitsFor(c.CallID) {
 			return true
 		}
@@ -35,7 +35,7 @@ func (s *chatState) decidedOpen() bool {
 // history already, so a snapshot of its start would hold the calls' results without
 // the agent's answer.
 func (s *chatState) midResume() bool {
-	return s.active != nil && s.historyIndex(s.active.msg.MessageID) < s.active.mark
+	return s.active != nil && s.history.IndexOf(s.active.msg.MessageID) < s.active.mark
 }
 
 // approveRefusal is the error for a decision the chat cannot apply now, or nil.

@@ -52,12 +52,12 @@ func (s *chatState) registerTransfer(ctx workflow.Context) error {
 // the exported history, or the restored chat would send the service everything again).
 func (s *chatState) snapshot() wire.Snapshot {
 	st := strategyState{sel: s.Selection, term: s.Termination}
-	length := len(s.History)
+	length := s.history.Len()
 	channels := s.documentChannels()
 	pending := make([]chat.Message, 0, len(s.queue)+1)
 	if a := s.active; a != nil {
 		st, length = s.boundary, a.mark
-		if s.historyIndex(a.msg.MessageID) >= a.mark {
+		if s.history.IndexOf(a.msg.MessageID) >= a.mark {
 			pending = append(pending, a.msg) // a new turn; a resumed one is in the history already
 		}
 		for i, c := range channels {
@@ -80,18 +80,8 @@ func (s *chatState) snapshot() wire.Snapshot {
 			Termination: chatstate.Strategy{Type: s.terminationType(), State: mustJSON(st.term)},
 			IsComplete:  s.IsComplete,
 		},
-		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.History[:length]),
+		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.history.Slice(0, length)),
 	}
-}
-
-// historyIndex returns the index in the history of the message with id, or its length.
-func (s *chatState) historyIndex(id string) int {
-	for i := len(s.History) - 1; i >= 0; i-- {
-		if s.History[i].MessageID == id {
-			return i
-		}
-	}
-	return len(s.History)
 }
 
 func mustJSON(v any) json.RawMessage {

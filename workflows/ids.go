@@ -35,7 +35,7 @@ const maxRetiredIDs = 256
 // counting the messages after the user's, or, when that id is taken (idHolder), the
 // next n whose id is free.
 func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
-	n := len(s.History) - s.historyIndex(t.msg.MessageID)
+	n := s.history.Len() - s.history.IndexOf(t.msg.MessageID)
 	id := fmt.Sprintf("%s/%d", t.msg.MessageID, n)
 	for s.idHolder(id, false) != "" {
 		n++
@@ -49,8 +49,9 @@ func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
 // turn that is made again, after its service thread was lost, keeps its id), or an id
 // given up because the message store keeps a body under it (RetiredIDs).
 func (s *chatState) idHolder(id string, live bool) string {
-	if i := s.historyIndex(id); i < len(s.History) {
-		return describeMessage(s.History[i], i)
+	if i := s.history.IndexOf(id); i < s.history.Len() {
+		m, _ := s.history.At(i)
+		return describeMessage(m, i)
 	}
 	for _, t := range s.queue {
 		if t.msg.MessageID == id {
@@ -83,7 +84,7 @@ func describeMessage(m chat.Message, i int) string {
 // already holds for another message, or nil. The turn's own user message (a failed
 // turn kept in the history) is not another message: stateRefusal answers for it.
 func (s *chatState) idRefusal(m chat.Message) error {
-	if i := s.historyIndex(m.MessageID); i < len(s.History) && s.History[i].Role == chat.RoleUser {
+	if held, ok := s.history.At(s.history.IndexOf(m.MessageID)); ok && held.Role == chat.RoleUser {
 		return nil
 	}
 	holder := s.idHolder(m.MessageID, true)

@@ -44,12 +44,12 @@ func (s *chatState) notEmpty() string {
 	case s.importing():
 		return fmt.Sprintf("chat %q is importing a document already; wait for that import to end "+
 			"(State shows status %q until then), then import only into a new or empty chat", s.chatID, s.phase.status())
-	case s.Restored != nil && len(s.History) == 0 && len(s.turns) == 0:
+	case s.Restored != nil && s.history.Len() == 0 && len(s.turns) == 0:
 		return fmt.Sprintf("chat %q was restored from a document already (digest %s); import only into a new or empty chat",
 			s.chatID, s.Restored.Digest)
-	case len(s.History) > 0 || len(s.turns) > 0 || s.Restored != nil:
+	case s.history.Len() > 0 || len(s.turns) > 0 || s.Restored != nil:
 		return fmt.Sprintf("chat %q already has %d messages and %d turns; import only into a new or empty chat",
-			s.chatID, len(s.History), len(s.turns))
+			s.chatID, s.history.Len(), len(s.turns))
 	}
 	return ""
 }
@@ -108,7 +108,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	if err := s.checkOpenCalls(history); err != nil {
 		return err
 	}
-	s.History, s.stubs = history, stubTotal{}
+	s.history.Replace(history)
 	s.adoptChannels(doc.Channels)
 	if doc.Strategies.Selection.Type == s.selectionType() {
 		var st strategies.SelectionState
@@ -163,18 +163,12 @@ func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int
 func (s *chatState) rebuildTurns() {
 	s.turns, s.TurnCount = map[string]*turn{}, 0
 	var failed []*turn
-	for i, m := range s.History {
-		if m.Role != chat.RoleUser {
-			continue
-		}
-		end := i + 1
-		for end < len(s.History) && s.History[end].Role != chat.RoleUser {
-			end++
-		}
+	for i, end := range s.history.Turns() {
+		m, _ := s.history.At(i)
 		t := &turn{msg: m, done: true, start: i + 1, end: end}
 		s.turns[m.MessageID] = t
 		s.TurnCount++
-		if end > i+1 && failedAfterTools(s.History[end-1]) {
+		if last, _ := s.history.At(end - 1); end > i+1 && failedAfterTools(last) {
 			failed = append(failed, t)
 		}
 	}

@@ -63,8 +63,10 @@ type chatState struct {
 	// log returns the workflow's logger, made when something is logged: a logger
 	// made ahead (with the workflow's attributes) is about 2 KB that every cached
 	// chat would hold.
-	log   func() log.Logger
-	stubs stubTotal // HistoryStubBytes(History), as a running total (length)
+	log func() log.Logger
+	// history is the chat's primary history (history.go); Carried.History stays nil
+	// here: resume takes it over and carry writes it into the copy.
+	history history
 	// channels are the chat's channels in order of creation; a channel whose key no
 	// participant has is dormant (kept from an import, resumed when its agent joins).
 	channels []*channel
@@ -184,15 +186,14 @@ func (s *chatState) handleDescribe(ctx workflow.Context) (wire.StateResult, erro
 func (s *chatState) state() wire.StateResult {
 	r := wire.StateResult{
 		ChatID: s.chatID, Status: s.phase.status(), Temporary: s.in.Temporary,
-		Participants: s.participantInfo(), MessageCount: len(s.History),
+		Participants: s.participantInfo(), MessageCount: s.history.Len(),
 		TurnCount: s.TurnCount, IsComplete: s.IsComplete, PendingTurns: []string{},
 		MaxMessageBytes: s.in.EffectiveMaxMessageBytes(),
 		LastError:       s.LastError,
 		Selection:       wire.StrategyState{Type: s.selectionType(), State: s.Selection},
 		Termination:     wire.StrategyState{Type: s.terminationType(), State: s.Termination},
 	}
-	if n := len(s.History); n > 0 {
-		last := s.History[n-1]
+	if last, ok := s.history.Last(); ok {
 		r.LastMessage = &last
 	}
 	for _, t := range s.queue {
@@ -237,29 +238,11 @@ func (s *chatState) participantInfo() []wire.ParticipantInfo {
 	return out
 }
 
-// page answers the History query: at most HistoryPageBytes of encoded messages (or
-// in.MaxBytes, when smaller), and always at least one.
+// page answers the History query (history.Page), naming the chat's store when the
+// page holds a stub.
 func (s *chatState) page(in wire.HistoryInput) (wire.HistoryResult, error) {
-	total := len(s.History)
-	from := min(max(in.Offset, 0), total)
-	to := total
-	if in.Limit > 0 {
-		to = min(from+in.Limit, total)
-	}
-	maxBytes := wire.HistoryPageBytes
-	if in.MaxBytes > 0 {
-		maxBytes = min(in.MaxBytes, wire.HistoryPageBytes)
-	}
-	size := 0
-	for i := from; i < to; i++ {
-		if size += wire.MessageBytes(s.History[i]) + 1; size > maxBytes && i > from {
-			to = i
-			break
-		}
-	}
-	msgs := append([]chat.Message{}, s.History[from:to]...)
-	r := wire.HistoryResult{Messages: msgs, Offset: from, Total: total}
-	if historyHasStubs(msgs) {
+	r := s.history.Page(in)
+	if historyHasStubs(r.Messages) {
 		r.Store = s.Store
 	}
 	return r, nil

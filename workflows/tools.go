@@ -43,7 +43,7 @@ func (s *chatState) runAgent(ctx workflow.Context, p wire.Participant, t *turn) 
 		if err != nil {
 			return chat.Message{}, err
 		}
-		s.History = append(s.History, reply)
+		s.history.Append(reply)
 		calls := reply.FunctionCalls()
 		if len(calls) == 0 {
 			return reply, nil
@@ -68,7 +68,7 @@ func (s *chatState) finalAnswer(ctx workflow.Context, p wire.Participant, t *tur
 	if err != nil {
 		return chat.Message{}, err
 	}
-	s.History = append(s.History, reply)
+	s.history.Append(reply)
 	if calls := reply.FunctionCalls(); len(calls) > 0 {
 		s.appendResults(ctx, t, p, errorResults(calls, roundLimitText(p)))
 	}
@@ -162,10 +162,13 @@ func pendingApproval(c chat.Content, p wire.Participant, t *turn) wire.PendingAp
 
 // stampResults gives the tool messages added without a time the time their round began.
 func (s *chatState) stampResults(at time.Time) {
-	for i := len(s.History) - 1; i >= 0 && s.History[i].Role == chat.RoleTool; i-- {
-		if s.History[i].CreatedAt.IsZero() {
-			s.stubs.cut(s.History, i) // its reference gains the time
-			s.History[i].CreatedAt = at
+	for i := s.history.Len() - 1; ; i-- {
+		m, ok := s.history.At(i)
+		if !ok || m.Role != chat.RoleTool {
+			return
+		}
+		if m.CreatedAt.IsZero() {
+			s.history.Update(i, func(m *chat.Message) { m.CreatedAt = at })
 		}
 	}
 }
@@ -233,7 +236,7 @@ func (s *chatState) appendResults(ctx workflow.Context, t *turn, p wire.Particip
 		return
 	}
 	m := chat.Message{MessageID: s.nextID(ctx, t), Role: chat.RoleTool, AgentID: p.ID, AuthorName: "tools", Contents: results}
-	s.History = append(s.History, m)
+	s.history.Append(m)
 	for i := range results {
 		s.turnEvent(t, wire.StreamEvent{Type: wire.EventToolResult, AgentID: p.ID, Result: &results[i]})
 	}
@@ -339,7 +342,7 @@ func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (w
 	if res, ok, err := s.repeatedDecision(ctx, in); ok {
 		return res, err
 	}
-	if i := s.answeredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
+	if i := s.history.AnsweredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
 	}
 	if err := s.approveRefusal(); err != nil {
@@ -352,36 +355,15 @@ func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (w
 	return s.awaitResumed(ctx, s.suspension)
 }
 
-// answeredCall returns the index of the tool message that answers callID, or -1.
-func (s *chatState) answeredCall(callID string) int {
-	for i := len(s.History) - 1; i >= 0; i-- {
-		if s.History[i].Role != chat.RoleTool {
-			continue
-		}
-		for _, c := range s.History[i].Contents {
-			if c.CallID == callID {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
 // sinceResult returns the messages of a turn from index i to the turn's end.
 func (s *chatState) sinceResult(i int) wire.TurnResult {
-	end := i
-	for end < len(s.History) && s.History[end].Role != chat.RoleUser {
-		end++
-	}
+	user, end := s.history.TurnAround(i)
 	var turnID string
-	for j := i; j >= 0; j-- {
-		if s.History[j].Role == chat.RoleUser {
-			turnID = s.History[j].MessageID
-			break
-		}
+	if m, ok := s.history.At(user); ok {
+		turnID = m.MessageID
 	}
-	return wire.TurnResult{MessageID: turnID, Messages: boundMessages(s.History[i:end]),
-		IsComplete: s.IsComplete && end == len(s.History), AwaitingApproval: s.awaitingApproval()}
+	return wire.TurnResult{MessageID: turnID, Messages: boundMessages(s.history.Slice(i, end)),
+		IsComplete: s.IsComplete && end == s.history.Len(), AwaitingApproval: s.awaitingApproval()}
 }
 
 // resumeSuspended continues a suspended turn once every awaited call is decided: the
@@ -390,13 +372,13 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	sus := s.suspension
 	t := sus.turn
 	s.active = t
-	from := len(s.History)
+	from := s.history.Len()
 	defer func() { s.active = nil; sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
 	s.suspension = nil
 	t.suspended, t.err = false, nil
-	t.mark, t.errBefore = len(s.History), s.LastError
+	t.mark, t.errBefore = s.history.Len(), s.LastError
 	s.boundary = s.strategiesNow()
-	calls := s.openCalls()
+	calls := s.history.OpenCalls()
 	if err := s.runTools(ctx, t, sus.agent, calls); err != nil { // errSuspended: a call waits again
 		s.suspension.resumed = sus.resumed
 		t.suspended = true
@@ -408,29 +390,13 @@ func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	// The tools ran: a failure from here on keeps their results (a person approved a
 	// side effect that happened), fails the turn, and the chat takes the next one.
 	beforeTools := t.mark
-	t.mark = len(s.History)
+	t.mark = s.history.Len()
 	agent := sus.agent
 	s.continueTurn(ctx, t, &agent)
 	if t.err == nil {
 		return
 	}
-	s.forgetAnswered(s.History[beforeTools:]) // the history keeps the results
-}
-
-// openCalls returns the functionCalls at the end of the history that have no result yet.
-func (s *chatState) openCalls() []chat.Content {
-	calls, _ := chat.OpenCallsAtEnd(s.History)
-	return calls
-}
-
-// lastAssistant returns the last assistant message of history (the zero Message if none).
-func lastAssistant(history []chat.Message) chat.Message {
-	for i := len(history) - 1; i >= 0; i-- {
-		if m := history[i]; m.Role == chat.RoleAssistant {
-			return m
-		}
-	}
-	return chat.Message{}
+	s.forgetAnswered(s.history.Since(beforeTools)) // the history keeps the results
 }
 
 // checkOpenCalls refuses a history (an imported document's) that ends with open calls
@@ -452,24 +418,18 @@ func (s *chatState) checkOpenCalls(history []chat.Message) error {
 // turn is suspended, whatever rebuildTurns recorded: a retried Send of it gets its
 // pending result. The calls awaited are announced on the stream (announceWaiting).
 func (s *chatState) detectSuspension(ctx workflow.Context) {
-	calls := s.openCalls()
+	calls := s.history.OpenCalls()
 	if len(calls) == 0 {
 		return
 	}
-	caller := lastAssistant(s.History)
-	userIdx := -1
-	for i := len(s.History) - 1; i >= 0; i-- {
-		if s.History[i].Role == chat.RoleUser {
-			userIdx = i
-			break
-		}
-	}
-	if userIdx < 0 {
+	caller, _ := s.history.At(s.history.LastOf(chat.RoleAssistant))
+	user, ok := s.history.At(s.history.LastOf(chat.RoleUser))
+	if !ok {
 		return
 	}
-	t := s.turns[s.History[userIdx].MessageID]
+	t := s.turns[user.MessageID]
 	if t == nil {
-		t = &turn{msg: s.History[userIdx], done: true}
+		t = &turn{msg: user, done: true}
 		s.turns[t.msg.MessageID] = t
 	}
 	// Suspended, not failed: a reply that mixed an approval with a plain call ends, while

@@ -76,7 +76,7 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
 			s.chatID, pendingIDs(s.awaitingApproval()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
-	case ok && s.historyIndex(m.MessageID) < len(s.History):
+	case ok && s.history.IndexOf(m.MessageID) < s.history.Len():
 		cause := failureOf(t.err)
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"turn %q failed after its tool calls ran (%s); their results stay in the history, so the turn is not run again: send a new message to go on",
@@ -120,7 +120,7 @@ func (s *chatState) fullRefusal() error {
 	if n := s.length(); n >= wire.ChatLengthLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
-				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, len(s.History)+len(s.queue), n, wire.ChatLengthLimit),
+				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, s.history.Len()+len(s.queue), n, wire.ChatLengthLimit),
 			wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
@@ -161,36 +161,11 @@ func sentBytes(m chat.Message) int {
 // length is the chat's length as ChatLengthLimit counts it: the references to its
 // messages (a running total, stubTotal) and queued turns.
 func (s *chatState) length() int {
-	n := s.stubs.of(s.History)
+	n := s.history.StubBytes()
 	for _, t := range s.queue {
 		n += wire.StubBytes(t.msg)
 	}
 	return n
-}
-
-// stubTotal is HistoryStubBytes of the history's first n messages, kept so that the
-// chat's length, checked for every message admitted, does not rescan the history. The
-// history grows at its end (counted by the next of), and is cut back, replaced or
-// changed in a message's reference only where the code says so: there, cut (before the
-// change) or a reset takes the messages out of the total.
-type stubTotal struct{ n, bytes int }
-
-// of returns HistoryStubBytes(history), counting the messages added since the last call.
-func (st *stubTotal) of(history []chat.Message) int {
-	if st.n > len(history) { // cut back without cut: count again
-		*st = stubTotal{}
-	}
-	for ; st.n < len(history); st.n++ {
-		st.bytes += wire.StubBytes(history[st.n])
-	}
-	return st.bytes
-}
-
-// cut takes history[i:] out of the total; call it before those messages change or go.
-func (st *stubTotal) cut(history []chat.Message, i int) {
-	for ; st.n > i; st.n-- {
-		st.bytes -= wire.StubBytes(history[st.n-1])
-	}
 }
 
 // handleSend is the SendMessage update: once the chat has started and the signals
@@ -215,8 +190,8 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	}
 	if t.suspended {
 		res := wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
-		if i := s.historyIndex(t.msg.MessageID); i < len(s.History) {
-			res.Messages = boundMessages(s.History[i+1:])
+		if i := s.history.IndexOf(t.msg.MessageID); i < s.history.Len() {
+			res.Messages = boundMessages(s.history.Since(i + 1))
 		}
 		return res, nil
 	}
@@ -321,9 +296,9 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 	s.active = t
 	defer s.timeTurn(ctx, t)()
 	defer func() { s.active, t.done = nil, true }()
-	t.mark, t.errBefore = len(s.History), s.LastError
+	t.mark, t.errBefore = s.history.Len(), s.LastError
 	s.boundary = s.strategiesNow()
-	s.History = append(s.History, t.msg)
+	s.history.Append(t.msg)
 	s.Termination = strategies.TerminationState{}
 	if s.IsComplete && s.in.Termination.AutoReset {
 		s.IsComplete = false // the strategy resets for the next user turn
@@ -394,8 +369,8 @@ func (s *chatState) continueTurn(ctx workflow.Context, t *turn, first *wire.Part
 
 // answered records turn t as answered with the messages after its user message.
 func (s *chatState) answered(t *turn) {
-	t.start, t.end = s.historyIndex(t.msg.MessageID)+1, len(s.History)
-	s.forgetAnswered(s.History[t.start:t.end])
+	t.start, t.end = s.history.IndexOf(t.msg.MessageID)+1, s.history.Len()
+	s.forgetAnswered(s.history.Slice(t.start, t.end))
 	s.TurnCount++
 	s.Attempted++
 	if e := s.LastError; e != nil && (e == t.errBefore || e.MessageID == t.msg.MessageID) {
@@ -405,9 +380,8 @@ func (s *chatState) answered(t *turn) {
 
 // failTurn takes back what the turn added since t.mark and records why.
 func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
-	s.stubs.cut(s.History, t.mark)
-	s.retireStored(s.History[t.mark:])
-	s.History, s.Selection, s.Termination = s.History[:t.mark], s.boundary.sel, s.boundary.term
+	s.retireStored(s.history.TruncateTo(t.mark))
+	s.Selection, s.Termination = s.boundary.sel, s.boundary.term
 	s.restoreChannels(s.boundary.channels)
 	kept := s.keptOf(t)
 	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err),
@@ -422,12 +396,12 @@ func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 // back to t.mark, its user message first; nil when it keeps none (taken back whole).
 // Only a resumed turn keeps any: its user message and its tool calls and results.
 func (s *chatState) keptOf(t *turn) []string {
-	i := s.historyIndex(t.msg.MessageID)
-	if i >= len(s.History) {
+	i := s.history.IndexOf(t.msg.MessageID)
+	if i >= s.history.Len() {
 		return nil
 	}
-	kept := make([]string, 0, len(s.History)-i)
-	for _, m := range s.History[i:] {
+	kept := make([]string, 0, s.history.Len()-i)
+	for _, m := range s.history.Since(i) {
 		kept = append(kept, m.MessageID)
 	}
 	return kept
@@ -572,7 +546,7 @@ func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
 		return // no calls: the history need not be scanned
 	}
 	used := map[string]bool{}
-	for _, m := range s.History {
+	for _, m := range s.history.Window() {
 		for _, c := range m.FunctionCalls() {
 			used[c.CallID] = true
 		}
@@ -600,8 +574,8 @@ func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
 // turnResult returns the answer of a finished turn, read back from the history; past
 // HistoryPageBytes its messages are references (boundMessages).
 func (s *chatState) turnResult(t *turn) wire.TurnResult {
-	msgs := boundMessages(s.History[t.start:t.end])
-	complete := s.IsComplete && t.end == len(s.History)
+	msgs := boundMessages(s.history.Slice(t.start, t.end))
+	complete := s.IsComplete && t.end == s.history.Len()
 	return wire.TurnResult{MessageID: t.msg.MessageID, Messages: msgs, IsComplete: complete, Cancelled: t.cancelled}
 }
 
@@ -687,28 +661,28 @@ func (s *chatState) invokeInput(ctx workflow.Context, p wire.Participant, t *tur
 	}
 	if p.Kind.ServiceThread() {
 		if wm, _ := wire.SyncedThrough(in.ChannelState); wm != "" {
-			if i := s.historyIndex(wm); i < len(s.History) {
+			if i := s.history.IndexOf(wm); i < s.history.Len() {
 				in.HistoryFrom = i + 1
 			}
 		}
 	}
-	committed := s.historyIndex(t.msg.MessageID)
+	committed := s.history.IndexOf(t.msg.MessageID)
 	switch {
-	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.History[s.sentCommitted:]) <= maxDeltaBytes:
-		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.History[s.sentCommitted:])
-	case inlineable(s.History):
-		in.Delta = slices.Clone(s.History)
+	case s.sentCommitted > 0 && s.sentCommitted <= committed && messagesBytes(s.history.Since(s.sentCommitted)) <= maxDeltaBytes:
+		in.DeltaFrom, in.Delta = s.sentCommitted, slices.Clone(s.history.Since(s.sentCommitted))
+	case s.history.Base() == 0 && inlineable(s.history.Window()):
+		in.Delta = slices.Clone(s.history.Window())
 	default:
-		view := s.History[in.HistoryFrom:]
+		view := s.history.Since(in.HistoryFrom)
 		if !p.Kind.ServiceThread() {
-			view = p.Reducer.ReduceWith(s.History, in.ChannelState)
+			view = p.Reducer.ReduceWith(s.history.Window(), in.ChannelState)
 		}
 		if inlineable(view) {
 			in.History = view
 			return in
 		}
 	}
-	in.HistoryLength, in.Committed, in.Reducer = len(s.History), committed, p.Reducer
+	in.HistoryLength, in.Committed, in.Reducer = s.history.Len(), committed, p.Reducer
 	s.sentCommitted = committed
 	return in
 }
