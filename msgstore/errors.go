@@ -25,4 +25,11 @@ var (
 	ErrEncrypted = errors.New("message body is encrypted at rest: read the store with its key ring (AGENTCHAT_KEYS)")
 	// ErrSchema: the database holds a schema version newer than this build knows.
 	ErrSchema = errors.New("message store schema version not supported")
+	// ErrPageMissing: GetPage was asked for a history page the chat does not have
+	// (PageStore); the error names the chat, lineage, level and seq.
+	ErrPageMissing = errors.New("history page missing from the message store")
+	// ErrPageMismatch: a history page read does not match its index entry (its digest,
+	// seq, level, first index or number of messages differ); the error names the chat,
+	// lineage, level and seq, and what differs. Readers of pages return it.
+	ErrPageMismatch = errors.New("history page does not match its index")
 )
