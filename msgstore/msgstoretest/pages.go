@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,6 +108,41 @@ func runPages(t *testing.T, open func(t *testing.T) msgstore.PageStore) {
 		got, err = s.GetPage(ctx, chatID, index.Key())
 		require.NoError(t, err)
 		assert.Equal(t, string(index.Body), string(got))
+	})
+
+	t.Run("ConcurrentPutPage", func(t *testing.T) {
+		s := open(t)
+		chatID := NewChatID(t)
+		pages := make([]msgstore.Page, 4)
+		for i := range pages {
+			pages[i] = SamplePage(t, chatID, "L", int64(i), int64(64*i), 64)
+		}
+		// Retried activities on several workers write the same pages at once.
+		const workers = 6
+		digests := make([][]string, workers)
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for k := range pages {
+					p := pages[(k+w)%len(pages)]
+					d, err := s.PutPage(ctx, chatID, p)
+					if err != nil {
+						errs[w] = fmt.Errorf("worker %d page %d: %w", w, p.Seq, err)
+						return
+					}
+					digests[w] = append(digests[w], fmt.Sprintf("%d=%s", p.Seq, d))
+				}
+			})
+		}
+		wg.Wait()
+		for w := range workers {
+			require.NoError(t, errs[w])
+			assert.ElementsMatch(t, digests[0], digests[w], "worker %d saw the same digests", w)
+		}
+		found, err := s.LookupIDs(ctx, chatID, msgstore.IDMessage, []string{"m0", "m255"}, []msgstore.LineageRange{{Lineage: "L"}})
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), found["m255"].Seq)
 	})
 
 	t.Run("PutPageConflictNamesBothDigests", func(t *testing.T) {
