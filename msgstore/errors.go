@@ -8,7 +8,8 @@ var (
 	// ErrNotFound: Get was asked for a message id the chat does not have.
 	ErrNotFound = errors.New("message not found")
 	// ErrConflict: Put was given a message whose id the chat already holds with another
-	// body. Nothing of that Put call was written.
+	// body, or PutPage a page whose key holds other bytes or an id its lineage holds at
+	// another index. Nothing of that call was written.
 	ErrConflict = errors.New("message id already stored with a different body")
 	// ErrUnavailable: the store could not be reached (connection refused or lost, the
 	// server shutting down, the database locked past the busy timeout, an operation past
