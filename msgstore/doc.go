@@ -23,11 +23,21 @@
 // activity can never change what a chat said. Errors that mean the store could not be
 // reached wrap ErrUnavailable; callers retry those.
 //
+// # History pages
+//
+// A PageStore (pages.go) also keeps a chat's older history in immutable pages, keyed
+// by (chat, lineage, level, seq), with the message and call ids of each level-0 page
+// so that an id is found without reading pages (docs/design/paged-history.md, section
+// 4; the body forms in docs/chat-state-v1.md, "Message store pages"). The SQLite and
+// PostgreSQL stores are PageStores, at schema version 2.
+//
 // # A store of your own
 //
 // Implement Store with a Name of its own, keep the rules with CheckPut, CheckGet,
-// SameBody, Ordered and WrapOp, and call msgstoretest.Run from its tests. Give it to
-// the worker in activities.Config.Stores.MessageStores (and to clients that export in
+// SameBody, Ordered and WrapOp (for PageStore: CheckPage, CheckPageKey, CheckLookup,
+// CheckLineage, PageConflictError, IDConflictError and PageMissingError), and call
+// msgstoretest.Run from its tests. Give it to the worker in
+// activities.Config.Stores.MessageStores (and to clients that export in
 // ClientOptions.MessageStores) under its Name; chats started with that name as their
 // store keep their bodies there.
 package msgstore

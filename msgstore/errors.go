@@ -8,7 +8,8 @@ var (
 	// ErrNotFound: Get was asked for a message id the chat does not have.
 	ErrNotFound = errors.New("message not found")
 	// ErrConflict: Put was given a message whose id the chat already holds with another
-	// body. Nothing of that Put call was written.
+	// body, or PutPage a page whose key holds other bytes or an id its lineage holds at
+	// another index. Nothing of that call was written.
 	ErrConflict = errors.New("message id already stored with a different body")
 	// ErrUnavailable: the store could not be reached (connection refused or lost, the
 	// server shutting down, the database locked past the busy timeout, an operation past
@@ -25,4 +26,11 @@ var (
 	ErrEncrypted = errors.New("message body is encrypted at rest: read the store with its key ring (AGENTCHAT_KEYS)")
 	// ErrSchema: the database holds a schema version newer than this build knows.
 	ErrSchema = errors.New("message store schema version not supported")
+	// ErrPageMissing: GetPage was asked for a history page the chat does not have
+	// (PageStore); the error names the chat, lineage, level and seq.
+	ErrPageMissing = errors.New("history page missing from the message store")
+	// ErrPageMismatch: a history page read does not match its index entry (its digest,
+	// seq, level, first index or number of messages differ); the error names the chat,
+	// lineage, level and seq, and what differs. Readers of pages return it.
+	ErrPageMismatch = errors.New("history page does not match its index")
 )

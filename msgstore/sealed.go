@@ -31,8 +31,20 @@ const ContentEncrypted = "encrypted"
 // the other form is compared decrypted. Large batches are sealed and opened on
 // several goroutines. Get's errors add *keyring.UnknownKeyError and
 // keyring.ErrNotAuthentic (a row altered or moved), naming the message.
+//
+// Over a PageStore, the Store returned is a PageStore too (and only then): page bodies
+// are sealed in the binary form bound to their chat, lineage, level and seq, and
+// GetPage returns them opened (docs/chat-state-v1.md, "Message store pages"). They
+// seal deterministically, as message bodies do, so a retried PutPage is a no-op; one
+// retried under a newer key, or over a page stored before encryption was on, is
+// compared opened and the first row stays. PutPage's digest is of the sealed row. The
+// ids and roles of chat_message_ids stay in the clear, as message ids and roles do.
 func Sealed(inner Store, ring *keyring.Ring) Store {
-	return &sealed{inner: inner, ring: ring}
+	s := &sealed{inner: inner, ring: ring}
+	if pages, ok := inner.(PageStore); ok {
+		return &sealedPages{sealed: s, pages: pages}
+	}
+	return s
 }
 
 type sealed struct {

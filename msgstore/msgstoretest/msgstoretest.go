@@ -2,7 +2,11 @@
 // contract against one implementation (round trips that keep every byte, idempotent
 // Put, ErrConflict, Get's order, ErrNotFound naming the id, chats kept apart,
 // ErrInvalid, a canceled caller not being ErrUnavailable, concurrent writers, 10,000
-// messages, use after Close). Every store's tests call it, the stores of this module
+// messages, use after Close), and, when the store is also a msgstore.PageStore, that
+// contract too (idempotent PutPage, ErrConflict naming both digests or both indexes,
+// ErrPageMissing, LookupIDs across lineages and below a fork index, DeleteLineage
+// leaving other lineages). RunSealedPages checks msgstore.Sealed's pages over a
+// PageStore. Every store's tests call Run, the stores of this module
 // (msgstore/sqlite, msgstore/postgres) and yours:
 //
 //	func TestConformance(t *testing.T) {
@@ -105,9 +109,17 @@ func RequireSameMessages(t *testing.T, want, got []chat.Message) {
 }
 
 // Run checks the msgstore.Store contract against the implementation open opens, in
-// subtests.
+// subtests, and the msgstore.PageStore contract in subtest Pages when it has it
+// (skipped otherwise).
 func Run(t *testing.T, open OpenFunc) {
 	ctx := context.Background()
+
+	t.Run("Pages", func(t *testing.T) {
+		if _, ok := open(t).(msgstore.PageStore); !ok {
+			t.Skip("not a msgstore.PageStore")
+		}
+		runPages(t, func(t *testing.T) msgstore.PageStore { return open(t).(msgstore.PageStore) })
+	})
 
 	t.Run("RoundTrip", func(t *testing.T) {
 		s := open(t)

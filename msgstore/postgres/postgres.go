@@ -29,8 +29,10 @@ import (
 const ConnectTimeout = 5 * time.Second
 
 // SchemaVersion is the version of the table layout this build writes and reads,
-// recorded in the row 'chat_messages' of table schema_version.
-const SchemaVersion = 1
+// recorded in the row 'chat_messages' of table schema_version: 1 is table
+// chat_messages, 2 adds the history pages (tables chat_pages and chat_message_ids).
+// Open migrates an older database.
+const SchemaVersion = 2
 
 // postgresChunk is how many messages one INSERT carries.
 const postgresChunk = 1000
@@ -40,7 +42,7 @@ const postgresChunk = 1000
 const postgresMigrationLock = 0x6d736773746f7265 // "msgstore"
 
 // postgresSchemaName is the row of table schema_version that holds the version of
-// table chat_messages.
+// the message store's tables (named after the first, chat_messages).
 const postgresSchemaName = "chat_messages"
 
 const postgresSchemaVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
@@ -56,17 +58,44 @@ const postgresSchemaV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
 	PRIMARY KEY (chat_id, message_id)
 )`
 
-// Store is a msgstore.Store in a PostgreSQL database (table chat_messages, version
-// recorded in the row 'chat_messages' of table schema_version), through a pgxpool pool.
+// postgresSchemaV2 are the tables version 2 adds: the history pages
+// (msgstore.PageStore).
+var postgresSchemaV2 = []string{`CREATE TABLE IF NOT EXISTS chat_pages (
+	chat_id     text        NOT NULL,
+	lineage     text        NOT NULL,
+	level       integer     NOT NULL, -- 0: messages; n: index entries of level n-1 pages
+	seq         bigint      NOT NULL, -- 0, 1, 2... within (chat_id, lineage, level)
+	first_index bigint      NOT NULL, -- absolute index of the first message covered
+	count       bigint      NOT NULL, -- messages covered
+	body        bytea       NOT NULL, -- the page's body (docs/chat-state-v1.md, "Message store pages")
+	created_at  timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (chat_id, lineage, level, seq)
+)`, `CREATE TABLE IF NOT EXISTS chat_message_ids (
+	chat_id text   NOT NULL,
+	lineage text   NOT NULL,
+	kind    text   NOT NULL, -- 'm' message id, 'c' call id
+	id      text   NOT NULL,
+	idx     bigint NOT NULL, -- absolute index of the message holding it
+	seq     bigint NOT NULL, -- seq of the level-0 page holding that message
+	role    text   NOT NULL, -- that message's role
+	PRIMARY KEY (chat_id, lineage, kind, id)
+)`}
+
+// Store is a msgstore.Store, RowStore and PageStore in a PostgreSQL database (tables
+// chat_messages, chat_pages and chat_message_ids, version recorded in the row
+// 'chat_messages' of table schema_version), through a pgxpool pool.
 type Store struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
 }
 
 var _ msgstore.RowStore = (*Store)(nil)
+var _ msgstore.PageStore = (*Store)(nil)
 
 // Open connects to the database dsn names (a postgres:// URL or key=value string, as
-// pgx parses it), then creates or checks its tables. A DSN pgx cannot parse is
+// pgx parses it), then creates or checks its tables (an older schema version is
+// brought to SchemaVersion in one transaction, after which builds that know only the
+// older version refuse the database with msgstore.ErrSchema). A DSN pgx cannot parse is
 // msgstore.ErrInvalid; a server that cannot be reached is msgstore.ErrUnavailable; a
 // database with a newer schema version is msgstore.ErrSchema.
 func Open(ctx context.Context, dsn string) (*Store, error) {
@@ -92,7 +121,8 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-// migrate brings the database to SchemaVersion in one transaction.
+// migrate brings the database to SchemaVersion in one transaction: a new database gets
+// every table, a version 1 database the tables of version 2.
 func (s *Store) migrate(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(postgresMigrationLock)); err != nil {
@@ -103,19 +133,24 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		var version int
 		err := tx.QueryRow(ctx, "SELECT version FROM schema_version WHERE name = $1", postgresSchemaName).Scan(&version)
+		var steps []string
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
+			steps = append(steps, postgresSchemaV1)
 		case err != nil:
 			return err
 		case version > SchemaVersion:
 			return fmt.Errorf("%w: database has version %d, this build knows up to %d", msgstore.ErrSchema, version, SchemaVersion)
-		default:
+		case version == SchemaVersion:
 			return nil
 		}
-		if _, err := tx.Exec(ctx, postgresSchemaV1); err != nil {
-			return err
+		for _, q := range append(steps, postgresSchemaV2...) {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
 		}
-		_, err = tx.Exec(ctx, "INSERT INTO schema_version (name, version) VALUES ($1, $2)", postgresSchemaName, SchemaVersion)
+		_, err = tx.Exec(ctx, `INSERT INTO schema_version (name, version) VALUES ($1, $2)
+			ON CONFLICT (name) DO UPDATE SET version = excluded.version`, postgresSchemaName, SchemaVersion)
 		return err
 	})
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,4 +146,71 @@ func TestSilentServerIsUnavailable(t *testing.T) {
 	require.ErrorIs(t, err, msgstore.ErrUnavailable)
 	t.Logf("silent server: Open gave up after %v: %v", waited, err)
 	assert.Less(t, waited, ConnectTimeout+5*time.Second)
+}
+
+// postgresV1 is the table layout of schema version 1 as builds before the history
+// pages wrote it, kept here as it was so that the migration is tested from the real
+// thing.
+var postgresV1 = []string{`CREATE TABLE schema_version (
+	name    text    PRIMARY KEY,
+	version integer NOT NULL
+)`, `CREATE TABLE chat_messages (
+	chat_id    text        NOT NULL,
+	message_id text        NOT NULL,
+	body       bytea       NOT NULL, -- the JSON of chat.Message, as msgstore.EncodeBody writes it
+	created_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (chat_id, message_id)
+)`, `INSERT INTO schema_version (name, version) VALUES ('chat_messages', 1)`}
+
+// A version 1 database (messages, no pages) opens as version 2: its messages read and
+// conflict as before, and pages can be written. The database is a schema of the shared
+// server of its own, named by search_path.
+func TestMigratesVersion1(t *testing.T) {
+	dsn := sharedPostgresDSN(t)
+	ctx := context.Background()
+	admin := openT(t, dsn)
+	schema := fmt.Sprintf("v1_%d", time.Now().UnixNano())
+	_, err := admin.pool.Exec(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.pool.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE") })
+	v1dsn := dsn + "&search_path=" + schema
+	if !strings.Contains(dsn, "?") {
+		v1dsn = dsn + "?search_path=" + schema
+	}
+	m := chat.TextMessage("m1", chat.RoleUser, "alice", "written by version 1")
+	body, err := msgstore.EncodeBody(m)
+	require.NoError(t, err)
+	conn, err := pgx.Connect(ctx, v1dsn)
+	require.NoError(t, err)
+	for _, q := range postgresV1 {
+		_, err = conn.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	_, err = conn.Exec(ctx, "INSERT INTO chat_messages (chat_id, message_id, body) VALUES ('c', 'm1', $1)", body)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(ctx))
+
+	s := openT(t, v1dsn)
+	var version int
+	require.NoError(t, s.pool.QueryRow(ctx, "SELECT version FROM schema_version WHERE name = 'chat_messages'").Scan(&version))
+	assert.Equal(t, 2, version)
+	rows, err := s.pool.Query(ctx, "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1", schema)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	assert.Equal(t, []string{"chat_message_ids", "chat_messages", "chat_pages", "schema_version"}, tables)
+
+	got, err := s.Get(ctx, "c", []string{"m1"})
+	require.NoError(t, err)
+	assert.Equal(t, m, got[0])
+	require.ErrorIs(t, s.Put(ctx, "c", []chat.Message{msgstoretest.TextMessage("m1", "changed")}), msgstore.ErrConflict)
+	p := msgstoretest.SamplePage(t, "c", "L", 0, 0, 2)
+	digest, err := s.PutPage(ctx, "c", p)
+	require.NoError(t, err)
+	assert.Equal(t, msgstore.PageDigest(p.Body), digest)
+
+	again := openT(t, v1dsn) // already version 2: nothing to do
+	page, err := again.GetPage(ctx, "c", p.Key())
+	require.NoError(t, err)
+	assert.Equal(t, string(p.Body), string(page))
 }

@@ -60,3 +60,8 @@ func TestSealedRowsAndRowsWrittenAsMessages(t *testing.T) {
 	other.Contents = []chat.Content{chat.Text("something else")}
 	assert.ErrorIs(t, rows.Put(ctx, chatID, []chat.Message{other}), msgstore.ErrConflict)
 }
+
+func TestSealedPages(t *testing.T) {
+	dsn := sharedPostgresDSN(t)
+	msgstoretest.RunSealedPages(t, func(t *testing.T) msgstore.PageStore { return openT(t, dsn) })
+}

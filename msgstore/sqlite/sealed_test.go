@@ -134,3 +134,8 @@ func TestSealedRowReadWithoutTheRingIsErrEncrypted(t *testing.T) {
 	assert.Contains(t, err.Error(), `key id "k9"`)
 	assert.NotContains(t, err.Error(), "secret")
 }
+
+func TestSealedPages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sealed-pages.db")
+	msgstoretest.RunSealedPages(t, func(t *testing.T) msgstore.PageStore { return openT(t, path) })
+}

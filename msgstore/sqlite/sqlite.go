@@ -30,8 +30,9 @@ import (
 const BusyTimeout = 5 * time.Second
 
 // SchemaVersion is the version of the table layout this build writes and reads,
-// recorded in PRAGMA user_version.
-const SchemaVersion = 1
+// recorded in PRAGMA user_version: 1 is table chat_messages, 2 adds the history pages
+// (tables chat_pages and chat_message_ids). Open migrates an older file.
+const SchemaVersion = 2
 
 // sqliteChunk is how many ids one SELECT ... IN (...) binds, well under SQLite's
 // variable limit (32766 in modernc.org/sqlite, 999 in old builds).
@@ -49,7 +50,29 @@ const sqliteSchemaV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
 	PRIMARY KEY (chat_id, message_id)
 )`
 
-// Store is a msgstore.Store in one SQLite file (WAL mode). Several Store values, in one
+// sqliteSchemaV2 are the tables version 2 adds: the history pages (msgstore.PageStore).
+var sqliteSchemaV2 = []string{`CREATE TABLE IF NOT EXISTS chat_pages (
+	chat_id     TEXT    NOT NULL,
+	lineage     TEXT    NOT NULL,
+	level       INTEGER NOT NULL, -- 0: messages; n: index entries of level n-1 pages
+	seq         INTEGER NOT NULL, -- 0, 1, 2... within (chat_id, lineage, level)
+	first_index INTEGER NOT NULL, -- absolute index of the first message covered
+	count       INTEGER NOT NULL, -- messages covered
+	body        BLOB    NOT NULL, -- the page's body (docs/chat-state-v1.md, "Message store pages")
+	created_at  INTEGER NOT NULL, -- when first stored, Unix milliseconds
+	PRIMARY KEY (chat_id, lineage, level, seq)
+)`, `CREATE TABLE IF NOT EXISTS chat_message_ids (
+	chat_id TEXT    NOT NULL,
+	lineage TEXT    NOT NULL,
+	kind    TEXT    NOT NULL, -- 'm' message id, 'c' call id
+	id      TEXT    NOT NULL,
+	idx     INTEGER NOT NULL, -- absolute index of the message holding it
+	seq     INTEGER NOT NULL, -- seq of the level-0 page holding that message
+	role    TEXT    NOT NULL, -- that message's role
+	PRIMARY KEY (chat_id, lineage, kind, id)
+)`}
+
+// Store is a msgstore.Store, RowStore and PageStore in one SQLite file (WAL mode). Several Store values, in one
 // process or several, may share a file: writes are serialized by SQLite's lock, waiting
 // up to BusyTimeout.
 type Store struct {
@@ -59,10 +82,13 @@ type Store struct {
 	closed  atomic.Bool
 }
 
-var _ msgstore.Store = (*Store)(nil)
+var _ msgstore.PageStore = (*Store)(nil)
+var _ msgstore.RowStore = (*Store)(nil)
 
 // Open opens the SQLite store at path, creating its folder and file if missing, and
-// creates or checks its table (schema version in PRAGMA user_version). An empty path is
+// creates or checks its tables (schema version in PRAGMA user_version; an older file
+// is brought to SchemaVersion in one transaction, after which builds that know only
+// the older version refuse it with msgstore.ErrSchema). An empty path is
 // msgstore.ErrInvalid; a file whose schema version is newer than SchemaVersion is
 // msgstore.ErrSchema; a file locked past BusyTimeout is msgstore.ErrUnavailable.
 func Open(path string) (*Store, error) {
@@ -109,21 +135,27 @@ func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	return tx.Commit()
 }
 
-// migrate brings the file to SchemaVersion in one transaction.
+// migrate brings the file to SchemaVersion in one transaction: a new file gets every
+// table, a version 1 file the tables of version 2.
 func (s *Store) migrate(ctx context.Context) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var version int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 			return err
 		}
+		var steps []string
 		switch {
 		case version > SchemaVersion:
 			return fmt.Errorf("%w: file has version %d, this build knows up to %d", msgstore.ErrSchema, version, SchemaVersion)
+		case version == SchemaVersion:
+			return nil
 		case version < 1:
-			if _, err := tx.ExecContext(ctx, sqliteSchemaV1); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion)); err != nil {
+			steps = append(steps, sqliteSchemaV1)
+		}
+		steps = append(steps, sqliteSchemaV2...)
+		steps = append(steps, "PRAGMA user_version = "+strconv.Itoa(SchemaVersion))
+		for _, q := range steps {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
 				return err
 			}
 		}

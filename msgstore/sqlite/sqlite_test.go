@@ -167,3 +167,62 @@ func TestUnwritableFolder(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not-a-folder")
 }
+
+// sqliteV1 is the table layout of schema version 1 as builds before the history pages
+// wrote it, kept here as it was so that the migration is tested from the real thing.
+const sqliteV1 = `CREATE TABLE IF NOT EXISTS chat_messages (
+	chat_id    TEXT    NOT NULL,
+	message_id TEXT    NOT NULL,
+	body       BLOB    NOT NULL, -- the JSON of chat.Message, as msgstore.EncodeBody writes it
+	created_at INTEGER NOT NULL, -- when first stored, Unix milliseconds
+	PRIMARY KEY (chat_id, message_id)
+)`
+
+// A version 1 file (messages, no pages) opens as version 2: its messages read and
+// conflict as before, and pages can be written.
+func TestMigratesVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	ctx := context.Background()
+	m := chat.TextMessage("m1", chat.RoleUser, "alice", "written by version 1")
+	body, err := msgstore.EncodeBody(m)
+	require.NoError(t, err)
+	old, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	for _, q := range []string{sqliteV1, "PRAGMA user_version = 1"} {
+		_, err = old.Exec(q)
+		require.NoError(t, err, q)
+	}
+	_, err = old.Exec("INSERT INTO chat_messages VALUES ('c', 'm1', ?, 0)", body)
+	require.NoError(t, err)
+	require.NoError(t, old.Close())
+
+	s := openT(t, path)
+	var version int
+	require.NoError(t, s.db.QueryRow("PRAGMA user_version").Scan(&version))
+	assert.Equal(t, 2, version)
+	var tables []string
+	rows, err := s.db.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+	require.NoError(t, err)
+	for rows.Next() {
+		var name string
+		require.NoError(t, rows.Scan(&name))
+		tables = append(tables, name)
+	}
+	require.NoError(t, rows.Err())
+	assert.Equal(t, []string{"chat_message_ids", "chat_messages", "chat_pages"}, tables)
+
+	got, err := s.Get(ctx, "c", []string{"m1"})
+	require.NoError(t, err)
+	assert.Equal(t, m, got[0])
+	require.ErrorIs(t, s.Put(ctx, "c", []chat.Message{msgstoretest.TextMessage("m1", "changed")}), msgstore.ErrConflict)
+	p := msgstoretest.SamplePage(t, "c", "L", 0, 0, 2)
+	digest, err := s.PutPage(ctx, "c", p)
+	require.NoError(t, err)
+	assert.Equal(t, msgstore.PageDigest(p.Body), digest)
+	require.NoError(t, s.Close())
+
+	again := openT(t, path) // already version 2: nothing to do
+	page, err := again.GetPage(ctx, "c", p.Key())
+	require.NoError(t, err)
+	assert.Equal(t, string(p.Body), string(page))
+}
