@@ -13,9 +13,12 @@ import (
 type Carried struct {
 	// Participants are the resolved participants, in speaking order.
 	Participants []Participant `json:"participants"`
-	// History is the primary history; a message whose body moved to the message store
-	// is a stub (Contents nil).
+	// History is the primary history, or, once the chat writes pages, the window of its
+	// latest messages from Paged.Base on; a message whose body moved to the message
+	// store is a stub (Contents nil).
 	History []chat.Message `json:"history"`
+	// Paged is the index of the older messages' pages (nil: there are none).
+	Paged *PagedHistory `json:"paged,omitempty"`
 	// Channels are the channels' states at the hand-over (set by carry only).
 	Channels    []chatstate.Channel         `json:"channels"`
 	Selection   strategies.SelectionState   `json:"selection"`

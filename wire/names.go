@@ -65,6 +65,9 @@ const (
 	// StoreMessagesActivity puts message bodies into a message store
 	// (wire.StoreMessagesInput → wire.StoreMessagesResult).
 	StoreMessagesActivity = "StoreMessages"
+	// WritePagesActivity writes older messages of a chat's history as pages of its
+	// message store (wire.WritePagesInput → wire.WritePagesResult).
+	WritePagesActivity = "WritePages"
 	// SelectActivity asks a selector agent or function who speaks next
 	// (wire.SelectInput → wire.SelectResult).
 	SelectActivity = "SelectSpeaker"

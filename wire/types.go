@@ -39,6 +39,9 @@ type AgentChatInput struct {
 	Store string `json:"store,omitempty"`
 	// HistoryBudget bounds one run's event history; past it the chat continues as new.
 	HistoryBudget HistoryBudget `json:"historyBudget,omitzero"`
+	// History tunes the window and page sizes of the chat's paged history (nil: the
+	// defaults, WindowMessages and PageMessages).
+	History *HistoryWindow `json:"history,omitempty"`
 	// Carry is the state a previous run handed over at continue-as-new; set by the
 	// workflow itself, never by clients.
 	Carry *Carried `json:"carry,omitempty"`
@@ -250,4 +253,9 @@ type HistoryResult struct {
 	// Store names the message store that holds the bodies of messages returned
 	// without contents (stubs: id, role, author and time only); "" when there are none.
 	Store string `json:"store,omitempty"`
+	// Pages are the references of the pages that hold messages [Offset, …) when they
+	// are below the workflow's window (docs/design/paged-history.md): Messages is then
+	// empty, and the reader reads the pages from Store (transfer.ReadPages), checking
+	// each against its digest. At most HistoryAnswerPages.
+	Pages []PageRef `json:"pages,omitempty"`
 }

@@ -31,6 +31,9 @@ func (in AgentChatInput) Validate() error {
 		return fmt.Errorf("maxMessageBytes is %d; it must be between 0 (the default, %d) and %d (MaxMessageBytesLimit)",
 			in.MaxMessageBytes, DefaultMaxMessageBytes, MaxMessageBytesLimit)
 	}
+	if err := in.History.Validate(); err != nil {
+		return err
+	}
 	if err := in.Selection.Validate(in.Participants); err != nil {
 		return err
 	}

@@ -1,0 +1,121 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/agentchat/agentchat/chat"
+)
+
+// Paged history (docs/design/paged-history.md): a chat keeps the window of its latest
+// messages in the workflow and all older ones in immutable pages in its message store
+// (docs/chat-state-v1.md, "Message store pages"), so that its length has no limit.
+const (
+	// WindowMessages is how many of the latest messages a chat keeps in the workflow, at
+	// the least, once it writes pages: what a turn reads without the store. A carry
+	// past it writes the older messages to pages at continue-as-new.
+	WindowMessages = 256
+	// PageMessages is the most messages one page holds.
+	PageMessages = 256
+	// PageBytes is the most encoded bytes (MessageBytes, stubs counted as stubs) of
+	// messages one page holds, a single larger message alone: one row read, inside one
+	// activity input and one History answer.
+	PageBytes = 512 << 10
+	// HistoryAnswerPages is the most page references one History answer carries.
+	HistoryAnswerPages = 64
+)
+
+// PageRef is the index entry of one page of a chat's history (JSON camelCase; about
+// 130 bytes): where it is and what it must hold. Digest is "sha256:" and the hex
+// SHA-256 of the row as stored (msgstore.PageDigest), checked by every reader.
+type PageRef struct {
+	// Level is 0 for a page of messages (the only level written so far).
+	Level int `json:"level,omitempty"`
+	// Seq is the page's number within (chat, lineage, level), from 0.
+	Seq int64 `json:"seq"`
+	// First is the absolute index of its first message; Count how many it holds.
+	First int64 `json:"first"`
+	Count int64 `json:"count"`
+	// Bytes is the stored row's size.
+	Bytes  int    `json:"bytes"`
+	Digest string `json:"digest"`
+	// Lineage is the line of history the page belongs to (PagedHistory.Lineage); set
+	// in History answers, left out in the carry.
+	Lineage string `json:"lineage,omitempty"`
+}
+
+// String names the page as errors do: page 7 (messages 1792 to 2047).
+func (r PageRef) String() string {
+	return fmt.Sprintf("history page %d (messages %d to %d)", r.Seq, r.First, r.First+r.Count-1)
+}
+
+// PagedHistory is what a chat carries of the part of its history in pages: Base, the
+// index of the first message the workflow holds (messages [0, Base) are in Pages, in
+// order, without gaps), the Lineage they were written under (the run id of the run
+// that wrote the first page), and a filter of their message ids (IDs; a false positive
+// only costs a store lookup).
+type PagedHistory struct {
+	Base    int          `json:"base"`
+	Lineage string       `json:"lineage"`
+	Pages   []PageRef    `json:"pages"`
+	IDs     CallIDFilter `json:"ids,omitempty"`
+}
+
+// HistoryWindow tunes a chat's paging (AgentChatInput.History): zero fields mean
+// WindowMessages and PageMessages. Tests and tuning only: Window ≥ 8, Page in [4,
+// PageMessages].
+type HistoryWindow struct {
+	WindowMessages int `json:"windowMessages,omitempty"`
+	PageMessages   int `json:"pageMessages,omitempty"`
+}
+
+// Effective returns the window and page sizes w sets, with the defaults for zero.
+func (w *HistoryWindow) Effective() (window, page int) {
+	window, page = WindowMessages, PageMessages
+	if w != nil && w.WindowMessages > 0 {
+		window = w.WindowMessages
+	}
+	if w != nil && w.PageMessages > 0 {
+		page = w.PageMessages
+	}
+	return window, page
+}
+
+// Validate refuses sizes out of range, naming the field.
+func (w *HistoryWindow) Validate() error {
+	if w == nil {
+		return nil
+	}
+	switch {
+	case w.WindowMessages != 0 && w.WindowMessages < 8:
+		return fmt.Errorf("history.windowMessages is %d: at least 8, or 0 for %d", w.WindowMessages, WindowMessages)
+	case w.PageMessages != 0 && (w.PageMessages < 4 || w.PageMessages > PageMessages):
+		return fmt.Errorf("history.pageMessages is %d: 4 to %d, or 0 for %d", w.PageMessages, PageMessages, PageMessages)
+	}
+	return nil
+}
+
+// WritePagesInput asks the worker to write messages [First, First+len(Messages)) of a
+// chat's history as level-0 pages of Lineage from number Seq on, cut at Cuts (the
+// number of messages of each page, in order, summing to len(Messages)). Store names
+// the message store ("" = the worker's default). Messages over PageBodyBytes go to
+// their own body row first, the page holding the stub. At most messageBatch bytes of
+// messages: the workflow splits larger ranges over several calls.
+type WritePagesInput struct {
+	ChatID   string         `json:"chatId"`
+	Store    string         `json:"store,omitempty"`
+	Lineage  string         `json:"lineage"`
+	Seq      int64          `json:"seq"`
+	First    int64          `json:"first"`
+	Cuts     []int          `json:"cuts"`
+	Messages []chat.Message `json:"messages"`
+}
+
+// WritePagesResult is the refs of the pages written, in order, and the store's name.
+type WritePagesResult struct {
+	Store string    `json:"store"`
+	Pages []PageRef `json:"pages"`
+}
+
+// PageBodyBytes is the encoded size past which a paged message's body goes to its own
+// row of the message store (chat_messages) and its page holds the stub.
+const PageBodyBytes = 64 << 10
