@@ -35,8 +35,8 @@ const (
 // rebuilt from it (channels, the idempotency record, a suspension, the queued turns).
 func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.Carried = *c
-	s.history = newHistory(c.History)
-	s.History, s.Channels, s.Pending, s.Stream = nil, nil, nil, nil
+	s.history = newHistory(c.History, c.Paged)
+	s.History, s.Paged, s.Channels, s.Pending, s.Stream = nil, nil, nil, nil, nil
 	s.resumeEvents(c.Stream)
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
@@ -177,7 +177,8 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 // assignment, with the channels, the queued turns and the next run's number.
 func (s *chatState) carry() *wire.Carried {
 	c := s.Carried
-	c.History, c.Channels, c.Pending = s.history.Carry(), s.documentChannels(), nil
+	c.Channels, c.Pending = s.documentChannels(), nil
+	c.History, c.Paged = s.history.Carry()
 	c.Stream = s.carryEvents()
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)

@@ -113,6 +113,7 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p wire.Participant, t *
 	if !due {
 		return nil
 	}
+	from, to = from+s.history.Base(), to+s.history.Base() // indexes in the window
 	prev := strategies.ParseSummaryState(ch.state)
 	in := wire.SummarizeInput{Agent: p.ID, Previous: prev.Summary, History: wire.InvokeInput{
 		ChatID: s.chatID, RunID: workflow.GetInfo(ctx).WorkflowExecution.RunID, AgentID: p.ID, TurnID: t.msg.MessageID, Store: s.Store}}

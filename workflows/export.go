@@ -80,7 +80,7 @@ func (s *chatState) snapshot() wire.Snapshot {
 			Termination: chatstate.Strategy{Type: s.terminationType(), State: mustJSON(st.term)},
 			IsComplete:  s.IsComplete,
 		},
-		PendingTurns: pending, HistoryLength: length, Stubbed: historyHasStubs(s.history.Slice(0, length)),
+		PendingTurns: pending, HistoryLength: length, Stubbed: s.history.Base() > 0 || historyHasStubs(s.history.Slice(0, length)),
 	}
 }
 

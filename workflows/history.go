@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"iter"
+	"slices"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/wire"
@@ -21,76 +22,103 @@ import (
 // Slices it returns share its array: callers read them and must not change them or
 // keep them across a change of the history (copy what they keep).
 type history struct {
+	// msgs are the messages held, [Base(), Len()).
 	msgs []chat.Message
+	// paged indexes the messages [0, Base()) in pages of the message store; nil until
+	// the first page is written.
+	paged *wire.PagedHistory
 	// stubs is wire.HistoryStubBytes(msgs) as a running total (StubBytes).
 	stubs stubTotal
 }
 
-// newHistory returns the history of msgs (a carried or imported history), taking msgs
+// newHistory returns the history of a carried or imported history: the messages held
+// (from paged.Base on) and the index of the older ones' pages (nil: none), taking both
 // over.
-func newHistory(msgs []chat.Message) history { return history{msgs: msgs} }
+func newHistory(msgs []chat.Message, paged *wire.PagedHistory) history {
+	return history{msgs: msgs, paged: paged}
+}
 
 // Len is the number of messages in the chat.
-func (h *history) Len() int { return len(h.msgs) }
+func (h *history) Len() int { return h.Base() + len(h.msgs) }
 
-// Base is the index of the first message the workflow holds.
-func (h *history) Base() int { return 0 }
+// Base is the index of the first message the workflow holds; older ones are in pages.
+func (h *history) Base() int {
+	if h.paged == nil {
+		return 0
+	}
+	return h.paged.Base
+}
 
 // Window returns the messages the workflow holds, [Base(), Len()).
 func (h *history) Window() []chat.Message { return h.msgs }
 
+// at is the window's message of absolute index i, which must be held.
+func (h *history) at(i int) *chat.Message { return &h.msgs[i-h.Base()] }
+
+// holds reports whether message i is held.
+func (h *history) holds(i int) bool { return i >= h.Base() && i < h.Len() }
+
 // At returns message i, false when i is not in [Base(), Len()).
 func (h *history) At(i int) (chat.Message, bool) {
-	if i < h.Base() || i >= len(h.msgs) {
+	if !h.holds(i) {
 		return chat.Message{}, false
 	}
-	return h.msgs[i], true
+	return *h.at(i), true
 }
 
 // Last returns the latest message, false for an empty history.
-func (h *history) Last() (chat.Message, bool) { return h.At(len(h.msgs) - 1) }
+func (h *history) Last() (chat.Message, bool) { return h.At(h.Len() - 1) }
 
 // Slice returns messages [from, to), both clamped to [Base(), Len()].
 func (h *history) Slice(from, to int) []chat.Message {
-	to = min(max(to, h.Base()), len(h.msgs))
-	from = min(max(from, h.Base()), to)
-	return h.msgs[from:to]
+	base := h.Base()
+	to = min(max(to, base), h.Len())
+	from = min(max(from, base), to)
+	return h.msgs[from-base : to-base]
 }
 
 // Since returns messages [from, Len()), from clamped as Slice clamps it.
-func (h *history) Since(from int) []chat.Message { return h.Slice(from, len(h.msgs)) }
+func (h *history) Since(from int) []chat.Message { return h.Slice(from, h.Len()) }
 
-// IndexOf returns the index of the message with messageId id, or Len() when none has it.
-// Message ids are unique in a chat (workflows/ids.go).
+// IndexOf returns the index of the held message with messageId id, or Len() when none
+// has it. Message ids are unique in a chat (workflows/ids.go); one in a page is not
+// looked for (MayHavePaged).
 func (h *history) IndexOf(id string) int {
 	for i := len(h.msgs) - 1; i >= 0; i-- {
 		if h.msgs[i].MessageID == id {
-			return i
+			return h.Base() + i
 		}
 	}
-	return len(h.msgs)
+	return h.Len()
 }
 
-// LastOf returns the index of the latest message of role, or -1.
+// MayHavePaged reports whether a paged message may have messageId id: false means
+// none has it (a filter; true may be wrong, which only costs a look in the store).
+func (h *history) MayHavePaged(id string) bool {
+	return h.paged != nil && h.paged.IDs.MayHave(id)
+}
+
+// LastOf returns the index of the latest held message of role, or -1.
 func (h *history) LastOf(role chat.Role) int {
 	for i := len(h.msgs) - 1; i >= 0; i-- {
 		if h.msgs[i].Role == role {
-			return i
+			return h.Base() + i
 		}
 	}
 	return -1
 }
 
 // TurnAround returns the span of the turn that holds message i: the index of its user
-// message (-1 when none precedes i) and one past its last reply, where the next user
-// message begins (or Len()).
+// message (-1 when none precedes i in the window) and one past its last reply, where
+// the next user message begins (or Len()).
 func (h *history) TurnAround(i int) (user, end int) {
+	i = max(i, h.Base())
 	user, end = -1, i
-	for end < len(h.msgs) && h.msgs[end].Role != chat.RoleUser {
+	for end < h.Len() && h.at(end).Role != chat.RoleUser {
 		end++
 	}
-	for j := min(i, len(h.msgs)-1); j >= 0; j-- {
-		if h.msgs[j].Role == chat.RoleUser {
+	for j := min(i, h.Len()-1); j >= h.Base(); j-- {
+		if h.at(j).Role == chat.RoleUser {
 			return j, end
 		}
 	}
@@ -101,8 +129,8 @@ func (h *history) TurnAround(i int) (user, end int) {
 // message and one past its last reply (where the next user message begins, or Len()).
 func (h *history) Turns() iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
-		for i := h.Base(); i < len(h.msgs); i++ {
-			if h.msgs[i].Role != chat.RoleUser {
+		for i := h.Base(); i < h.Len(); i++ {
+			if h.at(i).Role != chat.RoleUser {
 				continue
 			}
 			if _, end := h.TurnAround(i + 1); !yield(i, end) {
@@ -112,7 +140,7 @@ func (h *history) Turns() iter.Seq2[int, int] {
 	}
 }
 
-// AnsweredCall returns the index of the tool message that answers callID, or -1.
+// AnsweredCall returns the index of the held tool message that answers callID, or -1.
 func (h *history) AnsweredCall(callID string) int {
 	for i := len(h.msgs) - 1; i >= 0; i-- {
 		if h.msgs[i].Role != chat.RoleTool {
@@ -120,7 +148,7 @@ func (h *history) AnsweredCall(callID string) int {
 		}
 		for _, c := range h.msgs[i].Contents {
 			if c.CallID == callID {
-				return i
+				return h.Base() + i
 			}
 		}
 	}
@@ -128,7 +156,7 @@ func (h *history) AnsweredCall(callID string) int {
 }
 
 // OpenCalls returns the functionCalls at the end of the history that have no result
-// yet (chat.OpenCallsAtEnd).
+// yet (chat.OpenCallsAtEnd). Pages never hold them (Seal).
 func (h *history) OpenCalls() []chat.Content {
 	calls, _ := chat.OpenCallsAtEnd(h.msgs)
 	return calls
@@ -138,10 +166,10 @@ func (h *history) OpenCalls() []chat.Content {
 // at the end of the history, or Len() when none is open.
 func (h *history) OpenCallsFrom() int {
 	if len(h.OpenCalls()) == 0 {
-		return len(h.msgs)
+		return h.Len()
 	}
-	i := len(h.msgs) - 1
-	for i > 0 && h.msgs[i].Role == chat.RoleTool {
+	i := h.Len() - 1
+	for i > h.Base() && h.at(i).Role == chat.RoleTool {
 		i--
 	}
 	return i
@@ -153,19 +181,20 @@ func (h *history) Append(msgs ...chat.Message) { h.msgs = append(h.msgs, msgs...
 // Update changes message i in place with f; false when i is not held. f may change
 // the message's time or drop its body (a stub), never its id or role.
 func (h *history) Update(i int, f func(*chat.Message)) bool {
-	if i < h.Base() || i >= len(h.msgs) {
+	if !h.holds(i) {
 		return false
 	}
-	h.stubs.cut(h.msgs, i) // its reference may change
-	f(&h.msgs[i])
+	h.stubs.cut(h.msgs, i-h.Base()) // its reference may change
+	f(h.at(i))
 	return true
 }
 
 // TruncateTo takes the history back to its first mark messages (a failed turn's
 // mark) and returns the messages it took out, which the caller may still read. A mark
-// at or past Len() changes nothing.
+// at or past Len() changes nothing; pages are never taken back (a mark below Base()
+// takes back to Base(): no turn in flight is ever paged).
 func (h *history) TruncateTo(mark int) []chat.Message {
-	mark = max(mark, h.Base())
+	mark = max(mark, h.Base()) - h.Base()
 	if mark >= len(h.msgs) {
 		return nil
 	}
@@ -176,19 +205,19 @@ func (h *history) TruncateTo(mark int) []chat.Message {
 }
 
 // Replace puts msgs in place of the whole history (an import's), taking msgs over.
-func (h *history) Replace(msgs []chat.Message) { *h = newHistory(msgs) }
+func (h *history) Replace(msgs []chat.Message) { *h = newHistory(msgs, nil) }
 
-// StubBytes is wire.HistoryStubBytes of the history: what the workflow keeps of its
-// messages at the least, counted as messages are added.
+// StubBytes is wire.HistoryStubBytes of the messages held: what the workflow keeps of
+// them at the least, counted as messages are added.
 func (h *history) StubBytes() int { return h.stubs.of(h.msgs) }
 
-// Spillable returns the messages whose bodies may move to the message store, oldest
-// first: older (all but the latest) and tail (the latest keep messages, within
+// Spillable returns the held messages whose bodies may move to the message store,
+// oldest first: older (all but the latest) and tail (the latest keep messages, within
 // tailBytes encoded). Stubs and the messages of open tool calls are in neither. The
 // caller may drop the bodies of these messages (their stubs, and so StubBytes, stay
 // the same), and nothing else of them.
 func (h *history) Spillable(keep, tailBytes int) (older, tail []*chat.Message) {
-	end := h.OpenCallsFrom()
+	end := h.OpenCallsFrom() - h.Base()
 	first, kept := end, 0
 	for first > 0 && end-first < keep {
 		if kept += wire.MessageBytes(h.msgs[first-1]); kept > tailBytes {
@@ -211,10 +240,16 @@ func (h *history) Spillable(keep, tailBytes int) (older, tail []*chat.Message) {
 
 // Page answers the History query's in: from in.Offset, at most in.Limit messages (0:
 // to the end) and at most HistoryPageBytes encoded (or in.MaxBytes, when smaller),
-// and always at least one message when any is left. The messages are a copy.
+// and always at least one message when any is left; the messages are a copy. From an
+// offset below Base() the answer is the references of the pages that hold it (at most
+// HistoryAnswerPages, each with its lineage) and no messages: the reader reads them
+// from the message store (transfer.ReadPages) and asks again after them.
 func (h *history) Page(in wire.HistoryInput) wire.HistoryResult {
-	total := len(h.msgs)
+	total := h.Len()
 	from := min(max(in.Offset, 0), total)
+	if from < h.Base() {
+		return wire.HistoryResult{Offset: from, Total: total, Pages: h.pagesFrom(from)}
+	}
 	to := total
 	if in.Limit > 0 {
 		to = min(from+in.Limit, total)
@@ -225,16 +260,43 @@ func (h *history) Page(in wire.HistoryInput) wire.HistoryResult {
 	}
 	size := 0
 	for i := from; i < to; i++ {
-		if size += wire.MessageBytes(h.msgs[i]) + 1; size > maxBytes && i > from {
+		if size += wire.MessageBytes(*h.at(i)) + 1; size > maxBytes && i > from {
 			to = i
 			break
 		}
 	}
-	return wire.HistoryResult{Messages: append([]chat.Message{}, h.msgs[from:to]...), Offset: from, Total: total}
+	return wire.HistoryResult{Messages: append([]chat.Message{}, h.Slice(from, to)...), Offset: from, Total: total}
 }
 
-// Carry returns the history as continue-as-new carries it (wire.Carried.History).
-func (h *history) Carry() []chat.Message { return h.msgs }
+// pagesFrom returns the references of the pages from the one holding message from
+// (below Base()) on, at most HistoryAnswerPages, each naming its lineage.
+func (h *history) pagesFrom(from int) []wire.PageRef {
+	pages := h.paged.Pages
+	i, _ := slices.BinarySearchFunc(pages, int64(from), func(r wire.PageRef, at int64) int {
+		switch {
+		case r.First+r.Count <= at:
+			return -1
+		case r.First > at:
+			return 1
+		}
+		return 0
+	})
+	out := slices.Clone(pages[i:min(i+wire.HistoryAnswerPages, len(pages))])
+	for j := range out {
+		out[j].Lineage = h.paged.Lineage
+	}
+	return out
+}
+
+// Carry returns the history as continue-as-new carries it: the messages held
+// (wire.Carried.History) and the index of the paged ones (wire.Carried.Paged).
+func (h *history) Carry() ([]chat.Message, *wire.PagedHistory) {
+	if h.paged == nil {
+		return h.msgs, nil
+	}
+	p := *h.paged
+	return h.msgs, &p
+}
 
 // stubTotal is HistoryStubBytes of the history's first n messages, kept so that the
 // chat's length, checked for every message admitted, does not rescan the history. The

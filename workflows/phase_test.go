@@ -200,7 +200,7 @@ func TestARefusedImportSaysWhy(t *testing.T) {
 			Carried: wire.Carried{Restored: &wire.CarriedRestore{Digest: "sha256:abc"}}},
 			[]string{`chat "c1" was restored from a document already`, "sha256:abc"}},
 		{"messages", &chatState{chatID: "c1", phase: phaseRunning, turns: map[string]*turn{},
-			history: newHistory([]chat.Message{{MessageID: "m1"}, {MessageID: "m2"}})},
+			history: newHistory([]chat.Message{{MessageID: "m1"}, {MessageID: "m2"}}, nil)},
 			[]string{`chat "c1" already has 2 messages and 0 turns`}},
 	} {
 		err := tc.s.validateImport(in)
