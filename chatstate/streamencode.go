@@ -68,8 +68,7 @@ func (enc *Encoder) Encode(d Document, history History) (n int64, digest string,
 	if err := d.validateHead(); err != nil {
 		return 0, "", err
 	}
-	ids := newHashedIDs()
-	s := &streamEncoder{w: enc.w, h: sha256.New(), ids: ids, pairing: newStreamPairing(ids)}
+	s := &streamEncoder{w: enc.w, h: sha256.New(), check: newDocumentCheck()}
 	s.e.b = make([]byte, 0, 2*streamFlushSize)
 	s.start(d)
 	herr := history(s.message)
@@ -97,11 +96,10 @@ type streamEncoder struct {
 	digestOff int64
 	digest    string
 
-	i       int // messages read
-	ids     *hashedIDs
-	pairing *streamPairing
-	err     error // a Validate refusal, or an error of w: final
-	encErr  error // the first refusal of the encoder; nothing is written after it
+	i      int // messages read
+	check  *documentCheck
+	err    error // a Validate refusal, or an error of w: final
+	encErr error // the first refusal of the encoder; nothing is written after it
 }
 
 // start writes the members before the history.
@@ -123,12 +121,10 @@ func (s *streamEncoder) message(m chat.Message) error {
 	}
 	i := s.i
 	s.i++
-	ref := msgRef{"history", i}
-	if err := validateListed(ref, m, s.ids); err != nil {
+	if err := s.check.message(i, m); err != nil {
 		s.err = err
 		return err
 	}
-	s.pairing.message(i, m)
 	if s.encErr != nil {
 		return nil
 	}
@@ -148,16 +144,8 @@ func (s *streamEncoder) message(m chat.Message) error {
 
 // finish checks the members after the history, writes them and fills in the digest.
 func (s *streamEncoder) finish(d Document) error {
-	if err := d.validateAfterHistory(s.ids); err != nil {
+	if _, err := s.check.finish(d); err != nil {
 		return err
-	}
-	if err := s.pairing.err; err != nil {
-		return err
-	}
-	for p, m := range d.PendingTurns { // Encode validates the repaired document again
-		if r, taken := s.pairing.repairs[s.ids.key(m.MessageID)]; taken {
-			return errIDTaken(msgRef{"pendingTurns", p}, m.MessageID, msgRef{"history", r.index})
-		}
 	}
 	if s.encErr != nil {
 		return s.encErr

@@ -2,6 +2,8 @@ package chatstate
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -141,4 +143,58 @@ func BenchmarkEncoder10k(b *testing.B) {
 		}
 	}
 	b.SetBytes(n)
+}
+
+// BenchmarkDecoderHeap compares the heap of Decode, given the file's bytes, with that
+// of Decoder reading the file (Header, then History yielding each message to
+// nothing), for 10,000 and 100,000 messages. Metrics as BenchmarkEncoderHeap. Run
+// with -benchtime=1x.
+func BenchmarkDecoderHeap(b *testing.B) {
+	d := goldenDocs()["v1-group-chat.json"]
+	d.History = nil
+	for _, n := range []int{10000, 100000} {
+		path := filepath.Join(b.TempDir(), "doc.json")
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size, _, err := NewEncoder(f).Encode(d, poolHistory(n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("Decode/%d", n), func(b *testing.B) {
+			var peak, alloc uint64
+			for b.Loop() {
+				peak, alloc = peakHeap(func() {
+					doc, err := os.ReadFile(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := Decode(doc); err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+			reportHeap(b, n, peak, alloc)
+		})
+		b.Run(fmt.Sprintf("Decoder/%d", n), func(b *testing.B) {
+			var peak, alloc uint64
+			for b.Loop() {
+				peak, alloc = peakHeap(func() {
+					dec := NewDecoder(f, size)
+					if _, _, err := dec.Header(); err != nil {
+						b.Fatal(err)
+					}
+					if err := dec.History()(func(chat.Message) error { return nil }); err != nil {
+						b.Fatal(err)
+					}
+					if !dec.streamed {
+						b.Fatal("not streamed")
+					}
+				})
+			}
+			reportHeap(b, n, peak, alloc)
+		})
+		f.Close()
+	}
 }

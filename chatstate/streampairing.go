@@ -145,3 +145,55 @@ func (p *streamPairing) content(i, j int, m chat.Message, c chat.Content) {
 		p.fail(pairPos{i, j, 0}, errOrphanResult(at, c.CallID))
 	}
 }
+
+// documentCheck applies Validate and the tool-call pairing rule to a document whose
+// history comes one message at a time, and gives the refusal Encode and Decode give:
+// Validate's first (the members before the history, the history, the rest), then the
+// pairing rule's, then that of Validate on the repaired document.
+type documentCheck struct {
+	ids     *hashedIDs
+	pairing *streamPairing
+	err     error // the first Validate refusal of a history message
+}
+
+func newDocumentCheck() *documentCheck {
+	ids := newHashedIDs()
+	return &documentCheck{ids: ids, pairing: newStreamPairing(ids)}
+}
+
+// message checks history[i], m; it returns Validate's refusal of m, after which it
+// checks nothing more.
+func (c *documentCheck) message(i int, m chat.Message) error {
+	if c.err != nil {
+		return c.err
+	}
+	if err := validateListed(msgRef{"history", i}, m, c.ids); err != nil {
+		c.err = err
+		return err
+	}
+	c.pairing.message(i, m)
+	return nil
+}
+
+// finish checks the members of d other than the history, whose messages c has seen,
+// and returns the refusal or how many repairs the pairing rule makes.
+func (c *documentCheck) finish(d Document) (repairs int, err error) {
+	if err := d.validateHead(); err != nil {
+		return 0, err
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	if err := d.validateAfterHistory(c.ids); err != nil {
+		return 0, err
+	}
+	if err := c.pairing.err; err != nil {
+		return 0, err
+	}
+	for p, m := range d.PendingTurns { // Validate of the repaired document
+		if r, taken := c.pairing.repairs[c.ids.key(m.MessageID)]; taken {
+			return 0, errIDTaken(msgRef{"pendingTurns", p}, m.MessageID, msgRef{"history", r.index})
+		}
+	}
+	return c.pairing.nRepairs, nil
+}
