@@ -32,7 +32,6 @@ type Decoder struct {
 	digestAt   int    // where the digest member is in head
 	histStart  int64  // where the first message starts
 	histEnd    int64  // where the history's closing bracket is
-	count      int    // messages in the history
 	digest     string // the digest Header read and verified
 	whole      []chat.Message
 	streamed   bool // Header read the document without Decode (and refused it or not)
@@ -175,7 +174,7 @@ func (d *Decoder) readHead(w *window) (ok bool, err error) {
 
 // messages reads the history's messages from d.histStart, hashing them with their
 // commas into h, and gives each to f, which says whether it is laid out as Encode
-// writes it. It sets d.histEnd and d.count.
+// writes it. It sets d.histEnd.
 func (d *Decoder) messages(w *window, h hash.Hash, f func(i int, m chat.Message, raw []byte) bool) (ok bool, err error) {
 	p := d.histStart
 	for i := 0; ; i++ {
@@ -184,7 +183,7 @@ func (d *Decoder) messages(w *window, h hash.Hash, f func(i int, m chat.Message,
 			return false, err
 		}
 		if b[0] == ']' {
-			d.histEnd, d.count = p, i
+			d.histEnd = p
 			return true, nil
 		}
 		if i > 0 {
