@@ -16,7 +16,9 @@ import (
 
 // Decoder reads a chat-state document from an io.ReaderAt one history message at a
 // time, so that a document of any length is read with a heap of one message, the
-// document's other members and the id sets Encoder keeps too.
+// document's other members, a 64 KiB window and the id sets Encoder keeps too: about
+// 10 MB at its peak for 100,000 messages, where Decode of the file's bytes needs about
+// 240 MB (BenchmarkDecoderHeap).
 //
 // Header reads the whole document once, checking it as Decode does, and returns every
 // member but the history's messages; History then reads the messages again. A
