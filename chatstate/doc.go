@@ -3,7 +3,8 @@
 // namespaces, versions of agentchat and programs in other languages. The contract is
 // chat-state-v1.md (shared with the design documents); chat-state-v1.schema.json in
 // this package (Schema) is its JSON Schema, and testdata/golden holds examples of every
-// version ever written. The package is pure: no I/O, no clock.
+// version ever written. The package is pure: no I/O of its own (Encoder and Decoder use
+// the io.WriterAt and io.ReaderAt they are given), no clock.
 //
 // # Encoding and digest
 //
@@ -16,6 +17,18 @@
 // contents of unknown types included. Numbers in states and unknown contents must be
 // ones RFC 8785 keeps exactly (IEEE 754 doubles): 12345678901234567890 is refused rather
 // than altered.
+//
+// # Streaming
+//
+// Encoder writes the same bytes as Encode for a history it reads one message at a time
+// (History), so that a long chat is exported without its history in memory. The digest
+// member sorts before the history ("chatId" < "digest" < "exportedAt" < "history"), so
+// the Encoder hashes the document as it writes it, around the digest member's room, and
+// fills that room in at the end: it writes to an io.WriterAt. Decoder is its
+// counterpart: from an io.ReaderAt, Header reads and checks the whole document with
+// the heap of one message, then History reads the messages again one at a time; it
+// returns what Decode returns, errors included, and leaves to Decode (in memory) any
+// document not laid out as Encode writes it.
 //
 // # Decoding
 //

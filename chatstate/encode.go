@@ -108,6 +108,18 @@ func (e *encoder) object(field string, raw json.RawMessage) error {
 }
 
 func (e *encoder) document(d Document) error {
+	if err := e.head(d); err != nil {
+		return err
+	}
+	if err := e.items("history", d.History); err != nil {
+		return err
+	}
+	return e.tail(d)
+}
+
+// head writes the members before the history's messages: {"channels":[…],"chatId":…,
+// room for the digest member at digestAt, "exportedAt":…,"history":[
+func (e *encoder) head(d Document) error {
 	e.b = append(e.b, '{')
 	e.key("channels")
 	e.b = append(e.b, '[')
@@ -129,10 +141,14 @@ func (e *encoder) document(d Document) error {
 		return err
 	}
 	e.b = append(e.b, ',')
-	if err := e.messages("history", d.History); err != nil {
-		return err
-	}
-	e.b = append(e.b, ',')
+	e.key("history")
+	e.b = append(e.b, '[')
+	return nil
+}
+
+// tail writes the members after the history's messages: ],"participants":…}
+func (e *encoder) tail(d Document) error {
+	e.b = append(e.b, "],"...)
 	e.key("participants")
 	e.b = append(e.b, '[')
 	for i, p := range d.Participants {
@@ -228,6 +244,15 @@ func (e *encoder) strategy(field, name string, s Strategy) error {
 func (e *encoder) messages(name string, ms []chat.Message) error {
 	e.key(name)
 	e.b = append(e.b, '[')
+	if err := e.items(name, ms); err != nil {
+		return err
+	}
+	e.b = append(e.b, ']')
+	return nil
+}
+
+// items writes the messages of a list, comma-separated, without the brackets.
+func (e *encoder) items(name string, ms []chat.Message) error {
 	for i, m := range ms {
 		if i > 0 {
 			e.b = append(e.b, ',')
@@ -236,7 +261,6 @@ func (e *encoder) messages(name string, ms []chat.Message) error {
 			return err
 		}
 	}
-	e.b = append(e.b, ']')
 	return nil
 }
 

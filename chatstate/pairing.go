@@ -75,7 +75,7 @@ func (p *pairing) content(i, j int, m chat.Message, c chat.Content) error {
 	switch c.Type {
 	case chat.ContentFunctionCall:
 		if first, dup := p.calls[c.CallID]; dup {
-			return fieldErr(at.field(), "functionCall "+strconv.Quote(c.CallID)+" has the callId of "+first.field()+"; callIds are unique")
+			return errCallIDTaken(at, first, c.CallID)
 		}
 		p.calls[c.CallID] = at
 		p.open = append(p.open, openCall{at: at, msgID: m.MessageID, callID: c.CallID})
@@ -86,10 +86,23 @@ func (p *pairing) content(i, j int, m chat.Message, c chat.Content) error {
 				return nil
 			}
 		}
-		return fieldErr(at.field(), "functionResult "+strconv.Quote(c.CallID)+
-			" answers no earlier unanswered functionCall; refused, since dropping it would lose data")
+		return errOrphanResult(at, c.CallID)
 	}
 	return nil
+}
+
+func errCallIDTaken(at, first callRef, callID string) error {
+	return fieldErr(at.field(), "functionCall "+strconv.Quote(callID)+" has the callId of "+first.field()+"; callIds are unique")
+}
+
+func errOrphanResult(at callRef, callID string) error {
+	return fieldErr(at.field(), "functionResult "+strconv.Quote(callID)+
+		" answers no earlier unanswered functionCall; refused, since dropping it would lose data")
+}
+
+func errRepairTaken(o openCall, id string) error {
+	return fieldErr(o.at.field(), "functionCall "+strconv.Quote(o.callID)+
+		" has no functionResult and cannot be repaired: message id "+strconv.Quote(id)+" is taken")
 }
 
 // close answers every open call with a repair message, inserted before history[i]: that
@@ -110,23 +123,27 @@ func (p *pairing) close(i int) error {
 	for _, o := range p.open {
 		id := RepairMessageID(o.msgID, o.callID)
 		if p.ids[id] {
-			return fieldErr(o.at.field(), "functionCall "+strconv.Quote(o.callID)+
-				" has no functionResult and cannot be repaired: message id "+strconv.Quote(id)+" is taken")
+			return errRepairTaken(o, id)
 		}
 		p.ids[id] = true
-		p.out = append(p.out, chat.Message{
-			MessageID: id,
-			Role:      chat.RoleTool,
-			Contents: []chat.Content{{
-				Type: chat.ContentFunctionResult, CallID: o.callID, Error: RepairError,
-			}},
-		})
+		p.out = append(p.out, repairMessage(o, id))
 		p.repairs = append(p.repairs, o.at.field()+": functionCall "+strconv.Quote(o.callID)+
 			" had no functionResult; inserted tool message "+strconv.Quote(id)+
 			" with an error result as history["+strconv.Itoa(len(p.out)-1)+"]")
 	}
 	p.open = p.open[:0]
 	return nil
+}
+
+// repairMessage is the tool message that answers o, with the id id.
+func repairMessage(o openCall, id string) chat.Message {
+	return chat.Message{
+		MessageID: id,
+		Role:      chat.RoleTool,
+		Contents: []chat.Content{{
+			Type: chat.ContentFunctionResult, CallID: o.callID, Error: RepairError,
+		}},
+	}
 }
 
 // repairCalls applies pairCalls to d's history and checks that the repaired document is

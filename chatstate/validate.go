@@ -33,6 +33,18 @@ import (
 // also refuses numbers and strings in states and unknown contents that RFC 8785 cannot
 // keep exactly.
 func (d Document) Validate() error {
+	if err := d.validateHead(); err != nil {
+		return err
+	}
+	ids := make(stringIDs, len(d.History)+len(d.PendingTurns))
+	if err := validateMessages("history", d.History, ids); err != nil {
+		return err
+	}
+	return d.validateAfterHistory(ids)
+}
+
+// validateHead checks the members Validate checks before the history.
+func (d Document) validateHead() error {
 	if d.SchemaVersion != SchemaVersion {
 		return fieldErr("schemaVersion", "is "+strconv.Itoa(d.SchemaVersion)+"; this package writes version "+strconv.Itoa(SchemaVersion))
 	}
@@ -48,10 +60,12 @@ func (d Document) Validate() error {
 	if d.Source.WorkflowID == "" {
 		return fieldErr("source.workflowId", "is empty")
 	}
-	ids := make(map[string]msgRef, len(d.History)+len(d.PendingTurns))
-	if err := validateMessages("history", d.History, ids); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateAfterHistory checks the members Validate checks after the history, ids
+// holding the history's message ids.
+func (d Document) validateAfterHistory(ids idSet) error {
 	if err := validateParticipants(d.Participants); err != nil {
 		return err
 	}
@@ -78,19 +92,47 @@ type msgRef struct {
 
 func (r msgRef) String() string { return index(r.list, r.i) }
 
+// idSet records message ids: add returns where id was first recorded, or records it
+// at ref.
+type idSet interface {
+	add(id string, ref msgRef) (first msgRef, dup bool)
+}
+
+// stringIDs is the idSet of a document in memory.
+type stringIDs map[string]msgRef
+
+func (s stringIDs) add(id string, ref msgRef) (msgRef, bool) {
+	if first, dup := s[id]; dup {
+		return first, true
+	}
+	s[id] = ref
+	return ref, false
+}
+
 // validateMessages checks each message of list and records its id in ids.
-func validateMessages(list string, ms []chat.Message, ids map[string]msgRef) error {
+func validateMessages(list string, ms []chat.Message, ids idSet) error {
 	for i, m := range ms {
-		ref := msgRef{list, i}
-		if err := validateMessage(ref, m); err != nil {
+		if err := validateListed(msgRef{list, i}, m, ids); err != nil {
 			return err
 		}
-		if first, dup := ids[m.MessageID]; dup {
-			return fieldErr(member(ref.String(), "messageId"), strconv.Quote(m.MessageID)+" is also "+member(first.String(), "messageId"))
-		}
-		ids[m.MessageID] = ref
 	}
 	return nil
+}
+
+// validateListed checks the message at ref and records its id in ids.
+func validateListed(ref msgRef, m chat.Message, ids idSet) error {
+	if err := validateMessage(ref, m); err != nil {
+		return err
+	}
+	if first, dup := ids.add(m.MessageID, ref); dup {
+		return errIDTaken(ref, m.MessageID, first)
+	}
+	return nil
+}
+
+// errIDTaken is the error of the message at ref whose id is that of the message at first.
+func errIDTaken(ref msgRef, id string, first msgRef) error {
+	return fieldErr(member(ref.String(), "messageId"), strconv.Quote(id)+" is also "+member(first.String(), "messageId"))
 }
 
 // validateMessage applies chat.Message.Validate's rules one by one, so that the error
