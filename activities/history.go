@@ -36,7 +36,7 @@ func (a *Activities) historyFor(ctx context.Context, in wire.InvokeInput) ([]cha
 	}
 	var view []chat.Message
 	if in.HistoryFrom > 0 {
-		view = msgs[min(in.HistoryFrom, len(msgs)):] // what a service thread has not seen
+		view = msgs[min(in.HistoryFrom-in.Base, len(msgs)):] // what a service thread has not seen
 	} else {
 		view = in.Reducer.ReduceWith(msgs, in.ChannelState)
 	}
@@ -51,14 +51,17 @@ func (a *Activities) historyFor(ctx context.Context, in wire.InvokeInput) ([]cha
 	return filled, nil
 }
 
-// readRun reads messages [0, length) of a chat run, reusing the cached committed prefix.
-// With the cached prefix as long as in.DeltaFrom, the delta completes it and no query
-// is made (the usual case: the same worker made the chat's previous call).
+// readRun reads messages [in.Base, length) of a chat run (what the run holds: older
+// ones are in pages), reusing the cached committed prefix. With the cached prefix as
+// long as in.DeltaFrom, the delta completes it and no query is made (the usual case:
+// the same worker made the chat's previous call). Indexes into what it returns and
+// caches are relative to in.Base.
 func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.Message, error) {
-	chatID, runID, length, committed := in.ChatID, in.RunID, in.HistoryLength, in.Committed
+	chatID, runID, base := in.ChatID, in.RunID, in.Base
+	length, committed, deltaFrom := in.HistoryLength-base, max(in.Committed-base, 0), max(in.DeltaFrom-base, 0)
 	cached := a.runs.get(chatID, runID)
-	if in.Delta != nil && len(cached) >= in.DeltaFrom && in.DeltaFrom+len(in.Delta) == length {
-		msgs := append(append(make([]chat.Message, 0, length), cached[:in.DeltaFrom]...), in.Delta...)
+	if in.Delta != nil && len(cached) >= deltaFrom && deltaFrom+len(in.Delta) == length {
+		msgs := append(append(make([]chat.Message, 0, length), cached[:deltaFrom]...), in.Delta...)
 		a.runs.put(chatID, runID, msgs[:min(committed, len(msgs))])
 		return msgs, nil
 	}
@@ -70,7 +73,7 @@ func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.M
 	if err != nil {
 		return nil, err
 	}
-	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, len(msgs), length)
+	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, base+len(msgs), base+length)
 	if err != nil {
 		return nil, err
 	}

@@ -38,6 +38,8 @@ func (a *Activities) byName() map[string]any {
 		wire.StartTargetActivity:         a.StartMigrationTarget,
 		wire.ForwardTurnsActivity:        a.ForwardTurns,
 		wire.StoreMessagesActivity:       a.StoreMessages,
+		wire.WritePagesActivity:          a.WritePages,
+		wire.LookupIDsActivity:           a.LookupIDs,
 		wire.CallToolActivity:            a.CallTool,
 		wire.SelectActivity:              a.SelectSpeaker,
 		wire.JudgeActivity:               a.JudgeTermination,

@@ -26,6 +26,11 @@ type InvokeInput struct {
 	History []chat.Message `json:"history,omitempty"`
 	// HistoryLength is how many messages of the run to read when History is empty.
 	HistoryLength int `json:"historyLength,omitempty"`
+	// Base is the index of the first message the call reads: once a chat keeps its
+	// older messages in pages of its message store (PagedHistory), an agent sees the
+	// window of the latest ones, from Base on (at least WindowMessages of them). All
+	// other indexes here are indexes in the chat, not in the window.
+	Base int `json:"base,omitempty"`
 	// Committed messages (the first Committed) belong to finished turns and never
 	// change in this run; the activity may cache them.
 	Committed int `json:"committed,omitempty"`

@@ -68,6 +68,9 @@ const (
 	// WritePagesActivity writes older messages of a chat's history as pages of its
 	// message store (wire.WritePagesInput → wire.WritePagesResult).
 	WritePagesActivity = "WritePages"
+	// LookupIDsActivity finds message ids in a chat's pages, run as a local activity
+	// (wire.LookupIDsInput → wire.LookupIDsResult).
+	LookupIDsActivity = "LookupIDs"
 	// SelectActivity asks a selector agent or function who speaks next
 	// (wire.SelectInput → wire.SelectResult).
 	SelectActivity = "SelectSpeaker"

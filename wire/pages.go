@@ -35,7 +35,7 @@ type PageRef struct {
 	// First is the absolute index of its first message; Count how many it holds.
 	First int64 `json:"first"`
 	Count int64 `json:"count"`
-	// Bytes is the stored row's size.
+	// Bytes is the size of the page's plaintext body.
 	Bytes  int    `json:"bytes"`
 	Digest string `json:"digest"`
 	// Lineage is the line of history the page belongs to (PagedHistory.Lineage); set
@@ -119,3 +119,18 @@ type WritePagesResult struct {
 // PageBodyBytes is the encoded size past which a paged message's body goes to its own
 // row of the message store (chat_messages) and its page holds the stub.
 const PageBodyBytes = 64 << 10
+
+// LookupIDsInput asks where message ids are in a chat's pages (the LookupIDs local
+// activity): the chat, its store and lineage, and the ids (at most 64).
+type LookupIDsInput struct {
+	ChatID  string   `json:"chatId"`
+	Store   string   `json:"store,omitempty"`
+	Lineage string   `json:"lineage"`
+	IDs     []string `json:"ids"`
+}
+
+// LookupIDsResult maps each id found to the index of the message holding it; ids not
+// in the pages are absent.
+type LookupIDsResult struct {
+	Found map[string]int64 `json:"found,omitempty"`
+}

@@ -105,6 +105,7 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 	s.drainSignals(ctx)
 	next := s.in
 	next.Restore = nil
+	s.seal(ctx)
 	next.Carry = s.spillToFit(ctx, next)
 	if n := carryBytes(next); n > wire.CarryLimit {
 		s.stall(ctx, n)

@@ -288,6 +288,43 @@ func (h *history) pagesFrom(from int) []wire.PageRef {
 	return out
 }
 
+// Paged records pages written of the oldest messages held, under lineage (the
+// chat's lineage, or its first): their references join the index, their message ids
+// the filter, and the window drops them. refs must begin at Base() and follow each
+// other, as seal writes them.
+func (h *history) Paged(lineage string, refs []wire.PageRef) {
+	if h.paged == nil {
+		h.paged = &wire.PagedHistory{Lineage: lineage}
+	}
+	n := 0
+	for _, r := range refs {
+		for _, m := range h.msgs[n : n+int(r.Count)] {
+			h.paged.IDs = h.paged.IDs.Add(m.MessageID)
+		}
+		n += int(r.Count)
+	}
+	h.paged.Pages = append(h.paged.Pages, refs...)
+	h.paged.Base += n
+	h.msgs = slices.Clone(h.msgs[n:]) // the paged messages' memory goes
+	h.stubs = stubTotal{}
+}
+
+// lineage is the lineage of the chat's pages, "" before the first.
+func (h *history) lineage() string {
+	if h.paged == nil {
+		return ""
+	}
+	return h.paged.Lineage
+}
+
+// pageCount is the number of pages written.
+func (h *history) pageCount() int {
+	if h.paged == nil {
+		return 0
+	}
+	return len(h.paged.Pages)
+}
+
 // Carry returns the history as continue-as-new carries it: the messages held
 // (wire.Carried.History) and the index of the paged ones (wire.Carried.Paged).
 func (h *history) Carry() ([]chat.Message, *wire.PagedHistory) {

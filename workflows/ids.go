@@ -37,7 +37,9 @@ const maxRetiredIDs = 256
 func (s *chatState) nextID(ctx workflow.Context, t *turn) string {
 	n := s.history.Len() - s.history.IndexOf(t.msg.MessageID)
 	id := fmt.Sprintf("%s/%d", t.msg.MessageID, n)
-	for s.idHolder(id, false) != "" {
+	// An id the filter of paged ids may hold is skipped too, for the first 16 tries: a
+	// filter that holds very many ids says "maybe" to nearly all.
+	for first := n; s.idHolder(id, false) != "" || (n < first+16 && s.history.MayHavePaged(id)); {
 		n++
 		id = fmt.Sprintf("%s/%d", t.msg.MessageID, n)
 	}
@@ -65,6 +67,32 @@ func (s *chatState) idHolder(id string, live bool) string {
 		return "a message the chat gave up (a reply taken back, or refused by the message store), whose body the message store keeps"
 	}
 	return ""
+}
+
+// pagedIDRefusal is idRefusal for the messages in pages: when the filter of paged ids
+// says that new user turn id may be there, a LookupIDs local activity asks the
+// message store, and an id found there is refused (InvalidMessage, naming the
+// message's index). A store that does not answer refuses the turn retryably
+// (StoreUnavailable): nothing is queued, and the client sends it again.
+func (s *chatState) pagedIDRefusal(ctx workflow.Context, id string) error {
+	if !s.history.MayHavePaged(id) {
+		return nil
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: storeTimeout, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+	var res wire.LookupIDsResult
+	in := wire.LookupIDsInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Lineage: s.history.lineage(), IDs: []string{id}}
+	if err := workflow.ExecuteLocalActivity(lctx, wire.LookupIDsActivity, in).Get(ctx, &res); err != nil {
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"chat %q could not look for messageId %q among its older messages in the message store (%s); nothing was queued: retry",
+			s.chatID, id, errorMessage(err)), wire.ErrTypeStoreUnavailable)
+	}
+	if i, ok := res.Found[id]; ok {
+		return temporal.NewApplicationError(fmt.Sprintf(
+			"messageId %q is taken in chat %q: it is the id of history[%d], one of its older messages kept in the message store's pages; message ids are unique in a chat: give this turn another messageId",
+			id, s.chatID, i), wire.ErrTypeInvalidMessage)
+	}
+	return nil
 }
 
 // describeMessage names history[i], m, for an error.

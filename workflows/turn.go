@@ -180,6 +180,11 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 		return wire.TurnResult{}, err
 	}
 	prior, known := s.turns[m.MessageID]
+	if !known {
+		if err := s.pagedIDRefusal(ctx, m.MessageID); err != nil {
+			return wire.TurnResult{}, err
+		}
+	}
 	replayed := known && prior.done && prior.err == nil && !prior.suspended
 	t := s.enqueueNew(ctx, m, false)
 	if err := workflow.Await(ctx, func() bool { return t.done }); err != nil {
@@ -209,6 +214,9 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	m, known, err := s.checkMessage(in)
 	if err == nil && !known {
 		err = s.idRefusal(m)
+	}
+	if err == nil && !known {
+		err = s.pagedIDRefusal(ctx, m.MessageID)
 	}
 	if !known && s.stalled != nil {
 		err = s.stalled // lastError keeps saying why the chat takes no turns
@@ -563,7 +571,10 @@ func (s *chatState) uniqueCallIDs(replyID string, contents []chat.Content) {
 		if taken(*c) {
 			c.CallID = fmt.Sprintf("%s#%d", replyID, i+1)
 			// A retried turn's reply has the same replyId: the new id may be taken too.
-			for n := i + 2; taken(*c); n++ {
+			// The filter of stored calls is asked for the first 16 tries only: one that
+			// holds very many ids says "maybe" to nearly all, and a "<replyId>#<n>" can
+			// only be taken by this reply's own earlier attempts (used, ranOther).
+			for n := i + 2; taken(*c) && (n < i+18 || used[c.CallID] || s.ranOther(*c)); n++ {
 				c.CallID = fmt.Sprintf("%s#%d", replyID, n)
 			}
 		}
@@ -665,6 +676,9 @@ func (s *chatState) invokeInput(ctx workflow.Context, p wire.Participant, t *tur
 				in.HistoryFrom = i + 1
 			}
 		}
+	}
+	if in.Base = s.history.Base(); in.Base > 0 && p.Kind.ServiceThread() { // the agent reads the window
+		in.HistoryFrom = max(in.HistoryFrom, in.Base)
 	}
 	committed := s.history.IndexOf(t.msg.MessageID)
 	switch {

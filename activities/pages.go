@@ -1,0 +1,119 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// WritePages writes messages of a chat's history as level-0 pages of its message store
+// (docs/design/paged-history.md, section 5; docs/chat-state-v1.md, "Message store
+// pages") and returns their references, in order. Page k holds the next in.Cuts[k]
+// messages, from absolute index in.First, numbered in.Seq+k in in.Lineage. A message
+// whose encoded size passes wire.PageBodyBytes goes to its own body row first (Put, as
+// StoreMessages), and its page holds the stub.
+//
+// Idempotent: the workflow fixes the lineage, numbers and cuts before it schedules the
+// activity, and pages encode deterministically (sealed ones too), so an attempt retried
+// after a worker died part-way writes the same rows (no-ops) and the rest.
+//
+// Errors: a store not configured, or one without pages (msgstore.PageStore), or cuts
+// that do not add up, are InvalidInput; an unreachable store is StoreUnavailable
+// (retried); a page or id the store holds otherwise is StoreConflict.
+func (a *Activities) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.WritePagesResult, error) {
+	st, err := a.messageStore(in.Store)
+	if err != nil {
+		return wire.WritePagesResult{}, err
+	}
+	ps, ok := st.(msgstore.PageStore)
+	if !ok {
+		return wire.WritePagesResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"message store %q keeps no history pages (it is not a msgstore.PageStore): the chat keeps its messages in the workflow", st.Name()),
+			wire.ErrTypeInvalidInput, nil)
+	}
+	total := 0
+	for _, n := range in.Cuts {
+		if n < 1 {
+			total = -1
+			break
+		}
+		total += n
+	}
+	if total != len(in.Messages) {
+		return wire.WritePagesResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"write pages of chat %q: cuts %v do not divide its %d messages", in.ChatID, in.Cuts, len(in.Messages)),
+			wire.ErrTypeInvalidInput, nil)
+	}
+	msgs := make([]chat.Message, len(in.Messages))
+	var large []chat.Message
+	for i, m := range in.Messages {
+		msgs[i] = m
+		if m.Contents != nil && wire.MessageBytes(m) > wire.PageBodyBytes {
+			large = append(large, chat.Message{MessageID: m.MessageID, Role: m.Role, AgentID: m.AgentID, Contents: m.Contents})
+			msgs[i].Contents = nil
+		}
+	}
+	if len(large) > 0 {
+		if err := st.Put(ctx, in.ChatID, large); err != nil {
+			return wire.WritePagesResult{}, storeError(err)
+		}
+	}
+	res := wire.WritePagesResult{Store: st.Name(), Pages: make([]wire.PageRef, 0, len(in.Cuts))}
+	from := 0
+	for k, n := range in.Cuts {
+		p := msgstore.Page{Lineage: in.Lineage, Seq: in.Seq + int64(k), First: in.First + int64(from), Count: int64(n)}
+		body, err := msgstore.EncodePageBody(msgstore.PageBody{ChatID: in.ChatID, Lineage: p.Lineage, Seq: p.Seq, First: p.First, Messages: msgs[from : from+n]})
+		if err != nil {
+			return wire.WritePagesResult{}, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("write pages of chat %q: %v", in.ChatID, err), wire.ErrTypeInvalidInput, nil)
+		}
+		p.Body = body
+		for i, m := range msgs[from : from+n] {
+			p.IDs = append(p.IDs, msgstore.PageID{Kind: msgstore.IDMessage, ID: m.MessageID, Index: p.First + int64(i), Role: m.Role})
+		}
+		digest, err := ps.PutPage(ctx, in.ChatID, p)
+		if err != nil {
+			return wire.WritePagesResult{}, storeError(err)
+		}
+		res.Pages = append(res.Pages, wire.PageRef{Seq: p.Seq, First: p.First, Count: p.Count, Bytes: len(body), Digest: digest})
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, k+1)
+		}
+		from += n
+	}
+	return res, nil
+}
+
+// LookupIDs returns where the ids of in are in the chat's pages (msgstore.PageStore's
+// LookupIDs over in.Lineage), by message index; absent ids are not in the pages. The
+// workflow runs it as a local activity when its filter of paged ids says an id may be
+// there. Errors as WritePages'.
+func (a *Activities) LookupIDs(ctx context.Context, in wire.LookupIDsInput) (wire.LookupIDsResult, error) {
+	st, err := a.messageStore(in.Store)
+	if err != nil {
+		return wire.LookupIDsResult{}, err
+	}
+	ps, ok := st.(msgstore.PageStore)
+	if !ok {
+		return wire.LookupIDsResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"message store %q keeps no history pages (it is not a msgstore.PageStore)", st.Name()), wire.ErrTypeInvalidInput, nil)
+	}
+	found, err := ps.LookupIDs(ctx, in.ChatID, msgstore.IDMessage, in.IDs, []msgstore.LineageRange{{Lineage: in.Lineage}})
+	if err != nil {
+		return wire.LookupIDsResult{}, storeError(err)
+	}
+	res := wire.LookupIDsResult{}
+	for id, loc := range found {
+		if res.Found == nil {
+			res.Found = map[string]int64{}
+		}
+		res.Found[id] = loc.Index
+	}
+	return res, nil
+}

@@ -1,0 +1,98 @@
+package workflows
+
+import (
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// seal writes the oldest messages of the window to pages of the chat's message store
+// (docs/design/paged-history.md, section 5), so that what the chat carries does not
+// grow with its length. It runs at continue-as-new, once the run is drained (no turn
+// runs, no export reads the history), and cuts whole pages of at most PageMessages
+// (or the chat's history.pageMessages) messages and PageBytes while the window keeps at
+// least WindowMessages (or history.windowMessages), never into the tool calls still
+// open at the end, nor into a turn that waits for an approval.
+//
+// A store that does not answer, or keeps no pages, leaves the messages in the window
+// (the carry's bodies still move to the store by spillToFit); the next hand-over tries
+// again. Pages are never written twice: the lineage, numbers and cuts are fixed here,
+// before the activity runs, and the window drops the messages only once its result is
+// recorded.
+func (s *chatState) seal(ctx workflow.Context) {
+	window, perPage := s.in.History.Effective()
+	end := min(s.history.OpenCallsFrom(), s.history.Len()-window)
+	if sus := s.suspension; sus != nil {
+		end = min(end, s.history.IndexOf(sus.turn.msg.MessageID))
+	}
+	cuts := pageCuts(s.history.Slice(s.history.Base(), end), perPage)
+	if len(cuts) == 0 {
+		return
+	}
+	lineage, seq := s.history.lineage(), int64(s.history.pageCount())
+	if lineage == "" {
+		lineage = workflow.GetInfo(ctx).WorkflowExecution.RunID
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: storeTimeout, HeartbeatTimeout: storeTimeout / 2,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
+	for len(cuts) > 0 {
+		n, count := batchOfPages(s.history.Since(s.history.Base()), cuts)
+		in := wire.WritePagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Lineage: lineage,
+			Seq: seq, First: int64(s.history.Base()), Cuts: cuts[:n], Messages: slices.Clone(s.history.Slice(s.history.Base(), s.history.Base()+count))}
+		var res wire.WritePagesResult
+		if err := workflow.ExecuteActivity(actx, wire.WritePagesActivity, in).Get(ctx, &res); err != nil {
+			s.log().Warn("history pages not written; the messages stay in the workflow until the next continue-as-new", "error", err)
+			return
+		}
+		s.Store = res.Store
+		for _, m := range in.Messages {
+			s.CallIDs = s.CallIDs.AddCalls(m)
+		}
+		s.history.Paged(lineage, res.Pages)
+		cuts, seq = cuts[n:], seq+int64(n)
+	}
+}
+
+// pageCuts divides msgs, oldest first, into whole pages: at most perPage messages and
+// PageBytes each (a message over PageBodyBytes counted as its stub, as WritePages
+// stores it; a larger message alone). The messages after the last whole page stay out.
+func pageCuts(msgs []chat.Message, perPage int) []int {
+	var cuts []int
+	n, bytes := 0, 0
+	for _, m := range msgs {
+		b := wire.MessageBytes(m)
+		if b > wire.PageBodyBytes {
+			b = wire.StubBytes(m)
+		}
+		if n > 0 && bytes+b > wire.PageBytes {
+			cuts, n, bytes = append(cuts, n), 0, 0
+		}
+		n, bytes = n+1, bytes+b
+		if n == perPage {
+			cuts, n, bytes = append(cuts, n), 0, 0
+		}
+	}
+	return cuts
+}
+
+// batchOfPages returns how many of the pages cut by cuts from the start of msgs one
+// WritePages input carries (their messages within messageBatchBytes, at least one
+// page), and how many messages those pages hold.
+func batchOfPages(msgs []chat.Message, cuts []int) (pages, count int) {
+	bytes := 0
+	for pages < len(cuts) {
+		size := messagesBytes(msgs[count : count+cuts[pages]])
+		if pages > 0 && bytes+size > messageBatchBytes {
+			break
+		}
+		bytes += size
+		count += cuts[pages]
+		pages++
+	}
+	return pages, count
+}

@@ -1,0 +1,130 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/agentchat/agentchat/activities"
+	"github.com/agentchat/agentchat/agents"
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/msgstore/sqlite"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// pageStore opens an embedded SQLite message store for the test.
+func pageStore(t *testing.T) *sqlite.Store {
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "messages.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// withPages registers the real WritePages, LookupIDs (local) and StoreMessages
+// activities over st.
+func (e *env) withPages(t *testing.T, st *sqlite.Store) {
+	reg := agents.NewRegistry(agents.Config{Agents: []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default"}},
+		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
+	acts, err := activities.New(activities.Config{Registry: reg,
+		Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{"sqlite": st}}})
+	require.NoError(t, err)
+	e.env.RegisterActivityWithOptions(acts.WritePages, activity.RegisterOptions{Name: wire.WritePagesActivity})
+	e.env.RegisterActivityWithOptions(acts.StoreMessages, activity.RegisterOptions{Name: wire.StoreMessagesActivity})
+	e.env.RegisterActivityWithOptions(acts.LookupIDs, activity.RegisterOptions{Name: wire.LookupIDsActivity})
+}
+
+// pagedThread is a thread with a window of 8 messages and pages of 4.
+func pagedThread() wire.AgentChatInput {
+	in := thread()
+	in.History = &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}
+	return in
+}
+
+// At continue-as-new the oldest messages go to pages of the message store, whole
+// pages only, the window keeping at least its size; the carry holds the pages' index,
+// and every page in the store matches its reference (digest, first, count, messages).
+func TestContinueAsNewWritesPages(t *testing.T) {
+	e := newEnv(t)
+	st := pageStore(t)
+	e.withPages(t, st)
+	for i := range 11 {
+		e.send(time.Duration(i+1)*time.Second, msg(fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d", i)))
+	}
+	e.at(12*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
+	e.run(pagedThread(), 0)
+	next, _ := canInput(t, e)
+	c := next.Carry
+	require.NotNil(t, c.Paged, "22 messages with a window of 8 write pages")
+	assert.Equal(t, 12, c.Paged.Base, "three whole pages of 4: 22 - 12 = 10 messages stay, at least 8")
+	assert.Len(t, c.History, 10)
+	assert.Equal(t, "m6", c.History[0].MessageID, "the window starts at message 12, turn m6")
+	require.Len(t, c.Paged.Pages, 3)
+	var paged []chat.Message
+	for k, ref := range c.Paged.Pages {
+		assert.Equal(t, int64(k), ref.Seq)
+		assert.Equal(t, int64(4*k), ref.First)
+		row, err := st.GetPage(context.Background(), "default-test-workflow-id", msgstore.PageKey{Lineage: c.Paged.Lineage, Seq: ref.Seq})
+		require.NoError(t, err)
+		assert.Equal(t, ref.Digest, msgstore.PageDigest(row))
+		body, err := msgstore.DecodePageBody(row)
+		require.NoError(t, err)
+		require.Len(t, body.Messages, 4)
+		paged = append(paged, body.Messages...)
+	}
+	assert.Equal(t, []string{"m0", "m0/1", "m1", "m1/1", "m2", "m2/1", "m3", "m3/1", "m4", "m4/1", "m5", "m5/1"}, ids(paged))
+	assert.Equal(t, "turn 5", paged[10].Text(), "pages hold the messages whole")
+}
+
+// The next run answers History below its window with the pages' references, and from
+// its base with messages; a turn there sees the window, and the chat counts every
+// message.
+func TestAPagedChatTakesTurnsAndAnswersHistory(t *testing.T) {
+	st := pageStore(t)
+	first := newEnv(t)
+	first.withPages(t, st)
+	for i := range 11 {
+		first.send(time.Duration(i+1)*time.Second, msg(fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d", i)))
+	}
+	first.at(12*time.Second, func() { first.env.SetContinueAsNewSuggested(true) })
+	first.run(pagedThread(), 0)
+	next, _ := canInput(t, first)
+
+	e := newEnv(t)
+	e.withPages(t, st)
+	turn := e.send(time.Second, msg("m11", "after the pages"))
+	taken := e.send(2*time.Second, msg("m3", "an id a page holds"))
+	taken2 := e.send(2*time.Second, wire.SendMessageInput{MessageID: "m0/1", Text: "a reply's id a page holds"})
+	var below, window wire.HistoryResult
+	var state wire.StateResult
+	turn.then = func() {
+		below = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 5})
+		window = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 12})
+		state = e.state()
+	}
+	e.run(next, 3*time.Second)
+	require.NoError(t, turn.err)
+	require.Error(t, taken.err, "a messageId held by a paged message is taken")
+	assert.Contains(t, taken.err.Error(), `messageId "m3" is taken`)
+	assert.Contains(t, taken.err.Error(), "history[6]")
+	require.Error(t, taken2.err)
+	assert.Contains(t, taken2.err.Error(), "history[1]")
+	assert.Equal(t, "helper#1 saw 11 messages, last user: after the pages", turn.result.Messages[0].Text(),
+		"the model sees the window: 10 carried messages and the new turn")
+	assert.Empty(t, below.Messages)
+	assert.Equal(t, 5, below.Offset)
+	assert.Equal(t, 24, below.Total)
+	require.Len(t, below.Pages, 2, "the pages from the one holding message 5 on")
+	assert.Equal(t, int64(4), below.Pages[0].First)
+	assert.Equal(t, next.Carry.Paged.Lineage, below.Pages[0].Lineage)
+	assert.Equal(t, 12, window.Offset)
+	assert.Equal(t, []string{"m6", "m6/1"}, ids(window.Messages[:2]))
+	assert.Len(t, window.Messages, 12)
+	assert.Equal(t, 24, state.MessageCount)
+}
