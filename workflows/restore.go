@@ -98,7 +98,11 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 			break
 		}
 	}
-	return s.apply(ctx, *header, history, repairs)
+	if err := s.apply(ctx, *header, history, repairs); err != nil {
+		return err
+	}
+	s.seal(ctx) // a long document's older messages go to pages at once
+	return nil
 }
 
 // apply makes the chat the document's: its history, channels (DESIGN.md restore
