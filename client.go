@@ -306,12 +306,17 @@ type StartOptions struct {
 	Store string
 	// HistoryBudget bounds one run's event history before it continues as new.
 	HistoryBudget wire.HistoryBudget
+	// History sets the window of latest messages the workflow keeps (at least 8;
+	// default 256) and the messages per page of older ones in the message store (4 to
+	// 256; default 256); nil: the defaults. Out of range is ErrInvalidOptions. For tests
+	// and tuning: see the README's Limits.
+	History *wire.HistoryWindow
 }
 
 func (o StartOptions) input(temporary bool) (wire.AgentChatInput, error) {
 	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: o.Participants,
 		Selection: o.Selection, Termination: o.Termination, Temporary: temporary, MaxMessageBytes: o.MaxMessageBytes,
-		Store: o.Store, HistoryBudget: o.HistoryBudget}
+		Store: o.Store, HistoryBudget: o.HistoryBudget, History: o.History}
 	if err := in.Validate(); err != nil {
 		return in, fmt.Errorf("agentchat: %w: %w", ErrInvalidOptions, err)
 	}

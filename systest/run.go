@@ -204,7 +204,9 @@ func (r *Runner) start(ctx context.Context, a Action) string {
 			r.violate("%v: %v", a, err)
 		}
 	}
-	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes}
+	// A small window, so that pages are written at every continue-as-new.
+	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes,
+		History: &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}}
 	if a.Budget > 0 {
 		opts.HistoryBudget = wire.HistoryBudget{MaxEvents: a.Budget}
 	}

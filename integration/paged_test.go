@@ -1,0 +1,93 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// A chat that continues as new keeps its older messages in pages of the worker's
+// message store, and nothing tells a reader so: History reads every message in order,
+// the export holds them all, its import makes the same chat, and the chat migrates.
+// Every page in the store matches its reference.
+func TestALongChatKeepsItsOlderMessagesInPages(t *testing.T) {
+	a := testenv.New(t, testenv.Options{})
+	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	id := testenv.ChatID(t)
+	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"},
+		History:       &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4},
+		HistoryBudget: wire.HistoryBudget{MaxEvents: 60}}
+	_, err := a.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: a.TaskQueue}, wire.WorkflowType, in)
+	require.NoError(t, err)
+	const turns = 30
+	for i := range turns {
+		_, err := a.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: fmt.Sprintf("m%d", i), Text: fmt.Sprintf("turn %d", i)})
+		require.NoError(t, err, "turn %d", i)
+	}
+	st, err := a.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Equal(t, 2*turns, st.MessageCount)
+	assert.Positive(t, st.Runs, "the chat continued as new")
+
+	var first wire.HistoryResult
+	v, err := a.Temporal.QueryWorkflow(ctxFor(t), id, "", wire.HistoryQuery, wire.HistoryInput{})
+	require.NoError(t, err)
+	require.NoError(t, v.Get(&first))
+	require.NotEmpty(t, first.Pages, "the oldest messages are in pages")
+	ps, ok := a.MessageStore.(msgstore.PageStore)
+	require.True(t, ok)
+	for _, ref := range first.Pages {
+		row, err := ps.GetPage(context.Background(), id, msgstore.PageKey{Lineage: ref.Lineage, Seq: ref.Seq})
+		require.NoError(t, err, "%s", ref)
+		assert.Equal(t, ref.Digest, msgstore.PageDigest(row), "%s", ref)
+	}
+
+	hist, err := a.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	require.Len(t, hist.Messages, 2*turns)
+	for i := range turns {
+		assert.Equal(t, fmt.Sprintf("m%d", i), hist.Messages[2*i].MessageID)
+		assert.Equal(t, fmt.Sprintf("turn %d", i), hist.Messages[2*i].Text())
+		assert.Equal(t, fmt.Sprintf("m%d/1", i), hist.Messages[2*i+1].MessageID)
+	}
+
+	doc, _, err := a.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	decoded, _, err := chatstate.Decode(doc)
+	require.NoError(t, err)
+	assert.Equal(t, hist.Messages, decoded.History, "the export holds every message, as History reads them")
+
+	copyID := id + "-copy"
+	st = importBytes(t, ctxFor(t), a, copyID, doc)
+	assert.Equal(t, 2*turns, st.MessageCount)
+	again, _, err := a.Client.Export(ctxFor(t), copyID)
+	require.NoError(t, err)
+	redecoded, _, err := chatstate.Decode(again)
+	require.NoError(t, err)
+	assert.Equal(t, decoded.History, redecoded.History, "the import, in pages of its own, exports the same history")
+
+	_, err = a.Client.Migrate(ctxFor(t), id, agentchat.MigrateOptions{ToNamespace: b.Namespace})
+	require.NoError(t, err)
+	st, err = b.Client.State(ctxFor(t), id)
+	require.NoError(t, err)
+	assert.Equal(t, 2*turns, st.MessageCount)
+	_, err = b.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "after", Text: "after the move"})
+	require.NoError(t, err)
+	_, err = b.Client.Send(ctxFor(t), id, agentchat.SendMessageInput{MessageID: "m3", Text: "an old id"})
+	require.Error(t, err, "a messageId in a page is taken")
+	assert.Equal(t, wire.ErrTypeInvalidMessage, appType(err), "%v", err)
+
+	for _, h := range []*testenv.Harness{a, b} {
+		assertNoRunFailed(t, h, id)
+	}
+}
