@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentchat/agentchat/chat"
@@ -212,30 +213,32 @@ func (r *reader) str() (string, error) {
 // \u00XX, which are all RFC 8785 writes. ok is false for any other \u escape, which
 // the caller leaves to encoding/json.
 func unescape(body []byte) (string, bool) {
-	out := make([]byte, 0, len(body))
+	var out strings.Builder
+	out.Grow(len(body))
 	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
+		j := bytes.IndexByte(body[i:], '\\')
+		if j < 0 {
+			out.Write(body[i:])
+			break
 		}
-		i++
+		out.Write(body[i : i+j])
+		i += j + 1
 		if i >= len(body) {
 			return "", false
 		}
 		switch body[i] {
 		case '"', '\\', '/':
-			out = append(out, body[i])
+			out.WriteByte(body[i])
 		case 'b':
-			out = append(out, '\b')
+			out.WriteByte('\b')
 		case 'f':
-			out = append(out, '\f')
+			out.WriteByte('\f')
 		case 'n':
-			out = append(out, '\n')
+			out.WriteByte('\n')
 		case 'r':
-			out = append(out, '\r')
+			out.WriteByte('\r')
 		case 't':
-			out = append(out, '\t')
+			out.WriteByte('\t')
 		case 'u':
 			if i+4 >= len(body) || body[i+1] != '0' || body[i+2] != '0' {
 				return "", false
@@ -244,13 +247,13 @@ func unescape(body []byte) (string, bool) {
 			if hi < 0 || lo < 0 || hi > 7 {
 				return "", false
 			}
-			out = utf8.AppendRune(out, rune(hi<<4|lo))
+			out.WriteRune(rune(hi<<4 | lo))
 			i += 4
 		default:
 			return "", false
 		}
 	}
-	return string(out), true
+	return out.String(), true
 }
 
 // unhex is the value of a hex digit, or -1.

@@ -2,6 +2,7 @@ package chatstate
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,4 +112,20 @@ func TestMessagesRoundTripThroughEncodeMessage(t *testing.T) {
 	assert.Equal(t, chat.TextMessage("m", chat.RoleUser, "", "hi"), got)
 	_, err = DecodeMessage([]byte(`{"contents":[{"text":"hi"}]}`))
 	assert.Error(t, err, "a content without a type")
+}
+
+// unescape reads every escape appendString writes, wherever it falls in the text.
+func TestUnescapeReadsAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain text", "\xff\xfe bad", "ab\xc3", "a\"b\\c\n\t\r\b\f\x00\x1f end", "\x01", "x\n", "\nx",
+		strings.Repeat("long run ", 9) + "\"" + strings.Repeat("é猫", 5) + "\x7f\u2028"} {
+		var valid strings.Builder // each invalid byte as U+FFFD, as appendString writes it
+		for _, r := range s {
+			valid.WriteRune(r)
+		}
+		enc := appendString(nil, s)
+		back, ok := unescape(enc[1 : len(enc)-1])
+		if !ok || back != valid.String() {
+			t.Fatalf("unescape(appendString(%q)) = %q, %v", s, back, ok)
+		}
+	}
 }
