@@ -60,11 +60,15 @@ func (r *reader) messages() ([]chat.Message, error) {
 		return out, nil
 	}
 	for {
+		from := r.i
 		m, err := r.message()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, m)
+		if r.each != nil {
+			r.each(m, r.b[from:r.i])
+		}
 		if r.lit("]") {
 			return out, nil
 		}
@@ -75,32 +79,42 @@ func (r *reader) messages() ([]chat.Message, error) {
 }
 
 // readHistory finds the history of a canonical document b (the fifth member, after
-// channels, chatId, digest and exportedAt) and reads it. It returns the history and
-// b with the history's array replaced by [], for encoding/json to read the rest.
-func readHistory(b []byte) ([]chat.Message, []byte, error) {
-	r := reader{b: b}
+// channels, chatId, digest and exportedAt) and reads it. It returns the history, b
+// with the history's array replaced by [] (for encoding/json to read the rest), and
+// the offset of the "digest" member in both. Once it knows that offset it calls atDigest
+// with it, and it calls each with every message read and the bytes it was read from
+// (either may be nil).
+func readHistory(b []byte, atDigest func(int), each func(m chat.Message, from []byte)) ([]chat.Message, []byte, int, error) {
+	r := reader{b: b, each: each}
 	if !r.lit(`{"channels":`) || r.skip() != nil {
-		return nil, nil, errNotCanonical
+		return nil, nil, 0, errNotCanonical
 	}
+	digestAt := 0
 	for _, name := range []string{"chatId", "digest", "exportedAt"} {
+		if name == "digest" {
+			digestAt = r.i + 1 // after the comma
+		}
 		if !r.lit(`,"` + name + `":`) {
-			return nil, nil, errNotCanonical
+			return nil, nil, 0, errNotCanonical
 		}
 		if _, _, err := r.token(); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 	}
+	if atDigest != nil {
+		atDigest(digestAt)
+	}
 	if !r.lit(`,"history":`) {
-		return nil, nil, errNotCanonical
+		return nil, nil, 0, errNotCanonical
 	}
 	start := r.i
 	history, err := r.messages()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	rest := make([]byte, 0, start+2+len(b)-r.i)
 	rest = append(append(append(rest, b[:start]...), "[]"...), b[r.i:]...)
-	return history, rest, nil
+	return history, rest, digestAt, nil
 }
 
 // skip consumes one JSON value without reading it: strings are skipped whole and
@@ -147,6 +161,8 @@ func readMessage(b []byte) (chat.Message, error) {
 type reader struct {
 	b []byte
 	i int
+	// each, if set, is called by messages with every message read and its bytes.
+	each func(m chat.Message, from []byte)
 }
 
 // lit consumes s if b continues with it.
