@@ -195,14 +195,16 @@ func checkMessage(i int, m openai.ChatCompletionMessage) *Violation {
 	if !slices.Contains(chatRoles, m.Role) {
 		return unknownRole(fmt.Sprintf("messages[%d].role", i), m.Role, chatRoles)
 	}
-	if m.Name != "" {
+	if m.Name != "" && !plainName(m.Name) {
 		if v := checkName(fmt.Sprintf("messages[%d].name", i), m.Name); v != nil {
 			return v
 		}
 	}
 	for j, tc := range m.ToolCalls {
-		if v := checkName(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), tc.Function.Name); v != nil {
-			return v
+		if !plainName(tc.Function.Name) {
+			if v := checkName(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), tc.Function.Name); v != nil {
+				return v
+			}
 		}
 		if v := checkCallID(fmt.Sprintf("messages[%d].tool_calls[%d].id", i, j), tc.ID); v != nil {
 			return v
@@ -261,6 +263,22 @@ func checkName(param, name string) *Violation {
 				param)}
 	}
 	return nil
+}
+
+// plainName reports, without the pattern, that checkName takes name: 1 to
+// chat.MaxFunctionNameLen bytes of [a-zA-Z0-9_-]. checkMessage asks it first, so that a
+// long conversation's valid names cost neither a param string nor a regexp match each.
+func plainName(name string) bool {
+	if name == "" || len(name) > chat.MaxFunctionNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // unknownRole is OpenAI's answer to a role outside known, at param.

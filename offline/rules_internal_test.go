@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
@@ -91,5 +92,38 @@ func BenchmarkContextTokens(b *testing.B) {
 	}
 	for b.Loop() {
 		_ = ContextTokens(msgs)
+	}
+}
+
+// plainName takes only names checkName takes, and every name the pattern takes.
+func TestPlainNameAgreesWithCheckName(t *testing.T) {
+	names := []string{"", "a", "Alice", "a-b_c", "Ada Lovelace", "é", "a.b", strings.Repeat("a", 64), strings.Repeat("a", 65), "a\n", "ab\x00"}
+	for c := range 256 {
+		names = append(names, "x"+string(rune(c)), string([]byte{byte(c)}))
+	}
+	for _, n := range names {
+		if plainName(n) {
+			assert.Nil(t, checkName("p", n), "%q", n)
+		}
+		assert.Equal(t, checkName("p", n) == nil, plainName(n), "%q", n)
+	}
+}
+
+// countWords counts as the plain loop over runes with unicode.IsSpace does.
+func TestCountWordsAsRunes(t *testing.T) {
+	want := func(s string) int {
+		n, in := 0, false
+		for _, r := range s {
+			if unicode.IsSpace(r) {
+				in = false
+			} else if !in {
+				in, n = true, n+1
+			}
+		}
+		return n
+	}
+	for _, s := range []string{"", " ", "one", " two  words ", "tab\tand\nnew\vline\fx\ry", "non\u00a0breaking\u0085next\u2003em",
+		"café naïve 猫 🐈", "bad\xffbyte \xfe", "\x80", "a\u3000b"} {
+		assert.Equal(t, want(s), countWords(s), "%q", s)
 	}
 }
