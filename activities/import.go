@@ -146,8 +146,8 @@ var decodedDocs = &docCache{max: 4, seed: maphash.MakeSeed()}
 // most max documents (the oldest goes first). Keyed by the bytes, it is right whatever
 // the source: a file that changes between pages is decoded again. An entry is found by
 // a hash of the bytes (maphash, with this process's random seed: a 7 MB document hashes
-// in well under a millisecond, where SHA-256, three times an import, took 20 ms) and
-// taken only when its bytes are the same.
+// in well under a millisecond, an import hashing it three times) and taken only when
+// its bytes are the same.
 type docCache struct {
 	mu      sync.Mutex
 	max     int
