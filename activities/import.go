@@ -1,11 +1,12 @@
 package activities
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 
@@ -113,8 +114,12 @@ func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *w
 	for from := 0; from < len(stub); {
 		to, size := from, 0
 		var batch []chat.Message
-		for to < len(stub) && (to == from || size+wire.MessageBytes(page.Messages[stub[to]]) <= wire.HistoryPageBytes) {
-			size += wire.MessageBytes(page.Messages[stub[to]])
+		for to < len(stub) {
+			n := wire.MessageBytes(page.Messages[stub[to]]) // once: it walks every content
+			if to > from && size+n > wire.HistoryPageBytes {
+				break
+			}
+			size += n
 			batch = append(batch, page.Messages[stub[to]])
 			to++
 		}
@@ -134,35 +139,44 @@ func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *w
 
 // decodedDocs keeps the documents ImportChat decoded lately, so that the pages of one
 // import decode their document once rather than once per page (a 10,000-message
-// document of 7 MB has 2 pages, and Decode takes 0.2 s on it).
-var decodedDocs = &docCache{max: 4}
+// document of 7 MB has 2 pages, and Decode takes 0.05 s on it).
+var decodedDocs = &docCache{max: 4, seed: maphash.MakeSeed()}
 
-// docCache maps the SHA-256 of a document's bytes to what chatstate.Decode returned
-// for them, for at most max documents (the oldest goes first). Keyed by the bytes, it
-// is right whatever the source: a file that changes between pages is decoded again.
+// docCache maps a document's bytes to what chatstate.Decode returned for them, for at
+// most max documents (the oldest goes first). Keyed by the bytes, it is right whatever
+// the source: a file that changes between pages is decoded again. An entry is found by
+// a hash of the bytes (maphash, with this process's random seed: a 7 MB document hashes
+// in well under a millisecond, an import hashing it three times) and taken only when
+// its bytes are the same.
 type docCache struct {
 	mu      sync.Mutex
 	max     int
+	seed    maphash.Seed
 	entries []docEntry // oldest first
 }
 
 type docEntry struct {
-	key    [sha256.Size]byte
+	hash   uint64
+	bytes  []byte // the document's, as read (not modified after: ImportChat's own)
 	doc    chatstate.Document
 	report chatstate.Report
 }
 
+// find returns the index of b's entry, or -1; c.mu must be held.
+func (c *docCache) find(hash uint64, b []byte) int {
+	return slices.IndexFunc(c.entries, func(e docEntry) bool { return e.hash == hash && bytes.Equal(e.bytes, b) })
+}
+
 // decode returns chatstate.Decode of the document b holds (an envelope opened with
 // opts, or the document), from the cache when b was decoded lately. Callers must not
-// modify the document returned.
+// modify the document returned, nor b.
 func (c *docCache) decode(b []byte, opts envelope.Options) (chatstate.Document, chatstate.Report, error) {
-	key := sha256.Sum256(b)
+	hash := maphash.Bytes(c.seed, b)
 	c.mu.Lock()
-	for _, e := range c.entries {
-		if e.key == key {
-			c.mu.Unlock()
-			return e.doc, e.report, nil
-		}
+	if i := c.find(hash, b); i >= 0 {
+		e := c.entries[i]
+		c.mu.Unlock()
+		return e.doc, e.report, nil
 	}
 	c.mu.Unlock()
 	plain, _, err := envelope.Open(b, opts)
@@ -180,16 +194,16 @@ func (c *docCache) decode(b []byte, opts envelope.Options) (chatstate.Document, 
 	if len(c.entries) >= c.max {
 		c.entries = slices.Delete(c.entries, 0, len(c.entries)-c.max+1)
 	}
-	c.entries = append(c.entries, docEntry{key: key, doc: doc, report: report})
+	c.entries = append(c.entries, docEntry{hash: hash, bytes: b, doc: doc, report: report})
 	return doc, report, nil
 }
 
 // forget drops the document b from the cache.
 func (c *docCache) forget(b []byte) {
-	key := sha256.Sum256(b)
+	hash := maphash.Bytes(c.seed, b)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries = slices.DeleteFunc(c.entries, func(e docEntry) bool { return e.key == key })
+	c.entries = slices.DeleteFunc(c.entries, func(e docEntry) bool { return e.hash == hash && bytes.Equal(e.bytes, b) })
 }
 
 // stubHeader stores the bodies of the header's pending turns when they would leave the

@@ -123,15 +123,37 @@ func readVersion(b []byte) (int, error) {
 
 // decodeCanonical reads b when it is exactly what Encode writes, which proves it is in
 // canonical form with its digest right: the fast path.
+//
+// It proves it as encode(doc) == b would, in three parts run side by side: each history
+// message, encoded as it is read (by a goroutine of its own, fed in batches), against
+// the bytes it was read from; the rest of the document, encoded without its history and
+// digest, against b with the history's array emptied; and the digest against the
+// SHA-256 of b around its digest member (another goroutine). The history's brackets and
+// commas are checked by the reader. So the document is never encoded whole, and its
+// reading and checking take two cores where there are two.
 func decodeCanonical(b []byte) (Document, bool) {
 	b = bytes.TrimSpace(b)
 	if !bytes.HasPrefix(b, []byte(`{"channels":[`)) { // how every canonical document starts
 		return Document{}, false
 	}
 	// The history, nearly all of the bytes, is read by readHistory rather than by
-	// encoding/json; the comparison below catches anything it reads differently.
-	history, rest, err := readHistory(b)
-	if err != nil {
+	// encoding/json; the comparisons below catch anything it reads differently.
+	check := startMessageCheck()
+	sum := make(chan []byte, 1)
+	history, rest, digestAt, err := readHistory(b, func(at int) {
+		if at+digestMemberLen > len(b) {
+			sum <- nil
+			return
+		}
+		go func() {
+			h := sha256.New()
+			h.Write(b[:at])
+			h.Write(b[at+digestMemberLen:])
+			sum <- h.Sum(nil)
+		}()
+	}, check.add)
+	historyOK := check.wait()
+	if err != nil || !historyOK {
 		return Document{}, false
 	}
 	var fast struct {
@@ -142,12 +164,69 @@ func decodeCanonical(b []byte) (Document, bool) {
 		return Document{}, false
 	}
 	doc := fast.Document
-	doc.History, doc.PendingTurns = history, fast.PendingTurns
-	enc, _, err := encode(doc)
-	if err != nil || !bytes.Equal(enc, b) {
+	doc.History, doc.PendingTurns = nil, fast.PendingTurns
+	e := encoder{b: make([]byte, 0, len(rest))}
+	if err := e.document(doc); err != nil || e.digestAt != digestAt || len(e.b) != len(rest) ||
+		!bytes.Equal(e.b[:digestAt], rest[:digestAt]) || !bytes.Equal(e.b[digestAt+digestMemberLen:], rest[digestAt+digestMemberLen:]) {
 		return Document{}, false
 	}
+	h := <-sum
+	if h == nil || string(rest[digestAt:digestAt+digestMemberLen]) != `"digest":"`+digestPrefix+hex.EncodeToString(h)+`",` {
+		return Document{}, false
+	}
+	doc.History = history
 	return doc, true
+}
+
+// messageCheck encodes messages on a goroutine of its own and compares each with the
+// bytes it was read from: add queues one, wait reports whether all were equal.
+type messageCheck struct {
+	batch     []checked
+	batches   chan []checked
+	equal     chan bool
+	batchSize int
+}
+
+type checked struct {
+	m    chat.Message
+	from []byte
+}
+
+func startMessageCheck() *messageCheck {
+	c := &messageCheck{batches: make(chan []checked, 8), equal: make(chan bool, 1), batchSize: 128}
+	go func() {
+		e := encoder{}
+		equal := true
+		for batch := range c.batches {
+			for _, m := range batch {
+				if !equal {
+					break // drain: the reader goes on to its end
+				}
+				e.b = e.b[:0]
+				equal = e.message("history", 0, m.m) == nil && bytes.Equal(e.b, m.from)
+			}
+		}
+		c.equal <- equal
+	}()
+	return c
+}
+
+func (c *messageCheck) add(m chat.Message, from []byte) {
+	c.batch = append(c.batch, checked{m, from})
+	if len(c.batch) == c.batchSize {
+		c.batches <- c.batch
+		c.batch = make([]checked, 0, c.batchSize)
+	}
+}
+
+// wait sends the last batch and returns whether every message encoded to its bytes.
+func (c *messageCheck) wait() bool {
+	if len(c.batch) > 0 {
+		c.batches <- c.batch
+		c.batch = nil
+	}
+	close(c.batches)
+	return <-c.equal
 }
 
 // decodeGeneral reads any document of the current version: it checks the shape, reads

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentchat/agentchat/chat"
@@ -59,11 +60,15 @@ func (r *reader) messages() ([]chat.Message, error) {
 		return out, nil
 	}
 	for {
+		from := r.i
 		m, err := r.message()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, m)
+		if r.each != nil {
+			r.each(m, r.b[from:r.i])
+		}
 		if r.lit("]") {
 			return out, nil
 		}
@@ -74,32 +79,42 @@ func (r *reader) messages() ([]chat.Message, error) {
 }
 
 // readHistory finds the history of a canonical document b (the fifth member, after
-// channels, chatId, digest and exportedAt) and reads it. It returns the history and
-// b with the history's array replaced by [], for encoding/json to read the rest.
-func readHistory(b []byte) ([]chat.Message, []byte, error) {
-	r := reader{b: b}
+// channels, chatId, digest and exportedAt) and reads it. It returns the history, b
+// with the history's array replaced by [] (for encoding/json to read the rest), and
+// the offset of the "digest" member in both. Once it knows that offset it calls atDigest
+// with it, and it calls each with every message read and the bytes it was read from
+// (either may be nil).
+func readHistory(b []byte, atDigest func(int), each func(m chat.Message, from []byte)) ([]chat.Message, []byte, int, error) {
+	r := reader{b: b, each: each}
 	if !r.lit(`{"channels":`) || r.skip() != nil {
-		return nil, nil, errNotCanonical
+		return nil, nil, 0, errNotCanonical
 	}
+	digestAt := 0
 	for _, name := range []string{"chatId", "digest", "exportedAt"} {
+		if name == "digest" {
+			digestAt = r.i + 1 // after the comma
+		}
 		if !r.lit(`,"` + name + `":`) {
-			return nil, nil, errNotCanonical
+			return nil, nil, 0, errNotCanonical
 		}
 		if _, _, err := r.token(); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 	}
+	if atDigest != nil {
+		atDigest(digestAt)
+	}
 	if !r.lit(`,"history":`) {
-		return nil, nil, errNotCanonical
+		return nil, nil, 0, errNotCanonical
 	}
 	start := r.i
 	history, err := r.messages()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	rest := make([]byte, 0, start+2+len(b)-r.i)
 	rest = append(append(append(rest, b[:start]...), "[]"...), b[r.i:]...)
-	return history, rest, nil
+	return history, rest, digestAt, nil
 }
 
 // skip consumes one JSON value without reading it: strings are skipped whole and
@@ -146,6 +161,8 @@ func readMessage(b []byte) (chat.Message, error) {
 type reader struct {
 	b []byte
 	i int
+	// each, if set, is called by messages with every message read and its bytes.
+	each func(m chat.Message, from []byte)
 }
 
 // lit consumes s if b continues with it.
@@ -212,30 +229,32 @@ func (r *reader) str() (string, error) {
 // \u00XX, which are all RFC 8785 writes. ok is false for any other \u escape, which
 // the caller leaves to encoding/json.
 func unescape(body []byte) (string, bool) {
-	out := make([]byte, 0, len(body))
+	var out strings.Builder
+	out.Grow(len(body))
 	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
+		j := bytes.IndexByte(body[i:], '\\')
+		if j < 0 {
+			out.Write(body[i:])
+			break
 		}
-		i++
+		out.Write(body[i : i+j])
+		i += j + 1
 		if i >= len(body) {
 			return "", false
 		}
 		switch body[i] {
 		case '"', '\\', '/':
-			out = append(out, body[i])
+			out.WriteByte(body[i])
 		case 'b':
-			out = append(out, '\b')
+			out.WriteByte('\b')
 		case 'f':
-			out = append(out, '\f')
+			out.WriteByte('\f')
 		case 'n':
-			out = append(out, '\n')
+			out.WriteByte('\n')
 		case 'r':
-			out = append(out, '\r')
+			out.WriteByte('\r')
 		case 't':
-			out = append(out, '\t')
+			out.WriteByte('\t')
 		case 'u':
 			if i+4 >= len(body) || body[i+1] != '0' || body[i+2] != '0' {
 				return "", false
@@ -244,13 +263,13 @@ func unescape(body []byte) (string, bool) {
 			if hi < 0 || lo < 0 || hi > 7 {
 				return "", false
 			}
-			out = utf8.AppendRune(out, rune(hi<<4|lo))
+			out.WriteRune(rune(hi<<4 | lo))
 			i += 4
 		default:
 			return "", false
 		}
 	}
-	return string(out), true
+	return out.String(), true
 }
 
 // unhex is the value of a hex digit, or -1.

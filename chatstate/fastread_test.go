@@ -1,7 +1,9 @@
 package chatstate
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,4 +113,56 @@ func TestMessagesRoundTripThroughEncodeMessage(t *testing.T) {
 	assert.Equal(t, chat.TextMessage("m", chat.RoleUser, "", "hi"), got)
 	_, err = DecodeMessage([]byte(`{"contents":[{"text":"hi"}]}`))
 	assert.Error(t, err, "a content without a type")
+}
+
+// unescape reads every escape appendString writes, wherever it falls in the text.
+func TestUnescapeReadsAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain text", "\xff\xfe bad", "ab\xc3", "a\"b\\c\n\t\r\b\f\x00\x1f end", "\x01", "x\n", "\nx",
+		strings.Repeat("long run ", 9) + "\"" + strings.Repeat("é猫", 5) + "\x7f\u2028"} {
+		var valid strings.Builder // each invalid byte as U+FFFD, as appendString writes it
+		for _, r := range s {
+			valid.WriteRune(r)
+		}
+		enc := appendString(nil, s)
+		back, ok := unescape(enc[1 : len(enc)-1])
+		if !ok || back != valid.String() {
+			t.Fatalf("unescape(appendString(%q)) = %q, %v", s, back, ok)
+		}
+	}
+}
+
+// The fast path takes only the bytes Encode writes: a change anywhere (a message
+// written another way, a member of the rest, the digest, a pending turn) leaves it to
+// the general path, which reads the same document or names what is wrong.
+func TestDecodeCanonicalRefusesAnyChange(t *testing.T) {
+	d := fastReadDocs()["escapes"]
+	d.PendingTurns = []chat.Message{msg("p-1", chat.RoleUser, "Al", "", 10, chat.Text("later é"))}
+	b, digest, err := Encode(d)
+	require.NoError(t, err)
+	_, ok := decodeCanonical(b)
+	require.True(t, ok)
+	hexAt := bytes.Index(b, []byte(digest)) + len(digestPrefix)
+	flipHex := func(b []byte) { b[hexAt] = "01"[b[hexAt]&1] }
+	for name, change := range map[string]func([]byte) []byte{
+		"a message's escape": func(b []byte) []byte { return bytes.Replace(b, []byte(`é 🐈`), []byte(`\u00e9 🐈`), 1) },
+		"a message's text":   func(b []byte) []byte { return bytes.Replace(b, []byte(`"text":"x"`), []byte(`"text":"y"`), 1) },
+		"the chat id":        func(b []byte) []byte { return bytes.Replace(b, []byte(`"chatId":"`), []byte(`"chatId":"x`), 1) },
+		"a pending turn":     func(b []byte) []byte { return bytes.Replace(b, []byte(`later é`), []byte(`later e`), 1) },
+		"the digest":         func(b []byte) []byte { flipHex(b); return b },
+		"a longer digest":    func(b []byte) []byte { return append(b[:hexAt:hexAt], append([]byte("0"), b[hexAt:]...)...) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			changed := change(bytes.Clone(b))
+			require.NotEqual(t, b, changed)
+			_, ok := decodeCanonical(changed)
+			assert.False(t, ok)
+		})
+	}
+	// A changed message with its digest recomputed is canonical again: the fast path takes it.
+	d.History[0].AuthorName += "!"
+	b2, _, err := Encode(d)
+	require.NoError(t, err)
+	got, ok := decodeCanonical(b2)
+	require.True(t, ok)
+	assert.Equal(t, d.History[0].AuthorName, got.History[0].AuthorName)
 }

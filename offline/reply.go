@@ -2,6 +2,7 @@ package offline
 
 import (
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentchat/agentchat/wire"
 )
@@ -74,9 +75,18 @@ const textPrefix = "[offline] "
 // countWords approximates a token count as the number of whitespace-separated words in s.
 func countWords(s string) int {
 	n, inWord := 0, false
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf { // ASCII, most of a text, without decoding
+			space = asciiSpace[c]
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:]) // an invalid byte: RuneError, size 1, as range reads it
+			space = unicode.IsSpace(r)
+			i += size
+		}
 		switch {
-		case unicode.IsSpace(r):
+		case space:
 			inWord = false
 		case !inWord:
 			inWord, n = true, n+1
@@ -84,3 +94,6 @@ func countWords(s string) int {
 	}
 	return n
 }
+
+// asciiSpace marks the ASCII bytes unicode.IsSpace takes: '\t', '\n', '\v', '\f', '\r', ' '.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}

@@ -175,8 +175,13 @@ func ContextTokens(msgs []openai.ChatCompletionMessage) int {
 	return len(b) / 4
 }
 
-// checkContext refuses messages over ContextWindowTokens, in OpenAI's words.
+// checkContext refuses messages over ContextWindowTokens, in OpenAI's words. Messages
+// whose JSON cannot reach the window (jsonBound) are not encoded: encoding a long
+// chat's messages again was most of the offline model's work on each of its calls.
 func checkContext(msgs []openai.ChatCompletionMessage) *Violation {
+	if jsonBound(msgs)/4 <= ContextWindowTokens {
+		return nil // ContextTokens(msgs) <= jsonBound(msgs)/4
+	}
 	if n := ContextTokens(msgs); n > ContextWindowTokens {
 		return &Violation{Status: http.StatusBadRequest, Param: "messages", Code: "context_length_exceeded",
 			Message: fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. "+
@@ -190,14 +195,16 @@ func checkMessage(i int, m openai.ChatCompletionMessage) *Violation {
 	if !slices.Contains(chatRoles, m.Role) {
 		return unknownRole(fmt.Sprintf("messages[%d].role", i), m.Role, chatRoles)
 	}
-	if m.Name != "" {
+	if m.Name != "" && !plainName(m.Name) {
 		if v := checkName(fmt.Sprintf("messages[%d].name", i), m.Name); v != nil {
 			return v
 		}
 	}
 	for j, tc := range m.ToolCalls {
-		if v := checkName(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), tc.Function.Name); v != nil {
-			return v
+		if !plainName(tc.Function.Name) {
+			if v := checkName(fmt.Sprintf("messages[%d].tool_calls[%d].function.name", i, j), tc.Function.Name); v != nil {
+				return v
+			}
 		}
 		if v := checkCallID(fmt.Sprintf("messages[%d].tool_calls[%d].id", i, j), tc.ID); v != nil {
 			return v
@@ -258,6 +265,22 @@ func checkName(param, name string) *Violation {
 	return nil
 }
 
+// plainName reports, without the pattern, that checkName takes name: 1 to
+// chat.MaxFunctionNameLen bytes of [a-zA-Z0-9_-]. checkMessage asks it first, so that a
+// long conversation's valid names cost neither a param string nor a regexp match each.
+func plainName(name string) bool {
+	if name == "" || len(name) > chat.MaxFunctionNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // unknownRole is OpenAI's answer to a role outside known, at param.
 func unknownRole(param, role string, known []string) *Violation {
 	quoted := make([]string, len(known))
@@ -311,4 +334,29 @@ func checkCallPairs(conv []openai.ChatCompletionMessage) *Violation {
 		}
 	}
 	return nil
+}
+
+// jsonBound is at least len(json.Marshal(msgs)), counted without encoding them: every
+// string at 6 bytes a byte (a byte encoded as \u00XX, or an invalid one as \ufffd)
+// plus its quotes, and for every message, part and call more than its members' names,
+// punctuation and numbers take.
+func jsonBound(msgs []openai.ChatCompletionMessage) int {
+	str := func(s string) int { return 2 + 6*len(s) }
+	n := len("null") // no messages; "[]" and its commas are within the messages' margin
+	for _, m := range msgs {
+		n += 192 + str(m.Role) + str(m.Content) + str(m.Refusal) + str(m.Name) + str(m.ReasoningContent) + str(m.ToolCallID)
+		if f := m.FunctionCall; f != nil {
+			n += 64 + str(f.Name) + str(f.Arguments)
+		}
+		for _, p := range m.MultiContent {
+			n += 96 + str(string(p.Type)) + str(p.Text)
+			if u := p.ImageURL; u != nil {
+				n += 64 + str(u.URL) + str(string(u.Detail))
+			}
+		}
+		for _, c := range m.ToolCalls {
+			n += 160 + str(c.ID) + str(string(c.Type)) + str(c.Function.Name) + str(c.Function.Arguments)
+		}
+	}
+	return n
 }
