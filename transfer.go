@@ -219,7 +219,7 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 	if err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
-	if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
+	if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns, wire.WindowMessages); err != nil {
 		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
 	if len(opts.Participants) == 0 {

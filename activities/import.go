@@ -43,8 +43,15 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 		return wire.ImportPage{}, InvalidDocument(err)
 	}
 	page := wire.ImportPage{Total: len(doc.History)}
+	window := 0
+	if in.Paging != nil && !a.keepsPages(in.Store) {
+		in.Paging = nil // a worker without a store of pages imports every message into the workflow
+	}
+	if in.Paging != nil {
+		window, _ = in.Paging.Window.Effective()
+	}
 	if in.Offset == 0 { // the first page answers for the whole document; the others need not again
-		if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns); err != nil {
+		if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns, window); err != nil {
 			return wire.ImportPage{}, InvalidDocument(err)
 		}
 		if len(in.Participants) > 0 { // before any body is stored (the restore checks it again)
@@ -60,6 +67,12 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 		page.Header, page.Repairs = &header, report.Repairs
 		if err := a.stubHeader(ctx, in.Store, &page); err != nil {
 			return wire.ImportPage{}, err
+		}
+		if in.Paging != nil {
+			if err := a.importPages(ctx, in, doc.History, &page); err != nil {
+				return wire.ImportPage{}, err
+			}
+			in.Offset = page.Base
 		}
 	}
 	// A large document: the bodies of all but the latest messages go to the message

@@ -117,3 +117,52 @@ func (a *Activities) LookupIDs(ctx context.Context, in wire.LookupIDsInput) (wir
 	}
 	return res, nil
 }
+
+// importPages writes the messages of history before wire.ImportBoundary as pages of
+// the importing chat's store, under in.Paging's lineage, and records them in page:
+// their references, a filter of their message ids, their answered turns, and Base,
+// where the messages page returns begin. A document too short for pages writes none.
+// Retried, it writes the same pages (no-ops): the lineage is the importing run's.
+func (a *Activities) importPages(ctx context.Context, in wire.ImportPageInput, history []chat.Message, page *wire.ImportPage) error {
+	window, perPage := in.Paging.Window.Effective()
+	base := wire.ImportBoundary(history, window)
+	if base == 0 {
+		return nil
+	}
+	paged := history[:base]
+	var cuts []int
+	for n := len(paged); n > 0; n -= min(n, perPage) {
+		cuts = append(cuts, min(n, perPage))
+	}
+	res, err := a.WritePages(ctx, wire.WritePagesInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store,
+		Lineage: in.Paging.Lineage, Cuts: cuts, Messages: paged})
+	if err != nil {
+		return err
+	}
+	page.Base, page.Pages, page.Store = base, res.Pages, res.Store
+	for i, m := range paged {
+		page.PagedIDs = page.PagedIDs.Add(m.MessageID)
+		page.CallIDs = page.CallIDs.AddCalls(m)
+		if m.Role != chat.RoleUser {
+			continue
+		}
+		end := i + 1
+		for end < len(paged) && paged[end].Role != chat.RoleUser {
+			end++
+		}
+		if end == i+1 || !wire.FailedAfterTools(paged[end-1]) {
+			page.PagedTurns++
+		}
+	}
+	return nil
+}
+
+// keepsPages reports whether the store named name is configured and keeps pages.
+func (a *Activities) keepsPages(name string) bool {
+	st, err := a.messageStore(name)
+	if err != nil {
+		return false
+	}
+	_, ok := st.(msgstore.PageStore)
+	return ok
+}

@@ -170,10 +170,15 @@ func HistoryStubBytes(msgs []chat.Message) int {
 	return n
 }
 
-// CheckDocumentSizes refuses a document whose history's references would pass
-// DocumentLengthLimit, or whose pending turns pass QueuedTurnsLimit: a chat could not
-// hold it.
-func CheckDocumentSizes(history, pending []chat.Message) error {
+// CheckDocumentSizes refuses a document whose history's references from
+// ImportBoundary(history, window) on (what the chat holds in its window; the older
+// messages go to pages) would pass DocumentLengthLimit, or whose pending turns pass
+// QueuedTurnsLimit: a chat could not hold it. window ≤ 0 checks the whole history (an
+// import without pages).
+func CheckDocumentSizes(history, pending []chat.Message, window int) error {
+	if window > 0 {
+		history = history[ImportBoundary(history, window):]
+	}
 	if n := HistoryStubBytes(history); n > DocumentLengthLimit {
 		return fmt.Errorf("the document's %d messages take %d bytes as references; a chat holds at most %d (DocumentLengthLimit)",
 			len(history), n, DocumentLengthLimit)

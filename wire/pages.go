@@ -134,3 +134,16 @@ type LookupIDsInput struct {
 type LookupIDsResult struct {
 	Found map[string]int64 `json:"found,omitempty"`
 }
+
+// ImportBoundary is where an import divides history into pages and the window: the
+// index of the latest user message that leaves at least window messages after it
+// (so that no turn is split, and open calls at the end stay in the window), or 0 when
+// there is none.
+func ImportBoundary(history []chat.Message, window int) int {
+	for i := len(history) - window; i > 0; i-- {
+		if history[i].Role == chat.RoleUser {
+			return i
+		}
+	}
+	return 0
+}

@@ -79,6 +79,19 @@ type ImportPageInput struct {
 	// the restore could not read (CheckStrategyStates), before any body is stored.
 	SelectionType   string `json:"selectionType,omitempty"`
 	TerminationType string `json:"terminationType,omitempty"`
+	// Paging, when set, makes the first call write the document's older messages as
+	// pages of the message store (ImportBoundary: all but the window), under Lineage,
+	// and return their index instead of the messages (ImportPage.Pages); the next
+	// calls read on from ImportPage.Base. Nil: every message comes back (a workflow
+	// from before paged history).
+	Paging *ImportPaging `json:"paging,omitempty"`
+}
+
+// ImportPaging is how an import writes pages: the lineage the importing run chose and
+// the chat's window and page sizes (zero: the defaults).
+type ImportPaging struct {
+	Lineage string        `json:"lineage"`
+	Window  HistoryWindow `json:"window,omitzero"`
 }
 
 // CheckStrategyStates refuses the document's strategy state that a chat of these
@@ -114,6 +127,13 @@ type ImportPage struct {
 	// CallIDs holds the call ids of the stub messages in this page, which the
 	// importing chat does not give a new call again.
 	CallIDs CallIDFilter `json:"callIds,omitempty"`
+	// Base, Pages, PagedIDs and PagedTurns answer a first call with Paging: messages
+	// [0, Base) were written as Pages (in order), PagedIDs filters their message ids,
+	// PagedTurns counts their answered turns; Messages begins at Base.
+	Base       int          `json:"base,omitempty"`
+	Pages      []PageRef    `json:"pages,omitempty"`
+	PagedIDs   CallIDFilter `json:"pagedIds,omitempty"`
+	PagedTurns int          `json:"pagedTurns,omitempty"`
 }
 
 // Snapshot answers the ExportSnapshot query: the chat's state at its last turn

@@ -204,9 +204,6 @@ func (h *history) TruncateTo(mark int) []chat.Message {
 	return cut
 }
 
-// Replace puts msgs in place of the whole history (an import's), taking msgs over.
-func (h *history) Replace(msgs []chat.Message) { *h = newHistory(msgs, nil) }
-
 // StubBytes is wire.HistoryStubBytes of the messages held: what the workflow keeps of
 // them at the least, counted as messages are added.
 func (h *history) StubBytes() int { return h.stubs.of(h.msgs) }

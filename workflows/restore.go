@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -74,12 +73,23 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 		header  *chatstate.Document
 		repairs []string
 		history []chat.Message
+		paged   *wire.PagedHistory // the document's older messages, written as pages
+		turns   int                // their answered turns
 	)
+	s.imports++
+	paging := &wire.ImportPaging{Lineage: fmt.Sprintf("%s-i%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, s.imports)}
+	if s.in.History != nil {
+		paging.Window = *s.in.History
+	}
 	for {
 		var page wire.ImportPage
+		offset := len(history)
+		if paged != nil {
+			offset += paged.Base
+		}
 		err := workflow.ExecuteActivity(actx, wire.ImportChatActivity,
-			wire.ImportPageInput{Source: src, Offset: len(history), Store: orDefault(s.Store, s.in.Store), Participants: s.ids(),
-				SelectionType: s.selectionType(), TerminationType: s.terminationType()}).Get(ctx, &page)
+			wire.ImportPageInput{Source: src, Offset: offset, Store: orDefault(s.Store, s.in.Store), Participants: s.ids(),
+				SelectionType: s.selectionType(), TerminationType: s.terminationType(), Paging: paging}).Get(ctx, &page)
 		if err != nil {
 			return unwrapActivityError(err)
 		}
@@ -88,17 +98,21 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 				return temporal.NewNonRetryableApplicationError("import: first page has no header", wire.ErrTypeInvalidDocument, nil)
 			}
 			header, repairs = page.Header, page.Repairs
+			if page.Base > 0 {
+				paged = &wire.PagedHistory{Base: page.Base, Lineage: paging.Lineage, Pages: page.Pages, IDs: page.PagedIDs}
+				turns = page.PagedTurns
+			}
 		}
 		history = append(history, page.Messages...)
 		s.CallIDs = s.CallIDs.Union(page.CallIDs)
 		if page.Store != "" {
 			s.Store = page.Store
 		}
-		if len(history) >= page.Total || len(page.Messages) == 0 {
+		if offset+len(page.Messages) >= page.Total || len(page.Messages) == 0 {
 			break
 		}
 	}
-	if err := s.apply(ctx, *header, history, repairs); err != nil {
+	if err := s.apply(ctx, *header, history, paged, turns, repairs); err != nil {
 		return err
 	}
 	s.seal(ctx) // a long document's older messages go to pages at once
@@ -107,12 +121,13 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 
 // apply makes the chat the document's: its history, channels (DESIGN.md restore
 // table: equivalent, enhanced, reduced), strategy state, idempotency record and
-// pending turns, which are then answered in order.
-func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history []chat.Message, repairs []string) error {
+// pending turns, which are then answered in order. history is the window when paged
+// holds the document's older messages (pagedTurns answered turns among them).
+func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history []chat.Message, paged *wire.PagedHistory, pagedTurns int, repairs []string) error {
 	if err := s.checkOpenCalls(history); err != nil {
 		return err
 	}
-	s.history.Replace(history)
+	s.history = newHistory(history, paged)
 	s.adoptChannels(doc.Channels)
 	if doc.Strategies.Selection.Type == s.selectionType() {
 		var st strategies.SelectionState
@@ -129,7 +144,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	s.IsComplete = doc.Strategies.IsComplete
 	s.rebuildTurns()
 	s.detectSuspension(ctx)
-	s.TurnCount = s.answeredTurns()
+	s.TurnCount = s.answeredTurns() + pagedTurns
 	s.Restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
@@ -161,7 +176,7 @@ func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int
 
 // rebuildTurns recreates the idempotency record from the history: each user message
 // and the replies up to the next user message are one turn. A turn whose replies end on
-// tool results that are not the round limit's (failedAfterTools) is a resumed turn that
+// tool results that are not the round limit's (wire.FailedAfterTools) is a resumed turn that
 // failed after its tools ran: it is recorded as failed, so that a retry of its
 // messageId is refused as it was before the continue-as-new, export or migration.
 func (s *chatState) rebuildTurns() {
@@ -172,25 +187,11 @@ func (s *chatState) rebuildTurns() {
 		t := &turn{msg: m, done: true, start: i + 1, end: end}
 		s.turns[m.MessageID] = t
 		s.TurnCount++
-		if last, _ := s.history.At(end - 1); end > i+1 && failedAfterTools(last) {
+		if last, _ := s.history.At(end - 1); end > i+1 && wire.FailedAfterTools(last) {
 			failed = append(failed, t)
 		}
 	}
 	for _, t := range failed {
 		t.err = temporal.NewApplicationError("it failed in an earlier run, or in the chat this one was restored from", wire.ErrTypeTurnFailed)
 	}
-}
-
-// failedAfterTools reports whether last, the last message of a turn, ends it on tool
-// results other than the round limit's: an answered turn ends on an agent's reply, or,
-// past maxToolRounds, on the calls' round-limit errors (runAgent); a resumed turn that
-// failed keeps its tools' results and nothing after them (resumeSuspended). A stub
-// (body in the message store) is taken for answered.
-func failedAfterTools(last chat.Message) bool {
-	if last.Role != chat.RoleTool || len(last.Contents) == 0 {
-		return false
-	}
-	return slices.ContainsFunc(last.Contents, func(c chat.Content) bool {
-		return c.Type != chat.ContentFunctionResult || !strings.HasPrefix(c.Error, roundLimitPrefix)
-	})
 }

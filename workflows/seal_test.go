@@ -14,6 +14,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/msgstore/sqlite"
 	"github.com/agentchat/agentchat/wire"
@@ -38,6 +39,7 @@ func (e *env) withPages(t *testing.T, st *sqlite.Store) {
 	e.env.RegisterActivityWithOptions(acts.WritePages, activity.RegisterOptions{Name: wire.WritePagesActivity})
 	e.env.RegisterActivityWithOptions(acts.StoreMessages, activity.RegisterOptions{Name: wire.StoreMessagesActivity})
 	e.env.RegisterActivityWithOptions(acts.LookupIDs, activity.RegisterOptions{Name: wire.LookupIDsActivity})
+	e.env.RegisterActivityWithOptions(acts.ImportChat, activity.RegisterOptions{Name: wire.ImportChatActivity})
 }
 
 // pagedThread is a thread with a window of 8 messages and pages of 4.
@@ -127,4 +129,55 @@ func TestAPagedChatTakesTurnsAndAnswersHistory(t *testing.T) {
 	assert.Equal(t, []string{"m6", "m6/1"}, ids(window.Messages[:2]))
 	assert.Len(t, window.Messages, 12)
 	assert.Equal(t, 24, state.MessageCount)
+}
+
+// A restored document's older messages are written as pages by the import itself
+// (whole turns: the window begins at a user message, at least 8 messages before the
+// end), the chat counts all its messages and turns, and its ids stay taken.
+func TestAnImportWritesPages(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var history []chat.Message
+	for i := range 21 {
+		u := chat.TextMessage(fmt.Sprintf("d%d", i), chat.RoleUser, "", fmt.Sprintf("turn %d", i))
+		r := chat.TextMessage(fmt.Sprintf("d%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
+		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
+		history = append(history, u, r)
+	}
+	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
+		Participants: []chatstate.Participant{helperP},
+		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
+			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(`{"iterations":1}`)}}})
+	require.NoError(t, err)
+	e := newEnv(t)
+	st := pageStore(t)
+	e.withPages(t, st)
+	in := restoring(doc, "helper")
+	in.History = &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}
+	turn := e.send(time.Second, msg("new", "after the import"))
+	taken := e.send(2*time.Second, msg("d2", "an imported id"))
+	var below wire.HistoryResult
+	var state wire.StateResult
+	turn.then = func() {
+		below = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{})
+		state = e.state()
+	}
+	e.run(in, 3*time.Second)
+	require.NoError(t, turn.err)
+	require.Error(t, taken.err)
+	assert.Contains(t, taken.err.Error(), "history[4]")
+	assert.Equal(t, 44, state.MessageCount)
+	assert.Equal(t, 22, state.TurnCount, "21 imported turns and the new one")
+	require.NotEmpty(t, below.Pages)
+	var paged []chat.Message
+	for _, ref := range below.Pages {
+		row, err := st.GetPage(context.Background(), "default-test-workflow-id", msgstore.PageKey{Lineage: ref.Lineage, Seq: ref.Seq})
+		require.NoError(t, err)
+		assert.Equal(t, ref.Digest, msgstore.PageDigest(row))
+		body, err := msgstore.DecodePageBody(row)
+		require.NoError(t, err)
+		paged = append(paged, body.Messages...)
+	}
+	require.Len(t, paged, 34, "the window begins at d17, the latest user message with 8 after it")
+	assert.Equal(t, history[:34], paged, "pages hold the document's messages as they were")
 }

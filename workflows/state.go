@@ -87,6 +87,9 @@ type chatState struct {
 	storeErr error
 	// exporting counts the exports reading the chat; no turn resumes meanwhile.
 	exporting int
+	// imports counts the imports begun in this run: each writes pages of a lineage of
+	// its own ("<run id>-i<n>").
+	imports int
 	// sentCommitted is the committed length of the history at the previous model call
 	// of this run (what that call's worker has cached); not carried to the next run.
 	sentCommitted int

@@ -75,11 +75,8 @@ func (s *chatState) finalAnswer(ctx workflow.Context, p wire.Participant, t *tur
 	return reply, nil
 }
 
-// roundLimitPrefix begins the error result of a call not run for the tool-round limit.
-const roundLimitPrefix = "not run: the agent reached its limit of "
-
 func roundLimitText(p wire.Participant) string {
-	return fmt.Sprintf(roundLimitPrefix+"%d tool rounds in one reply", max(p.MaxToolRounds, 1))
+	return fmt.Sprintf(wire.RoundLimitPrefix+"%d tool rounds in one reply", max(p.MaxToolRounds, 1))
 }
 
 // runTools answers the calls of one model reply: calls whose tool needs approval and
