@@ -12,7 +12,7 @@ import (
 )
 
 // Groups are the --rows names, in the order Run measures them.
-var Groups = []string{"turn", "throughput", "start", "group", "transfer", "memory"}
+var Groups = []string{"turn", "throughput", "start", "group", "transfer", "memory", "long"}
 
 // Config says what Run measures.
 type Config struct {
@@ -46,6 +46,8 @@ type sizes struct {
 	// memory: chats opened; of those, ActiveChats sending turns for ActiveFor.
 	IdleChats, ActiveChats int
 	ActiveFor              time.Duration
+	// long: messages of the long chat, and turns on it and on a 100-message chat.
+	LongMessages, LongTurns int
 	// Width is how many calls set-up steps (opening chats) make at once.
 	Width int
 }
@@ -56,11 +58,11 @@ func sizesFor(short bool) sizes {
 		// which a model call reads the history by query (both turn rows get samples).
 		return sizes{Warmup: 2, Turns: 10, TextBytes: 2000, Chats: 4, ChatTurns: 3, Starts: 3,
 			GroupWarmup: 1, GroupTurns: 3, Messages: 500, TransferRounds: 1,
-			IdleChats: 20, ActiveChats: 5, ActiveFor: time.Second, Width: 10}
+			IdleChats: 20, ActiveChats: 5, ActiveFor: time.Second, Width: 10, LongMessages: 2000, LongTurns: 3}
 	}
 	return sizes{Warmup: 10, Turns: 200, TextBytes: 120, Chats: 100, ChatTurns: 20, Starts: 100,
 		GroupWarmup: 3, GroupTurns: 50, Messages: 10_000, TransferRounds: 5,
-		IdleChats: 1000, ActiveChats: 100, ActiveFor: 5 * time.Second, Width: 50}
+		IdleChats: 1000, ActiveChats: 100, ActiveFor: 5 * time.Second, Width: 50, LongMessages: 100_000, LongTurns: 50}
 }
 
 // runner carries a run's world, sizes and table to the measurements.
@@ -88,7 +90,7 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Table, error) {
 	r.header()
 	measure := map[string]func(context.Context) error{
 		"turn": r.turn, "throughput": r.throughput, "start": r.start, "group": r.group,
-		"transfer": r.transfer, "memory": r.memory,
+		"transfer": r.transfer, "memory": r.memory, "long": r.long,
 	}
 	pprof.Do(ctx, pprof.Labels(roleLabel, roleDriver), func(ctx context.Context) {
 		for _, g := range groups {

@@ -1,0 +1,108 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chatstate"
+)
+
+// long measures a chat of LongMessages messages against one of 100 (docs/design/
+// paged-history.md): both are imported (the long one's older messages go to pages
+// of the worker's message store), then take turns interleaved; a long chat's turn
+// must stay within 1.2x a short one's. It also times the long import and samples
+// this process's peak heap (worker and client) while it runs, against the import of a
+// tenth of it: a flat heap would not grow with the document.
+func (r *runner) long(ctx context.Context) error {
+	sz := r.sz
+	shortID, longID := newChatID("long-100"), newChatID("long")
+	if _, _, err := r.importHistory(ctx, shortID, 100); err != nil {
+		return err
+	}
+	_, tenthPeak, err := r.importHistory(ctx, newChatID("long-tenth"), sz.LongMessages/10)
+	if err != nil {
+		return err
+	}
+	took, peak, err := r.importHistory(ctx, longID, sz.LongMessages)
+	if err != nil {
+		return err
+	}
+	turn := func(id string) func(context.Context, int) error {
+		return func(ctx context.Context, i int) error {
+			_, err := r.e.send(ctx, id, agentchat.SendMessageInput{MessageID: uuid.NewString(), Text: userText(i, sz.TextBytes)}, 1)
+			return err
+		}
+	}
+	times, err := timeRounds(ctx, sz.Warmup, sz.LongTurns, turn(longID), turn(shortID))
+	if err != nil {
+		return err
+	}
+	const mb = 1 << 20
+	name := itoa(sz.LongMessages)
+	r.t.Add(
+		Row{Group: "long", Name: "Turn p50, " + name + "-message chat vs 100 (ms)", Value: median(times[0]), Floor: median(times[1]), Target: AtMost(1.2)},
+		Row{Group: "long", Name: "Import, " + name + " messages (s)", Value: took.Seconds()},
+		Row{Group: "long", Name: "Peak heap, import of " + name + " vs " + itoa(sz.LongMessages/10) + " messages (MB)",
+			Value: float64(peak) / mb, Floor: float64(tenthPeak) / mb},
+	)
+	r.t.Note("long: chats imported from documents of %s, %s and 100 messages (texts of 100 to 1,000 bytes), then %d turns on the long and the 100-message chat, interleaved, after %d warm-up turns; "+
+		"peak heap = the highest HeapInuse of this process (worker, client, model), sampled every 10 ms during Client.Import, over its value before",
+		name, itoa(sz.LongMessages/10), sz.LongTurns, sz.Warmup)
+	return nil
+}
+
+// importHistory imports a helper thread of n messages (History) into chat id by file
+// and returns how long Client.Import took and the peak heap it added.
+func (r *runner) importHistory(ctx context.Context, id string, n int) (time.Duration, uint64, error) {
+	enc, _, err := chatstate.Encode(Document(History(n)))
+	if err != nil {
+		return 0, 0, fmt.Errorf("encode a document of %d messages: %w", n, err)
+	}
+	r.e.track(id)
+	path := filepath.Join(r.e.dir, id+".json")
+	if err := os.WriteFile(path, enc, 0o644); err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(path)
+	enc = nil
+	runtime.GC()
+	before := sampleMemory().heap
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	start := time.Now()
+	st, err := r.e.Chats.Import(ctx, agentchat.ImportOptions{ChatID: id, Path: path})
+	took := time.Since(start)
+	close(done)
+	wg.Wait()
+	if err != nil {
+		return 0, 0, fmt.Errorf("import %d messages: %w", n, err)
+	}
+	if st.MessageCount != n {
+		return 0, 0, fmt.Errorf("imported chat %s has %d messages, want %d", id, st.MessageCount, n)
+	}
+	return took, uint64(max(float64(peak.Load())-before, 0)), nil
+}
