@@ -28,7 +28,8 @@ func PlainPageRow(store, chatID string, key PageKey, row []byte) (PageRow, error
 }
 
 // GetPageRow returns the page's row as the inner store holds it (sealed) and its
-// opened plaintext body; see PageStore.
+// opened plaintext body; see PageStore. A row that does not open comes with its error
+// and Stored set.
 func (s *sealedPages) GetPageRow(ctx context.Context, chatID string, key PageKey) (PageRow, error) {
 	row, err := s.pages.GetPage(ctx, chatID, key)
 	if err != nil {
@@ -36,7 +37,7 @@ func (s *sealedPages) GetPageRow(ctx context.Context, chatID string, key PageKey
 	}
 	body, err := s.openPage(chatID, key, row)
 	if err != nil {
-		return PageRow{}, err
+		return PageRow{Stored: row}, err
 	}
 	return PageRow{Stored: row, Body: body}, nil
 }

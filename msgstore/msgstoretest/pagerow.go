@@ -74,5 +74,13 @@ func runSealedPageRow(t *testing.T, open func(t *testing.T) msgstore.PageStore, 
 
 		_, err = s.GetPageRow(ctx, chatID, msgstore.PageKey{Lineage: "L", Seq: 9})
 		require.ErrorIs(t, err, msgstore.ErrPageMissing)
+
+		// A sealed row under another key does not open, and still gives its bytes.
+		_, err = raw.PutPage(ctx, chatID, msgstore.Page{Lineage: "L", Seq: 2, First: 8, Count: 4, Body: stored})
+		require.NoError(t, err)
+		row, err = s.GetPageRow(ctx, chatID, msgstore.PageKey{Lineage: "L", Seq: 2})
+		require.ErrorIs(t, err, keyring.ErrNotAuthentic)
+		assert.Equal(t, stored, row.Stored, "the row that does not open, for its digest")
+		assert.Nil(t, row.Body)
 	})
 }
