@@ -70,7 +70,7 @@ func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.M
 	if err != nil {
 		return nil, err
 	}
-	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, len(msgs), length)
+	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, len(msgs), length, a.readPages)
 	if err != nil {
 		return nil, err
 	}
