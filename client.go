@@ -756,12 +756,19 @@ func (c *Client) State(ctx context.Context, chatID string) (StateResult, error) 
 // reads as many History pages as that takes, each under wire.HistoryPageBytes (or
 // page.MaxBytes, when set: then it returns the one page). Bodies a long chat keeps in
 // its message store (HistoryResult.Store) are filled from ClientOptions.MessageStores;
-// without that store they come as stubs (no contents). A store that has them but
-// cannot give them is an error, never stubs: msgstore.ErrEncrypted (sealed bodies and
-// no ClientOptions.Keys), msgstore.ErrUnavailable, keyring errors.
+// without that store they come as stubs (no contents). Its older messages, in history
+// pages of that store (HistoryResult.Pages), are read from there and checked against
+// their index: without the store the error is ErrStoredMessages naming the first page,
+// and a page missing or altered is the HistoryPageUnreadable application error. A store
+// that has them but cannot give them is an error, never stubs: msgstore.ErrEncrypted
+// (sealed bodies and no ClientOptions.Keys), msgstore.ErrUnavailable, keyring errors.
 func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) (HistoryResult, error) {
 	var h HistoryResult
 	if err := c.query(ctx, chatID, wire.HistoryQuery, &h, page); err != nil {
+		return HistoryResult{}, err
+	}
+	h, err := c.followPages(ctx, chatID, h, page.Limit)
+	if err != nil {
 		return HistoryResult{}, err
 	}
 	for page.MaxBytes == 0 && len(h.Messages) > 0 && h.Offset+len(h.Messages) < h.Total &&
@@ -772,6 +779,9 @@ func (c *Client) History(ctx context.Context, chatID string, page HistoryInput) 
 		}
 		var more HistoryResult
 		if err := c.query(ctx, chatID, wire.HistoryQuery, &more, next); err != nil {
+			return HistoryResult{}, err
+		}
+		if more, err = c.followPages(ctx, chatID, more, next.Limit); err != nil {
 			return HistoryResult{}, err
 		}
 		if len(more.Messages) == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -35,6 +36,11 @@ var (
 	// sealed. The message names the key id and which side lacks it; a chat a start,
 	// import or temporary thread had just created for it was deleted.
 	ErrKeyMismatch = errors.New("the key rings of this client and the chat's workers differ")
+	// ErrStoredMessages: the chat's older messages are in its worker's message store
+	// (bodies or history pages) and this client cannot read them: give it the store
+	// (ClientOptions.MessageStores, with ClientOptions.Keys when sealed). The error
+	// names the first page or message it could not read.
+	ErrStoredMessages = transfer.ErrStoredMessages
 	// ErrChatMigrated: the chat has moved to another namespace or cluster; the error is a
 	// *MigratedError that says where.
 	ErrChatMigrated = errors.New("chat migrated")

@@ -96,7 +96,11 @@ func (c *Client) export(ctx context.Context, chatID string) (exported, error) {
 			return msgs, nil
 		}
 	}
-	doc, err := transfer.BuildDocument(ctx, c.tc, chatID, "", transfer.Source{Namespace: c.namespace, Cluster: c.cluster}, fill)
+	var pages transfer.PageReader
+	if len(c.stores) > 0 {
+		pages = c.exportPages
+	}
+	doc, err := transfer.BuildDocument(ctx, c.tc, chatID, "", transfer.Source{Namespace: c.namespace, Cluster: c.cluster}, fill, pages)
 	if errors.Is(err, transfer.ErrStoredMessages) {
 		return c.exportThroughWorker(ctx, chatID)
 	}

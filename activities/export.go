@@ -29,7 +29,7 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
 		return a.fillStubs(ctx, in.ChatID, in.Store, msgs)
 	}
-	doc, err := transfer.BuildDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: a.clusterName}, fill)
+	doc, err := transfer.BuildDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: a.clusterName}, fill, a.readPages)
 	if err != nil {
 		return wire.ExportResult{}, err
 	}

@@ -73,7 +73,7 @@ func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.M
 	if err != nil {
 		return nil, err
 	}
-	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, base+len(msgs), base+length)
+	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, base+len(msgs), base+length, a.readPages)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,14 @@ type PageStore interface {
 	// body for Sealed. A page the chat lacks is ErrPageMissing, wrapped, naming the
 	// chat and the key.
 	GetPage(ctx context.Context, chatID string, key PageKey) ([]byte, error)
+	// GetPageRow returns the page's row as stored and its plaintext body in one read
+	// (PageRow), so that a reader checks the digest (of the row as stored) and decodes
+	// the body: a store gives its row as both, Sealed the stored row and its opening. A
+	// sealed row read without the key ring (a store as it is) is ErrEncrypted naming
+	// its key id; a page the chat lacks is ErrPageMissing, as for GetPage. A row read
+	// that does not open (Sealed: *keyring.UnknownKeyError, keyring.ErrNotAuthentic)
+	// comes with its error and Stored set, so that a reader still checks its digest.
+	GetPageRow(ctx context.Context, chatID string, key PageKey) (PageRow, error)
 	// LookupIDs returns where the ids of kind are, searching the ranges in order (a
 	// chat's own lineage, a fork's sources below their fork index): an id held by
 	// several ranges is reported from the first. Ids found in none are absent from the

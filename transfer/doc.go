@@ -1,6 +1,7 @@
 // Package transfer reads a chat out of Temporal: its chat-state document (BuildDocument,
 // from the chat run's ExportSnapshot and History queries), its history in pages
-// (ReadHistory), the bodies of stub messages from a message store (FillStubs), and the
+// (ReadHistory), the pages of its older history from a message store, checked against
+// their index (ReadPages, FollowPages), the bodies of stub messages (FillStubs), and the
 // file:// URIs by which documents travel (FileURI, PathOf). The export activity and the
 // client's Export share it, so a document is built one way wherever it is built.
 //

@@ -35,8 +35,10 @@ type Filler func(ctx context.Context, msgs []chat.Message) ([]chat.Message, erro
 // document is consistent even while the chat takes turns. It works on finished chats
 // too. An empty runID means the latest run. Stub messages (bodies in a message store)
 // are filled by fill; with no fill, or what it cannot fill, the error is ErrStoredMessages.
-// A failed query is returned wrapped, "export <chat>: query <name>: ...".
-func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source, fill Filler) (chatstate.Document, error) {
+// History pages (HistoryResult.Pages) are read by pages (FollowPages; nil:
+// ErrStoredMessages naming the first page). A failed query is returned wrapped,
+// "export <chat>: query <name>: ...".
+func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source, fill Filler, pages PageReader) (chatstate.Document, error) {
 	var snap wire.Snapshot
 	if err := query(ctx, tc, chatID, runID, wire.SnapshotQuery, &snap); err != nil {
 		return chatstate.Document{}, err
@@ -48,7 +50,7 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 	if fill == nil {
 		stubsAt = func(page []chat.Message) int { return slices.IndexFunc(page, IsStub) }
 	}
-	history, err := readHistoryUntil(ctx, tc, chatID, runID, 0, snap.HistoryLength, stubsAt)
+	history, err := readHistoryUntil(ctx, tc, chatID, runID, 0, snap.HistoryLength, pages, stubsAt)
 	if err != nil {
 		return chatstate.Document{}, err
 	}
@@ -70,16 +72,18 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 }
 
 // ReadHistory reads messages [from, to) of a chat run through its History query, in
-// pages of at most wire.HistoryPageBytes. Stubs are returned as they are. A
-// history that ends before to is an error.
-func ReadHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int) ([]chat.Message, error) {
-	return readHistoryUntil(ctx, tc, chatID, runID, from, to, nil)
+// pages of at most wire.HistoryPageBytes. Answers with history pages are read by pages
+// (FollowPages; nil: ErrStoredMessages naming the first page), their stubs filled; the
+// stubs of other answers are returned as they are. A history that ends before to is an
+// error.
+func ReadHistory(ctx context.Context, tc client.Client, chatID, runID string, from, to int, pages PageReader) ([]chat.Message, error) {
+	return readHistoryUntil(ctx, tc, chatID, runID, from, to, pages, nil)
 }
 
 // readHistoryUntil is ReadHistory that stops after the page in which stop, if set,
 // finds a message (returns its index in the page, or -1): what was read so far is
 // returned, shorter than asked.
-func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID string, from, to int, stop func([]chat.Message) int) ([]chat.Message, error) {
+func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID string, from, to int, pages PageReader, stop func([]chat.Message) int) ([]chat.Message, error) {
 	msgs := make([]chat.Message, 0, to-from)
 	for from+len(msgs) < to {
 		var page wire.HistoryResult
@@ -87,6 +91,10 @@ func readHistoryUntil(ctx context.Context, tc client.Client, chatID, runID strin
 		// default would send the rest whole.
 		in := wire.HistoryInput{Offset: from + len(msgs), Limit: to - from - len(msgs), MaxBytes: wire.HistoryPageBytes}
 		if err := query(ctx, tc, chatID, runID, wire.HistoryQuery, &page, in); err != nil {
+			return nil, err
+		}
+		page, err := FollowPages(ctx, pages, chatID, page, in.Limit)
+		if err != nil {
 			return nil, err
 		}
 		if len(page.Messages) == 0 {

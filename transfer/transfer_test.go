@@ -79,7 +79,7 @@ func TestBuildDocumentReadsTheHistoryUpToTheSnapshotInPages(t *testing.T) {
 			Participants: []chatstate.Participant{{ID: "planner"}}},
 		history: []chat.Message{text("m0", "a"), text("m1", "b"), text("m2", "c"), text("m3", "d"), text("m4", "e"),
 			text("m5", "after the snapshot")}}
-	doc, err := BuildDocument(context.Background(), f, "c", "run-1", Source{Namespace: "ns", Cluster: "east"}, nil)
+	doc, err := BuildDocument(context.Background(), f, "c", "run-1", Source{Namespace: "ns", Cluster: "east"}, nil, nil)
 	require.NoError(t, err)
 	var got []string
 	for _, m := range doc.History {
@@ -108,7 +108,7 @@ func TestBuildDocumentFillsStubsOrSaysTheyAreStored(t *testing.T) {
 		fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
 			return FillStubs(ctx, st, "c", msgs)
 		}
-		doc, err := BuildDocument(ctx, f, "c", "", Source{}, fill)
+		doc, err := BuildDocument(ctx, f, "c", "", Source{}, fill, nil)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"first", "second", "latest", "newer"},
 			[]string{doc.History[0].Text(), doc.History[1].Text(), doc.History[2].Text(), doc.History[3].Text()})
@@ -116,13 +116,13 @@ func TestBuildDocumentFillsStubsOrSaysTheyAreStored(t *testing.T) {
 	})
 	t.Run("StubbedWithoutFill", func(t *testing.T) {
 		f := &fakeChat{page: 10, snap: wire.Snapshot{HistoryLength: 4, Stubbed: true}, history: history}
-		_, err := BuildDocument(ctx, f, "c", "", Source{}, nil)
+		_, err := BuildDocument(ctx, f, "c", "", Source{}, nil, nil)
 		require.ErrorIs(t, err, ErrStoredMessages)
 		assert.Empty(t, f.asked, "the snapshot says so: no history is read")
 	})
 	t.Run("StubsOfAChatThatPredatesStubbed", func(t *testing.T) {
 		f := &fakeChat{page: 1, snap: wire.Snapshot{HistoryLength: 4}, history: []chat.Message{text("m0", "x"), stub("m1"), stub("m2"), text("m3", "y")}}
-		_, err := BuildDocument(ctx, f, "c", "", Source{}, nil)
+		_, err := BuildDocument(ctx, f, "c", "", Source{}, nil, nil)
 		require.ErrorIs(t, err, ErrStoredMessages)
 		assert.Contains(t, err.Error(), "from message 1 on")
 		assert.Len(t, f.asked, 2, "reading stops at the page with the first stub")
@@ -130,7 +130,7 @@ func TestBuildDocumentFillsStubsOrSaysTheyAreStored(t *testing.T) {
 	t.Run("FillThatCannotFill", func(t *testing.T) {
 		f := &fakeChat{page: 10, snap: wire.Snapshot{HistoryLength: 4, Stubbed: true}, history: history}
 		keep := func(_ context.Context, msgs []chat.Message) ([]chat.Message, error) { return msgs, nil }
-		_, err := BuildDocument(ctx, f, "c", "", Source{}, keep)
+		_, err := BuildDocument(ctx, f, "c", "", Source{}, keep, nil)
 		require.ErrorIs(t, err, ErrStoredMessages)
 		assert.Contains(t, err.Error(), "from message 0 on")
 	})
@@ -138,10 +138,10 @@ func TestBuildDocumentFillsStubsOrSaysTheyAreStored(t *testing.T) {
 
 func TestReadHistoryFailsWhenTheHistoryEndsEarly(t *testing.T) {
 	f := &fakeChat{page: 10, history: []chat.Message{text("m0", "a"), text("m1", "b")}}
-	got, err := ReadHistory(context.Background(), f, "c", "r", 1, 2)
+	got, err := ReadHistory(context.Background(), f, "c", "r", 1, 2, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "m1", got[0].MessageID)
-	_, err = ReadHistory(context.Background(), f, "c", "r", 0, 3)
+	_, err = ReadHistory(context.Background(), f, "c", "r", 0, 3, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "history ended at 2 of 3 messages")
 }

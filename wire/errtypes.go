@@ -66,6 +66,13 @@ const (
 	// it (Migrate, or Export and Import into a new chat) to go on. A retried turn still
 	// gets its first answer.
 	ErrTypeStoreRefused = "StoreRefused"
+	// ErrTypeHistoryPageUnreadable: a page of the chat's older history
+	// (docs/design/paged-history.md) is missing from its message store, or does not
+	// match its index entry (its digest, or its chat, lineage, level, seq, first index
+	// or number of messages). Not retried: the model call, export, migration or History
+	// read that meets it fails, and no reader skips a page. The message names the chat,
+	// the page (PageRef.String), its lineage and, for a digest, both digests.
+	ErrTypeHistoryPageUnreadable = "HistoryPageUnreadable"
 	// ErrTypeAwaitingApproval: the chat waits for a person to approve or reject a tool
 	// call; it takes no new turn until then (signals are queued).
 	ErrTypeAwaitingApproval = "AwaitingApproval"

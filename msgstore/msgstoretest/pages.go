@@ -82,6 +82,7 @@ func requireDigest(t *testing.T, d string) {
 // runPages checks the msgstore.PageStore contract, for Run, on a store that has it.
 func runPages(t *testing.T, open func(t *testing.T) msgstore.PageStore) {
 	ctx := context.Background()
+	runPageRow(t, open)
 
 	t.Run("PutPageIdempotent", func(t *testing.T) {
 		s := open(t)

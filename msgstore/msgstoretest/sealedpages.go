@@ -16,7 +16,8 @@ import (
 // as it is, not sealed), in subtests: rows hold no plaintext and their digest is of the
 // stored bytes, sealing is deterministic, a retry under a rotated key is a no-op and a
 // changed page under it ErrConflict, a page stored before encryption still reads, and a
-// sealed row copied to another seq, level, lineage or chat does not open.
+// sealed row copied to another seq, level, lineage or chat does not open; GetPageRow
+// gives the sealed row and its opening.
 func RunSealedPages(t *testing.T, open func(t *testing.T) msgstore.PageStore) {
 	ctx := context.Background()
 	f1, err := keyring.Generate("k1")
@@ -34,6 +35,7 @@ func RunSealedPages(t *testing.T, open func(t *testing.T) msgstore.PageStore) {
 		require.True(t, ok, "Sealed over a PageStore is a PageStore")
 		return s
 	}
+	runSealedPageRow(t, open, ring1)
 
 	t.Run("SealedRowsAndRotatedKey", func(t *testing.T) {
 		raw := open(t)

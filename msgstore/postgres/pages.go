@@ -137,6 +137,16 @@ func (s *Store) GetPage(ctx context.Context, chatID string, key msgstore.PageKey
 	return body, nil
 }
 
+// GetPageRow returns the stored row of a page of chatID as both its stored bytes and
+// its body; a sealed row is msgstore.ErrEncrypted. See msgstore.PageStore.
+func (s *Store) GetPageRow(ctx context.Context, chatID string, key msgstore.PageKey) (msgstore.PageRow, error) {
+	row, err := s.GetPage(ctx, chatID, key)
+	if err != nil {
+		return msgstore.PageRow{}, err
+	}
+	return msgstore.PlainPageRow(msgstore.NamePostgres, chatID, key, row)
+}
+
 // LookupIDs returns where the ids of kind are in the ranges of chatID, with one query
 // per range; see msgstore.PageStore.
 func (s *Store) LookupIDs(ctx context.Context, chatID string, kind msgstore.IDKind, ids []string, in []msgstore.LineageRange) (map[string]msgstore.IDLocation, error) {

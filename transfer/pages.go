@@ -1,0 +1,179 @@
+package transfer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/keyring"
+	"github.com/agentchat/agentchat/msgstore"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// PageReader reads the messages of the pages a History answer gives (HistoryResult.Pages,
+// in the message store HistoryResult.Store names), in order, checked and with their
+// stubs filled, as ReadPages does. The History readers of this package call it when an
+// answer has Pages; PagesFrom makes one over a reader's stores.
+type PageReader func(ctx context.Context, chatID, store string, refs []wire.PageRef) ([]chat.Message, error)
+
+// PagesFrom returns the PageReader of ReadPages over stores (by name, as
+// HistoryResult.Store names them; nil: the reader has none).
+func PagesFrom(stores map[string]msgstore.Store) PageReader {
+	return func(ctx context.Context, chatID, store string, refs []wire.PageRef) ([]chat.Message, error) {
+		return ReadPages(ctx, stores, store, chatID, refs)
+	}
+}
+
+// ReadPages returns the messages of the level-0 history pages refs name, in order
+// (refs as a History answer gives them: consecutive, each with its Lineage), read from
+// stores[store], one row at a time. Each page is checked against its ref, and none is
+// ever skipped:
+//
+//   - the row exists (else msgstore.ErrPageMissing);
+//   - its msgstore.PageDigest, of the row as stored (sealed or not), equals ref.Digest;
+//   - its body decodes (msgstore.DecodePageBody), and its chat id, lineage, level, seq,
+//     first index and number of messages equal the chat's and the ref's (else, as for
+//     the digest or a sealed row that does not open, msgstore.ErrPageMismatch).
+//
+// A page that fails a check is a non-retryable *temporal.ApplicationError of type
+// wire.ErrTypeHistoryPageUnreadable wrapping that error, whose message names the chat,
+// the page and its lineage, and for a digest both digests:
+//
+//	chat "support-42": history page 17 (messages 4352 to 4607, lineage 9c1e…) does not
+//	match its index: stored sha256:ab12…, indexed sha256:77f0…
+//
+// Then the stubs of bodies over wire.PageBodyBytes are filled from the same store
+// (FillStubs: one Get). A store the reader lacks, or one that keeps no pages, is
+// ErrStoredMessages naming the first page; the store's other errors
+// (msgstore.ErrUnavailable, msgstore.ErrEncrypted without the key ring, keyring errors)
+// are returned wrapped, naming the page. No refs give no messages.
+func ReadPages(ctx context.Context, stores map[string]msgstore.Store, store, chatID string, refs []wire.PageRef) ([]chat.Message, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	st, err := pageStore(stores, store, chatID, refs[0])
+	if err != nil {
+		return nil, err
+	}
+	var n int64
+	for i, ref := range refs {
+		if i > 0 && ref.First != refs[i-1].First+refs[i-1].Count {
+			return nil, fmt.Errorf("chat %q: %s does not follow %s: the pages of a History answer are consecutive", chatID, ref, refs[i-1])
+		}
+		n += ref.Count
+	}
+	msgs := make([]chat.Message, 0, n)
+	for _, ref := range refs {
+		page, err := readPage(ctx, st, store, chatID, ref)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, page...)
+	}
+	filled, err := FillStubs(ctx, st, chatID, msgs)
+	if err != nil {
+		return nil, fmt.Errorf("chat %q: the bodies of %s to %s from message store %q: %w", chatID, pageName(refs[0]), pageName(refs[len(refs)-1]), store, err)
+	}
+	return filled, nil
+}
+
+// pageStore returns stores[store] as a PageStore, or ErrStoredMessages naming first.
+func pageStore(stores map[string]msgstore.Store, store, chatID string, first wire.PageRef) (msgstore.PageStore, error) {
+	st, ok := stores[store]
+	if !ok || st == nil {
+		return nil, fmt.Errorf("chat %q: %s is in message store %q, which this reader does not have: %w; give it the store (worker --message-store, ClientOptions.MessageStores)",
+			chatID, pageName(first), store, ErrStoredMessages)
+	}
+	ps, ok := st.(msgstore.PageStore)
+	if !ok {
+		return nil, fmt.Errorf("chat %q: %s is in message store %q, which keeps no history pages here: %w", chatID, pageName(first), store, ErrStoredMessages)
+	}
+	return ps, nil
+}
+
+// readPage reads and checks the page ref names; see ReadPages.
+func readPage(ctx context.Context, st msgstore.PageStore, store, chatID string, ref wire.PageRef) ([]chat.Message, error) {
+	if ref.Level != 0 {
+		return nil, mismatch(chatID, ref, "it is a level %d page, and this reader reads level 0 only", ref.Level)
+	}
+	row, err := st.GetPageRow(ctx, chatID, msgstore.PageKey{Lineage: ref.Lineage, Level: ref.Level, Seq: ref.Seq})
+	if errors.Is(err, msgstore.ErrPageMissing) {
+		msg := fmt.Sprintf("chat %q: %s is missing from message store %q", chatID, pageName(ref), store)
+		return nil, temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeHistoryPageUnreadable, msgstore.ErrPageMissing)
+	}
+	// A row that was read is checked against its digest first, even when it does not open.
+	if row.Stored != nil {
+		if got := msgstore.PageDigest(row.Stored); got != ref.Digest {
+			return nil, mismatch(chatID, ref, "stored %s, indexed %s", got, ref.Digest)
+		}
+	}
+	switch {
+	case errors.Is(err, keyring.ErrNotAuthentic):
+		return nil, mismatch(chatID, ref, "the sealed row does not open (moved from another page): %v", err)
+	case err != nil:
+		return nil, fmt.Errorf("chat %q: read %s from message store %q: %w", chatID, pageName(ref), store, err)
+	}
+	body, err := msgstore.DecodePageBody(row.Body)
+	if err != nil {
+		detail := strings.TrimPrefix(strings.TrimPrefix(err.Error(), msgstore.ErrPageMismatch.Error()), ": ")
+		return nil, mismatch(chatID, ref, "%s", detail)
+	}
+	if body.ChatID != chatID || body.Lineage != ref.Lineage || body.Level != ref.Level || body.Seq != ref.Seq ||
+		body.First != ref.First || int64(len(body.Messages)) != ref.Count {
+		return nil, mismatch(chatID, ref, "its body is chat %q, lineage %s, level %d, seq %d, %d messages from %d",
+			body.ChatID, body.Lineage, body.Level, body.Seq, len(body.Messages), body.First)
+	}
+	return body.Messages, nil
+}
+
+// mismatch is ReadPages' HistoryPageUnreadable error for a page ref names that does
+// not match its index, the rest of the message (what differs) formatted from format
+// and args; it wraps msgstore.ErrPageMismatch.
+func mismatch(chatID string, ref wire.PageRef, format string, args ...any) error {
+	msg := fmt.Sprintf("chat %q: %s does not match its index: ", chatID, pageName(ref)) + fmt.Sprintf(format, args...)
+	return temporal.NewNonRetryableApplicationError(msg, wire.ErrTypeHistoryPageUnreadable, msgstore.ErrPageMismatch)
+}
+
+// pageName is ref.String with the lineage: history page 7 (messages 1792 to 2047,
+// lineage L).
+func pageName(ref wire.PageRef) string {
+	return strings.TrimSuffix(ref.String(), ")") + ", lineage " + ref.Lineage + ")"
+}
+
+// FollowPages returns the History answer h with the messages of its Pages in Messages
+// and Pages cleared: those from h.Offset on (the first page may start before it), at
+// most limit of them when limit > 0, read by read (nil: a reader without stores, so
+// ErrStoredMessages naming the first page). An answer without Pages is returned as it
+// is. The next query asks from h.Offset + len(Messages). Pages that do not cover
+// h.Offset are an error; read's errors are returned as they are.
+func FollowPages(ctx context.Context, read PageReader, chatID string, h wire.HistoryResult, limit int) (wire.HistoryResult, error) {
+	if len(h.Pages) == 0 {
+		return h, nil
+	}
+	if read == nil {
+		read = PagesFrom(nil)
+	}
+	first, last := h.Pages[0], h.Pages[len(h.Pages)-1]
+	if int64(h.Offset) < first.First || int64(h.Offset) >= last.First+last.Count {
+		return wire.HistoryResult{}, fmt.Errorf("chat %q: the History answer from message %d gives pages of messages %d to %d",
+			chatID, h.Offset, first.First, last.First+last.Count-1)
+	}
+	msgs, err := read(ctx, chatID, h.Store, h.Pages)
+	if err != nil {
+		return wire.HistoryResult{}, err
+	}
+	if int64(len(msgs)) != last.First+last.Count-first.First {
+		return wire.HistoryResult{}, fmt.Errorf("chat %q: %d messages read from pages of messages %d to %d",
+			chatID, len(msgs), first.First, last.First+last.Count-1)
+	}
+	msgs = msgs[int64(h.Offset)-first.First:]
+	if limit > 0 && len(msgs) > limit {
+		msgs = msgs[:limit]
+	}
+	h.Messages, h.Pages = msgs, nil
+	return h, nil
+}
