@@ -144,6 +144,9 @@ type DialOptions struct {
 	// MetricsHandler receives the Temporal SDK's metrics (client.Options.MetricsHandler);
 	// nil means none.
 	MetricsHandler client.MetricsHandler
+	// MessageStores are ClientOptions.MessageStores: where the client reads a long
+	// chat's history pages and stored bodies. The caller closes them.
+	MessageStores map[string]msgstore.Store
 }
 
 // keys returns the ring the options name, loading it if needed; nil: encryption off.
@@ -268,7 +271,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, err
 	}
 	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait, Keys: ring,
-		Documents: docs})
+		Documents: docs, MessageStores: opts.MessageStores})
 	c.owned = true
 	return c, nil
 }

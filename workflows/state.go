@@ -242,10 +242,10 @@ func (s *chatState) participantInfo() []wire.ParticipantInfo {
 }
 
 // page answers the History query (history.Page), naming the chat's store when the
-// page holds a stub.
+// answer holds a stub or page references.
 func (s *chatState) page(in wire.HistoryInput) (wire.HistoryResult, error) {
 	r := s.history.Page(in)
-	if historyHasStubs(r.Messages) {
+	if len(r.Pages) > 0 || historyHasStubs(r.Messages) {
 		r.Store = s.Store
 	}
 	return r, nil

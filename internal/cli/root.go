@@ -18,7 +18,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/serve"
 	"github.com/agentchat/agentchat/keyring"
+	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -50,6 +52,9 @@ type globals struct {
 	verbose bool
 	// errOut is Streams.Err, where the SDK's log goes.
 	errOut io.Writer
+	// stores are the --message-store URLs; opened are the stores connect opened.
+	stores []string
+	opened map[string]msgstore.Store
 }
 
 // Execute runs the command line with args and returns the exit code: 0, or 1 after
@@ -76,6 +81,9 @@ func Execute(ctx context.Context, args []string, s Streams) int {
 	}
 	if g.cancel != nil {
 		g.cancel()
+	}
+	for _, st := range g.opened {
+		_ = st.Close()
 	}
 	if g.tel != nil { // flush the command's spans
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -230,6 +238,7 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", wire.TaskQueue, "task queue of the worker that runs new chats")
 	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long (0: never)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print the Temporal SDK's warnings on stderr too (such as TMPRL1103, a payload over 512 KiB); without it only its errors")
+	pf.StringArrayVar(&g.stores, "message-store", nil, "message store URL the worker keeps long chats' older messages in, read by history and export: sqlite:///path.db or postgres://... (repeatable; default the worker's default, sqlite in $AGENTCHAT_DATA_DIR/messages.db, when that file exists)")
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s), followCmd(g, s), stopCmd(g, s),
 		stateCmd(g, s), historyCmd(g, s), listCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),
@@ -264,6 +273,13 @@ func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
 	}
 	if g.dial.Logger == nil {
 		g.dial.Logger = sdkLogger(g.errOut, g.verbose)
+	}
+	if g.opened == nil {
+		stores, err := serve.ReaderStores(g.stores)
+		if err != nil {
+			return nil, err
+		}
+		g.opened, g.dial.MessageStores = stores, stores
 	}
 	return agentchat.Dial(ctx, g.dial)
 }

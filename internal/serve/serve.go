@@ -219,6 +219,23 @@ func documents(opts Options) (envelope.Options, error) {
 	return envelope.FromEnv(opts.Keys)
 }
 
+// ReaderStores opens the message stores a client reads older messages from (history
+// pages, stored bodies): urls when given, else the worker's default SQLite file in the
+// data folder when it exists (nil without it: nothing is created).
+func ReaderStores(urls []string) (map[string]msgstore.Store, error) {
+	if len(urls) == 0 {
+		path, err := filepath.Abs(filepath.Join(DataDir(), "messages.db"))
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil
+		}
+	}
+	stores, _, err := openStores(urls)
+	return stores, err
+}
+
 // openStores opens the message stores by URL and names the first; with none given,
 // SQLite in the data folder.
 func openStores(urls []string) (map[string]msgstore.Store, string, error) {

@@ -318,7 +318,8 @@ func New(t testing.TB, opts Options) *Harness {
 	if tq == "" {
 		tq = TaskQueue(t)
 	}
-	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys, Documents: opts.Documents}),
+	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys, Documents: opts.Documents,
+		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}}),
 		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts,
 		MessageStore: msgs, Keys: opts.Keys, config: acfg}
 	h.StartWorker(t)
