@@ -54,7 +54,7 @@ func (s *refusingStore) refuses(ctx context.Context, chatID, id string) bool {
 		return false
 	}
 	switch activity.GetInfo(ctx).ActivityType.Name {
-	case wire.StoreMessagesActivity, wire.InvokeAgentActivity:
+	case wire.StoreMessagesActivity, wire.InvokeAgentActivity, wire.WritePagesActivity:
 	default:
 		return false
 	}
@@ -84,3 +84,64 @@ func listRefusing(dir, id string, pct int) error {
 	_, err = fmt.Fprintf(f, "%s %d\n", id, pct)
 	return err
 }
+
+// PutPage refuses the page when refuses says so for its first message (a
+// continue-as-new's WritePages too: the chat then keeps the messages in its window),
+// else writes it to the inner store, which must keep pages (sqlite and postgres do).
+func (s *refusingStore) PutPage(ctx context.Context, chatID string, p msgstore.Page) (string, error) {
+	ps, err := s.pages()
+	if err != nil {
+		return "", err
+	}
+	if len(p.IDs) > 0 && s.refuses(ctx, chatID, p.IDs[0].ID) {
+		return "", fmt.Errorf("%s chat %q page %s: %w", StoreRefusal, chatID, p.Key(), msgstore.ErrConflict)
+	}
+	return ps.PutPage(ctx, chatID, p)
+}
+
+// GetPage reads from the inner store.
+func (s *refusingStore) GetPage(ctx context.Context, chatID string, key msgstore.PageKey) ([]byte, error) {
+	ps, err := s.pages()
+	if err != nil {
+		return nil, err
+	}
+	return ps.GetPage(ctx, chatID, key)
+}
+
+// GetPageRow reads from the inner store.
+func (s *refusingStore) GetPageRow(ctx context.Context, chatID string, key msgstore.PageKey) (msgstore.PageRow, error) {
+	ps, err := s.pages()
+	if err != nil {
+		return msgstore.PageRow{}, err
+	}
+	return ps.GetPageRow(ctx, chatID, key)
+}
+
+// LookupIDs reads from the inner store.
+func (s *refusingStore) LookupIDs(ctx context.Context, chatID string, kind msgstore.IDKind, ids []string, in []msgstore.LineageRange) (map[string]msgstore.IDLocation, error) {
+	ps, err := s.pages()
+	if err != nil {
+		return nil, err
+	}
+	return ps.LookupIDs(ctx, chatID, kind, ids, in)
+}
+
+// DeleteLineage deletes in the inner store.
+func (s *refusingStore) DeleteLineage(ctx context.Context, chatID, lineage string) error {
+	ps, err := s.pages()
+	if err != nil {
+		return err
+	}
+	return ps.DeleteLineage(ctx, chatID, lineage)
+}
+
+// pages is the inner store as a PageStore.
+func (s *refusingStore) pages() (msgstore.PageStore, error) {
+	ps, ok := s.Store.(msgstore.PageStore)
+	if !ok {
+		return nil, fmt.Errorf("systest: the store %q keeps no pages: %w", s.Store.Name(), msgstore.ErrInvalid)
+	}
+	return ps, nil
+}
+
+var _ msgstore.PageStore = (*refusingStore)(nil)

@@ -145,7 +145,8 @@ func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, li
 	logger.Info("worker started", "namespace", c.Namespace(), "taskQueue", w.TaskQueue,
 		"agents", w.Registry.IDs(), "config", w.AgentsSource, "model", w.ModelInfo, "encryption", encryption(c))
 	if listen != "" {
-		chats := agentchat.NewClient(c.Temporal(), agentchat.ClientOptions{TaskQueue: w.TaskQueue, Namespace: c.Namespace(), Keys: c.Keys()}) // with the codec and ring of c
+		chats := agentchat.NewClient(c.Temporal(), agentchat.ClientOptions{TaskQueue: w.TaskQueue, Namespace: c.Namespace(), Keys: c.Keys(),
+			MessageStores: w.MessageStores()}) // with the codec and ring of c
 		addr, stopMCP, err := chatmcp.Listen(listen, chatmcp.NewServer(chats, "1"), mcpOpts, logger)
 		if err != nil {
 			w.Stop()

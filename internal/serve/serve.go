@@ -110,6 +110,10 @@ type Worker struct {
 	acts     *activities.Activities
 }
 
+// MessageStores are the worker's message stores by name, for a client in the same
+// process that reads long chats' pages (the MCP server's).
+func (w *Worker) MessageStores() map[string]msgstore.Store { return w.stores }
+
 // Start loads the registry, starts the offline model if asked, builds the activities
 // (which checks API keys) and starts a worker on tc.
 func Start(tc client.Client, opts Options) (*Worker, error) {
