@@ -121,6 +121,7 @@ func (s *chatState) summarizeIfDue(ctx workflow.Context, p wire.Participant, t *
 		in.History.History = part
 	} else {
 		in.History.HistoryFrom, in.History.HistoryLength, in.History.Committed = from, to, min(to, s.history.IndexOf(t.msg.MessageID))
+		in.History.Base = s.history.Base() // the activity reads the window, not the pages
 	}
 	var res wire.SummarizeResult
 	if err := s.agentActivity(workflow.WithActivityOptions(ctx, strategyOptions()), wire.SummarizeActivity, in, &res); err != nil {

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -29,6 +30,7 @@ func (s *chatState) seal(ctx workflow.Context) {
 	if sus := s.suspension; sus != nil {
 		end = min(end, s.history.IndexOf(sus.turn.msg.MessageID))
 	}
+	end = min(end, s.summarizedUpTo())
 	cuts := pageCuts(s.history.Slice(s.history.Base(), end), perPage)
 	if len(cuts) == 0 {
 		return
@@ -102,4 +104,28 @@ func batchOfPages(msgs []chat.Message, cuts []int) (pages, count int) {
 		pages++
 	}
 	return pages, count
+}
+
+// summarizedUpTo is the most of the history that pages may take without a
+// summarizing reducer losing messages: its agent sees its summary and the window, so
+// the messages after its summary (SummarizedThrough) stay in the window until they are
+// summarized. Len() when no participant summarizes.
+func (s *chatState) summarizedUpTo() int {
+	upTo := s.history.Len()
+	for _, p := range s.Participants {
+		if p.Reducer.Type != strategies.ReducerSummarize {
+			continue
+		}
+		ch := s.channelOf(p)
+		if ch == nil {
+			continue
+		}
+		through := strategies.ParseSummaryState(ch.state).SummarizedThrough
+		if i := s.history.IndexOf(through); through != "" && i < s.history.Len() {
+			upTo = min(upTo, i+1)
+		} else {
+			upTo = min(upTo, s.history.Base()) // nothing summarized since the pages
+		}
+	}
+	return upTo
 }
