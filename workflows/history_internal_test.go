@@ -1,0 +1,96 @@
+package workflows
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// randomChat is a seeded chat of n messages: user turns, replies, tool calls and
+// results.
+func randomChat(r *rand.Rand, n int) []chat.Message {
+	var out []chat.Message
+	for i := 0; len(out) < n; i++ {
+		role := []chat.Role{chat.RoleUser, chat.RoleAssistant, chat.RoleTool, chat.RoleSystem}[r.IntN(4)]
+		m := chat.TextMessage(fmt.Sprintf("id%d", i), role, "", fmt.Sprintf("text %d", i))
+		if role == chat.RoleTool {
+			m.Contents = []chat.Content{{Type: chat.ContentFunctionResult, CallID: fmt.Sprintf("c%d", r.IntN(n)), Result: "ok"}}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// The history with older messages in pages answers every question by absolute index as
+// the whole history would, within what it holds, and never panics outside it: for
+// seeded random chats and every place the pages may end.
+func TestHistoryAnswersByAbsoluteIndex(t *testing.T) {
+	for seed := range uint64(40) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		all := randomChat(r, 1+r.IntN(60))
+		base := r.IntN(len(all) + 1)
+		paged := &wire.PagedHistory{Base: base, Lineage: "L"}
+		for first := 0; first < base; first += 4 {
+			paged.Pages = append(paged.Pages, wire.PageRef{Seq: int64(first / 4), First: int64(first), Count: int64(min(4, base-first))})
+		}
+		h := newHistory(slices.Clone(all[base:]), paged)
+		if base == 0 {
+			h = newHistory(slices.Clone(all), nil)
+		}
+		where := fmt.Sprintf("seed %d, %d messages, base %d", seed, len(all), base)
+		require.Equal(t, len(all), h.Len(), where)
+		require.Equal(t, base, h.Base(), where)
+		for i := -2; i < len(all)+2; i++ {
+			m, ok := h.At(i)
+			assert.Equal(t, i >= base && i < len(all), ok, "%s: At(%d)", where, i)
+			if ok {
+				assert.Equal(t, all[i], m, "%s: At(%d)", where, i)
+			}
+			for j := i; j < len(all)+2; j += 3 {
+				want := all[min(max(i, base), len(all)):min(max(j, base), len(all))]
+				if max(i, base) > min(max(j, base), len(all)) {
+					want = nil
+				}
+				assert.Equal(t, len(want), len(h.Slice(i, j)), "%s: Slice(%d, %d)", where, i, j)
+			}
+		}
+		for i, m := range all {
+			want := i
+			if i < base {
+				want = len(all) // paged: not looked for
+			}
+			assert.Equal(t, want, h.IndexOf(m.MessageID), "%s: IndexOf(%s)", where, m.MessageID)
+		}
+		for i, end := range h.Turns() {
+			assert.Equal(t, chat.RoleUser, all[i].Role, where)
+			assert.GreaterOrEqual(t, i, base, where)
+			for k := i + 1; k < end; k++ {
+				assert.NotEqual(t, chat.RoleUser, all[k].Role, where)
+			}
+			assert.True(t, end == len(all) || all[end].Role == chat.RoleUser, where)
+		}
+		if base > 0 {
+			page := h.Page(wire.HistoryInput{Offset: r.IntN(base)})
+			require.NotEmpty(t, page.Pages, where)
+			assert.Empty(t, page.Messages, where)
+			first := page.Pages[0]
+			assert.LessOrEqual(t, first.First, int64(page.Offset), where)
+			assert.Greater(t, first.First+first.Count, int64(page.Offset), where)
+			assert.Equal(t, "L", first.Lineage, where)
+		}
+		cut := h.TruncateTo(r.IntN(len(all) + 2))
+		assert.GreaterOrEqual(t, h.Len(), base, "%s: pages are never taken back", where)
+		assert.Equal(t, len(all), h.Len()+len(cut), where)
+		h.Append(chat.TextMessage("new", chat.RoleUser, "", "x"))
+		last, _ := h.Last()
+		assert.Equal(t, "new", last.MessageID, where)
+		assert.Equal(t, wire.HistoryStubBytes(h.Window()), h.StubBytes(), where)
+	}
+}
