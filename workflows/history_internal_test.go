@@ -94,3 +94,29 @@ func TestHistoryAnswersByAbsoluteIndex(t *testing.T) {
 		assert.Equal(t, wire.HistoryStubBytes(h.Window()), h.StubBytes(), where)
 	}
 }
+
+// Pages take the oldest messages while the window keeps its size, and never the turn
+// that waits for an approval (from its user message on), nor the calls open at the end.
+func TestSealableEnd(t *testing.T) {
+	var msgs []chat.Message
+	for i := range 15 {
+		msgs = append(msgs, chat.TextMessage(fmt.Sprintf("u%d", i), chat.RoleUser, "", "q"),
+			chat.TextMessage(fmt.Sprintf("u%d/1", i), chat.RoleAssistant, "", "a"))
+	}
+	call := chat.Message{MessageID: "u15/1", Role: chat.RoleAssistant, Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "refund"}}}
+	waiting := append(slices.Clone(msgs), chat.TextMessage("u15", chat.RoleUser, "", "refund"), call)
+	in := wire.AgentChatInput{History: &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}}
+
+	s := &chatState{in: in, history: newHistory(slices.Clone(msgs), nil)}
+	assert.Equal(t, 22, s.sealableEnd(), "30 messages, a window of 8")
+
+	s = &chatState{in: in, history: newHistory(slices.Clone(waiting), nil)}
+	assert.Equal(t, 24, s.sealableEnd(), "the open call stays: 32 messages, the calling reply is 31")
+	s.suspension = &suspension{turn: &turn{msg: waiting[10]}}
+	assert.Equal(t, 10, s.sealableEnd(), "a turn waiting for an approval (u5, at 10) stays whole")
+
+	s = &chatState{in: in, history: newHistory(slices.Clone(msgs[20:]), &wire.PagedHistory{Base: 20, Lineage: "L"})}
+	assert.Equal(t, 22, s.sealableEnd(), "from a base of 20: the window of 8 stays")
+	s.suspension = &suspension{turn: &turn{msg: msgs[20]}}
+	assert.Equal(t, 20, s.sealableEnd(), "never below the base")
+}

@@ -25,13 +25,8 @@ import (
 // before the activity runs, and the window drops the messages only once its result is
 // recorded.
 func (s *chatState) seal(ctx workflow.Context) {
-	window, perPage := s.in.History.Effective()
-	end := min(s.history.OpenCallsFrom(), s.history.Len()-window)
-	if sus := s.suspension; sus != nil {
-		end = min(end, s.history.IndexOf(sus.turn.msg.MessageID))
-	}
-	end = min(end, s.summarizedUpTo())
-	cuts := pageCuts(s.history.Slice(s.history.Base(), end), perPage)
+	_, perPage := s.in.History.Effective()
+	cuts := pageCuts(s.history.Slice(s.history.Base(), s.sealableEnd()), perPage)
 	if len(cuts) == 0 {
 		return
 	}
@@ -65,6 +60,18 @@ func (s *chatState) seal(ctx workflow.Context) {
 			delete(s.turns, id)
 		}
 	}
+}
+
+// sealableEnd is the end of what pages may take: the window keeps its size, and the
+// tool calls open at the end, a turn waiting for an approval and what a summarizing
+// reducer has not summarized stay in it.
+func (s *chatState) sealableEnd() int {
+	window, _ := s.in.History.Effective()
+	end := min(s.history.OpenCallsFrom(), s.history.Len()-window)
+	if sus := s.suspension; sus != nil {
+		end = min(end, s.history.IndexOf(sus.turn.msg.MessageID))
+	}
+	return max(min(end, s.summarizedUpTo()), s.history.Base())
 }
 
 // pageCuts divides msgs, oldest first, into whole pages: at most perPage messages and
