@@ -43,15 +43,19 @@ const (
 	// of messages. A single message larger than that (at most ReplyInlineLimit or
 	// MaxMessageBytesLimit) is returned alone.
 	HistoryPageBytes = 1 << 20
-	// ChatLengthLimit bounds how long a chat grows: once the references the workflow keeps
-	// for its messages (id, role, author, agent and time: 120 to 150 bytes each with short
-	// ids, so 10,000 to 13,000 messages) pass 1.5 MiB, the chat takes no new turn. It can
-	// still be read, exported, imported and migrated.
+	// ChatLengthLimit bounds the window a chat holds in its workflow: once the references
+	// the workflow keeps for the messages it holds (id, role, author, agent and time: 120
+	// to 150 bytes each with short ids, so 10,000 to 13,000 messages) pass 1.5 MiB, the
+	// chat takes no new turn. A chat whose message store keeps pages moves its older
+	// messages there at continue-as-new (PagedHistory), so its window stays far below
+	// it; one whose store keeps no pages, or does not answer, can reach it. It can still
+	// be read, exported, imported and migrated.
 	ChatLengthLimit = 1536 << 10
-	// DocumentLengthLimit is the most an imported document's references may take: 1.625
-	// MiB (11,000 to 14,000 messages), ChatLengthLimit plus room for the turn that reached it,
-	// so that every chat that can exist can be imported and migrated. A longer document
-	// is refused.
+	// DocumentLengthLimit is the most an imported document's window's references may
+	// take (CheckDocumentSizes; all of it when the worker's store keeps no pages): 1.625
+	// MiB (11,000 to 14,000 messages), ChatLengthLimit plus room for the turn that reached
+	// it, so that every chat that can exist can be imported and migrated. A longer one is
+	// refused.
 	DocumentLengthLimit = 1664 << 10
 	// QueuedTurnsLimit bounds the turns waiting in a chat (the one being answered
 	// included): 1.25 MiB of messages, so that an export's snapshot and a document's
