@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"errors"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -184,11 +185,29 @@ func TestEncryptedImportSurvivesAWorkerKilledMidImport(t *testing.T) {
 	assert.Equal(t, messageIDs(orig.History), messageIDs(hist.Messages), "every message once, in order")
 	assert.True(t, historiesEqual(orig.History, hist.Messages), "the bodies are the document's")
 
-	var stored []string // all but the latest 32 go to the store on import (activities.importKeepInline)
-	for _, m := range orig.History[:len(orig.History)-32] {
+	// The import writes the messages before the last turns as pages, and the bodies of
+	// the rest but the latest 32 as rows (activities.importKeepInline): all sealed.
+	base := wire.ImportBoundary(orig.History, wire.WindowMessages)
+	var stored []string
+	for _, m := range orig.History[base : len(orig.History)-32] {
 		stored = append(stored, m.MessageID)
 	}
-	assertSealedRows(t, w.store, id, stored, "k1", orig.History[0].Text())
+	assertSealedRows(t, w.store, id, stored, "k1", orig.History[base].Text())
+	d, err := w.client.Temporal().DescribeWorkflowExecution(ctxFor(t), id, "")
+	require.NoError(t, err)
+	lineage := d.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "-i1"
+	prefix := msgstore.BinaryRowPrefix + string(rune(len("k1"))) + "k1"
+	pages := 0
+	for ; ; pages++ {
+		row, err := w.store.GetPage(ctxFor(t), id, msgstore.PageKey{Lineage: lineage, Seq: int64(pages)}) // as stored
+		if errors.Is(err, msgstore.ErrPageMissing) {
+			break
+		}
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(row), prefix), "page %d is sealed with k1", pages)
+		require.NotContains(t, string(row), orig.History[0].Text(), "page %d", pages)
+	}
+	assert.Equal(t, (base+wire.PageMessages-1)/wire.PageMessages, pages, "every paged message is in a sealed page, each page once")
 }
 
 // A chat whose restore the worker refuses (the envelope at the path was tampered with

@@ -24,11 +24,25 @@ import (
 // longDocument writes a helper thread of turns (a user message and a reply each) whose
 // references take at least stubBytes, and returns its path and message count.
 func longDocument(t *testing.T, stubBytes int) (string, int) {
+	return writeLongDocument(t, stubBytes, false)
+}
+
+// longTurnDocument is longDocument of one turn: a user message, then replies only, so
+// that an import cannot write any of it to pages before the chat exists (pages begin
+// at a turn), and the document length limit applies to all of it.
+func longTurnDocument(t *testing.T, stubBytes int) (string, int) {
+	return writeLongDocument(t, stubBytes, true)
+}
+
+func writeLongDocument(t *testing.T, stubBytes int, oneTurn bool) (string, int) {
 	t.Helper()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var history []chat.Message
 	for i, size := 0, 0; size < stubBytes; i++ {
 		u := chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "Alice", fmt.Sprintf("turn %d", i))
+		if oneTurn && i > 0 {
+			u.Role, u.AgentID = chat.RoleAssistant, "helper"
+		}
 		r := chat.TextMessage(fmt.Sprintf("m%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
 		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
 		history = append(history, u, r)
@@ -48,14 +62,31 @@ func longDocument(t *testing.T, stubBytes int) (string, int) {
 }
 
 // Fault 5: a chat restored from a document of 24,000 messages took no turn, and its
-// Export and History failed ("Blob data size exceeds limit"). Such a document is refused
-// before anything is created, naming the limit; the Import update refuses it too and
-// the chat stays empty and working.
+// Export and History failed ("Blob data size exceeds limit"). Such a document now
+// imports (all but its last turns go to pages) and works. One whose last turn alone
+// (what the chat holds in its workflow) passes the length limit is refused before
+// anything is created, naming the limit; the Import update refuses it too and the chat
+// stays empty and working.
 func TestDocumentOverTheLengthLimitIsRefused(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
+	long, n := longDocument(t, 2_900_000) // about 24,000 messages
+	imported := testenv.ChatID(t) + "-paged"
+	st, err := h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: imported, Path: long})
+	require.NoError(t, err)
+	assert.Equal(t, n, st.MessageCount)
+	send(t, h, imported, "after", "one more")
+	hist, err := h.StoreClient().History(ctxFor(t), imported, agentchat.HistoryInput{})
+	require.NoError(t, err)
+	assert.Len(t, hist.Messages, n+2)
+	doc, _, err := h.Client.Export(ctxFor(t), imported)
+	require.NoError(t, err)
+	decoded, _, err := chatstate.Decode(doc)
+	require.NoError(t, err)
+	assert.Len(t, decoded.History, n+2)
+
 	id := testenv.ChatID(t)
 	for _, stubBytes := range []int{2_900_000, wire.DocumentLengthLimit + 1} { // about 24,000 messages; just over
-		path, n := longDocument(t, stubBytes)
+		path, n := longTurnDocument(t, stubBytes)
 		t.Logf("%d messages", n)
 		_, err := h.Client.Import(ctxFor(t), agentchat.ImportOptions{ChatID: id, Path: path})
 		require.Error(t, err)
@@ -63,15 +94,15 @@ func TestDocumentOverTheLengthLimitIsRefused(t *testing.T) {
 		_, err = h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
 		require.Error(t, err, "nothing was created")
 	}
-	path, _ := longDocument(t, wire.DocumentLengthLimit+1)
+	path, _ := longTurnDocument(t, wire.DocumentLengthLimit+1)
 
-	_, err := h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
+	_, err = h.Client.Start(ctxFor(t), agentchat.StartOptions{ChatID: id, Participants: []string{"helper"}})
 	require.NoError(t, err)
 	_, err = h.Client.ImportInto(ctxFor(t), id, nil, path)
 	require.Error(t, err)
 	assert.Equal(t, wire.ErrTypeInvalidDocument, appType(err), "%v", err)
 	assert.Contains(t, err.Error(), fmt.Sprint(wire.DocumentLengthLimit))
-	st, err := h.Client.State(ctxFor(t), id)
+	st, err = h.Client.State(ctxFor(t), id)
 	require.NoError(t, err)
 	assert.Zero(t, st.MessageCount)
 	send(t, h, id, "m1", "Hello")
@@ -107,7 +138,7 @@ func TestChatAtItsLengthLimitStillWorksEverywhere(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, st.Runs, "the chat continued as new on the way")
 
-	hist, err := a.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	hist, err := a.StoreClient().History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	assert.Len(t, hist.Messages, n+2*answered)
 	assert.Equal(t, n+2*answered, hist.Total)

@@ -54,7 +54,7 @@ func helperDocument(t *testing.T, history, pending []chat.Message) []byte {
 }
 
 // historyOfStubBytes returns a helper thread whose messages' references take exactly n
-// bytes (HistoryStubBytes): turns of a user message and a reply, and a last user
+// bytes (HistoryStubBytes): one turn of a user message and replies, and a last user
 // message whose author name takes up the rest.
 func historyOfStubBytes(n int) []chat.Message {
 	var history []chat.Message
@@ -69,6 +69,9 @@ func historyOfStubBytes(n int) []chat.Message {
 		u := chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "Alice", fmt.Sprintf("turn %d", i))
 		r := chat.TextMessage(fmt.Sprintf("m%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
 		u.CreatedAt, r.CreatedAt, r.AgentID = limitsAt, limitsAt, "helper"
+		if i > 0 { // one turn: an import writes no page of it, and the limit applies to all of it
+			u.Role, u.AgentID = chat.RoleAssistant, "helper"
+		}
 		pair := wire.StubBytes(u) + wire.StubBytes(r)
 		if size+pair+floor > n {
 			break
@@ -150,7 +153,7 @@ func documentAtTheLengthLimitAndJustOver(t *testing.T, keys *keyring.Ring) {
 	require.NoError(t, err)
 	assert.Equal(t, len(at), res.MessageCount)
 	t.Cleanup(func() { _ = b.Temporal.TerminateWorkflow(context.Background(), id, "", "test over") })
-	hist, err := b.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	hist, err := b.StoreClient().History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Len(t, hist.Messages, len(at))
 	assert.Equal(t, at[len(at)-1].AuthorName, hist.Messages[len(at)-1].AuthorName)

@@ -52,7 +52,10 @@ func TestALongChatKeepsItsOlderMessagesInPages(t *testing.T) {
 		assert.Equal(t, ref.Digest, msgstore.PageDigest(row), "%s", ref)
 	}
 
-	hist, err := a.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	_, err = a.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
+	require.ErrorIs(t, err, agentchat.ErrStoredMessages, "a client without the store cannot read the pages")
+	assert.Contains(t, err.Error(), "history page 0")
+	hist, err := a.StoreClient().History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Len(t, hist.Messages, 2*turns)
 	for i := range turns {
@@ -62,10 +65,15 @@ func TestALongChatKeepsItsOlderMessagesInPages(t *testing.T) {
 	}
 
 	doc, _, err := a.Client.Export(ctxFor(t), id)
-	require.NoError(t, err)
+	require.NoError(t, err, "a client without the store exports through the worker")
 	decoded, _, err := chatstate.Decode(doc)
 	require.NoError(t, err)
 	assert.Equal(t, hist.Messages, decoded.History, "the export holds every message, as History reads them")
+	fromStore, _, err := a.StoreClient().Export(ctxFor(t), id)
+	require.NoError(t, err)
+	fromStoreDoc, _, err := chatstate.Decode(fromStore)
+	require.NoError(t, err)
+	assert.Equal(t, decoded.History, fromStoreDoc.History, "an export read from the store holds the same history")
 
 	copyID := id + "-copy"
 	st = importBytes(t, ctxFor(t), a, copyID, doc)

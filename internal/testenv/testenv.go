@@ -318,8 +318,7 @@ func New(t testing.TB, opts Options) *Harness {
 	if tq == "" {
 		tq = TaskQueue(t)
 	}
-	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys, Documents: opts.Documents,
-		MessageStores: map[string]msgstore.Store{msgs.Name(): msgs}}),
+	h := &Harness{Client: agentchat.NewClient(tc, agentchat.ClientOptions{TaskQueue: tq, Namespace: opts.Namespace, Keys: opts.Keys, Documents: opts.Documents}),
 		Temporal: tc, Model: model, Registry: reg, TaskQueue: tq, Namespace: opts.Namespace, acts: acts,
 		MessageStore: msgs, Keys: opts.Keys, config: acfg}
 	h.StartWorker(t)
@@ -474,4 +473,13 @@ func failOnViolations(t testing.TB, model *offline.Server) {
 		t.Errorf("the offline model refused a request OpenAI refuses too: %s %s (agent %q, chat %q): %d %s (param %q)",
 			"POST", v.Path, v.Agent, v.Chat, v.Status, v.Message, v.Param)
 	}
+}
+
+// StoreClient returns a client of the harness's namespace and task queue that reads
+// long chats' pages and stored bodies from the worker's message store, as a client on
+// the worker's machine does (Client has no store: it reads through the worker, or
+// fails with ErrStoredMessages).
+func (h *Harness) StoreClient() *agentchat.Client {
+	return agentchat.NewClient(h.Temporal, agentchat.ClientOptions{TaskQueue: h.TaskQueue, Namespace: h.Namespace, Keys: h.Keys,
+		Documents: h.config.Transfer.Documents, MessageStores: map[string]msgstore.Store{h.MessageStore.Name(): h.MessageStore}})
 }
