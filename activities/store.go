@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,20 @@ import (
 type DocumentStore interface {
 	Put(ctx context.Context, name string, doc []byte) (uri string, err error)
 	Get(ctx context.Context, uri string) ([]byte, error)
+}
+
+// DocumentOpener is a DocumentStore whose documents can be read in place: an import
+// then reads a document of any length with a flat heap (chatstate.Decoder) instead of
+// holding its bytes (Get). Open returns a reader of the document at uri and its size in
+// bytes; the caller closes it. Errors as Get's.
+type DocumentOpener interface {
+	Open(ctx context.Context, uri string) (DocumentReader, int64, error)
+}
+
+// DocumentReader reads a document a DocumentOpener opened; an *os.File is one.
+type DocumentReader interface {
+	io.ReaderAt
+	io.Closer
 }
 
 // FileStore is a DocumentStore in a folder; its URIs are file:// URLs of absolute paths.
@@ -53,6 +68,24 @@ func (f FileStore) Get(_ context.Context, uri string) ([]byte, error) {
 		return nil, fmt.Errorf("document store: %w", err)
 	}
 	return b, nil
+}
+
+// Open opens the file of a file:// URI (any file the worker can read, as Get does).
+func (f FileStore) Open(_ context.Context, uri string) (DocumentReader, int64, error) {
+	path, err := transfer.PathOf(uri)
+	if err != nil {
+		return nil, 0, err
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("document store: %w", err)
+	}
+	info, err := file.Stat()
+	if err != nil {
+		_ = file.Close()
+		return nil, 0, fmt.Errorf("document store: %w", err)
+	}
+	return file, info.Size(), nil
 }
 
 // writeFileAtomic writes b to path through a temporary file in the same folder, so a
