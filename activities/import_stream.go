@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -36,7 +35,7 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 		return wire.ImportPage{}, true, err
 	}
 	defer r.Close()
-	if !plainDocument(r, size) {
+	if !chatstate.StartsEncoded(r, size) {
 		return wire.ImportPage{}, false, nil
 	}
 	window := 0
@@ -80,15 +79,6 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 		streamedDocs.forget(key)
 	}
 	return page, true, nil
-}
-
-// plainDocument reports whether the document in r starts as chatstate.Encode writes
-// one (an envelope starts {"envelope"), the only layout the Decoder reads in place.
-func plainDocument(r io.ReaderAt, size int64) bool {
-	const start = `{"channels":`
-	b := make([]byte, min(size, int64(len(start))))
-	n, _ := r.ReadAt(b, 0)
-	return bytes.Equal(b[:n], []byte(start))
 }
 
 // reopen returns a Decoder of r whose Header succeeded.
@@ -157,11 +147,11 @@ func (c *streamCache) get(key streamKey, r io.ReaderAt) (*streamedDoc, *chatstat
 		return nil, nil, documentError(err)
 	}
 	doc := &streamedDoc{header: header, report: report}
-	tail := windowTail{window: key.window}
-	if err := dec.History()(func(m chat.Message) error { tail.add(m); return nil }); err != nil {
+	tail := wire.NewImportTail(key.window)
+	if err := dec.History()(func(m chat.Message) error { tail.Add(m); return nil }); err != nil {
 		return nil, nil, documentError(err)
 	}
-	doc.total, doc.base, doc.recent = tail.n, tail.base, slices.Clip(tail.msgs)
+	doc.total, doc.base, doc.recent = tail.Len(), tail.Base(), tail.Messages()
 	if key.cached {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -191,36 +181,6 @@ func documentError(err error) error {
 		return InvalidDocument(err)
 	}
 	return err
-}
-
-// windowTail keeps, of a history read one message at a time, the messages from where
-// wire.ImportBoundary divides it for window on (all of them for window 0): the
-// boundary is the latest user message, not the first, that leaves at least window
-// messages from it on.
-type windowTail struct {
-	window int
-	n      int            // messages read
-	base   int            // the boundary of the messages read so far
-	msgs   []chat.Message // messages [base, n)
-	users  []int          // the user messages after base that leave fewer than window yet
-}
-
-func (t *windowTail) add(m chat.Message) {
-	if m.Role == chat.RoleUser && t.n > 0 && t.window > 0 {
-		t.users = append(t.users, t.n)
-	}
-	t.msgs = append(t.msgs, m)
-	t.n++
-	k := 0
-	for k < len(t.users) && t.n-t.users[k] >= t.window {
-		k++
-	}
-	if k == 0 {
-		return
-	}
-	j := t.users[k-1]
-	clear(t.msgs[:j-t.base]) // let the older messages go
-	t.msgs, t.base, t.users = t.msgs[j-t.base:], j, t.users[k:]
 }
 
 // importPagesStreamed writes the messages of history before base as pages of the

@@ -1,4 +1,4 @@
-package activities
+package wire_test
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// windowTail, given a history one message at a time, keeps what wire.ImportBoundary
+// ImportTail, given a history one message at a time, keeps what wire.ImportBoundary
 // divides off the whole history: the messages from the boundary on.
-func TestWindowTailKeepsTheMessagesFromImportBoundary(t *testing.T) {
+func TestImportTailKeepsTheMessagesFromImportBoundary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	roles := []chat.Role{chat.RoleUser, chat.RoleAssistant, chat.RoleTool}
 	for range 500 {
@@ -23,17 +23,17 @@ func TestWindowTailKeepsTheMessagesFromImportBoundary(t *testing.T) {
 			h = append(h, chat.Message{MessageID: fmt.Sprint(i), Role: roles[rng.IntN(len(roles))]})
 		}
 		for _, w := range []int{window, 0} {
-			tail := windowTail{window: w}
+			tail := wire.NewImportTail(w)
 			for _, m := range h {
-				tail.add(m)
+				tail.Add(m)
 			}
 			base := 0
 			if w > 0 {
 				base = wire.ImportBoundary(h, w)
 			}
-			require.Equal(t, base, tail.base, "window %d of %v", w, h)
-			require.Equal(t, n, tail.n)
-			require.Equal(t, h[base:], tail.msgs)
+			require.Equal(t, base, tail.Base(), "window %d of %v", w, h)
+			require.Equal(t, n, tail.Len())
+			require.Equal(t, h[base:], tail.Messages())
 		}
 	}
 }
