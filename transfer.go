@@ -212,19 +212,9 @@ type ImportOptions struct {
 // as in Start, leaving nothing running. Strategy state is taken over when the chat's
 // strategy types match the document's.
 func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, error) {
-	b, src, err := readDocument(opts.Document, opts.Path)
+	doc, src, err := c.checkImport(opts.Document, opts.Path)
 	if err != nil {
 		return StateResult{}, err
-	}
-	if b, _, err = envelope.Open(b, c.docs); err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
-	}
-	doc, _, err := chatstate.Decode(b)
-	if err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
-	}
-	if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns, wire.WindowMessages); err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
 	if len(opts.Participants) == 0 {
 		for _, p := range doc.Participants {
@@ -262,6 +252,73 @@ func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte,
 		return StateResult{}, err
 	}
 	return st, nil
+}
+
+// checkImport reads the document to import and checks it as the worker will (Decode's
+// checks, then wire.CheckDocumentSizes for the default window), and returns it without
+// its history, and how to pass it to a worker. A plain document in a file over
+// wire.InlineLimit is read in place (chatstate.Decoder), one message at a time, with a
+// heap of about the window; an envelope is read whole, as envelope.Open needs its bytes
+// to decrypt them and to verify its signature over the document, and so is a document
+// when signatures are required.
+func (c *Client) checkImport(document []byte, path string) (chatstate.Document, wire.DocumentSource, error) {
+	if path != "" && len(document) == 0 && !c.docs.RequireSignature {
+		if doc, src, ok, err := checkFileInPlace(path); ok || err != nil {
+			return doc, src, err
+		}
+	}
+	b, src, err := readDocument(document, path)
+	if err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, err
+	}
+	if b, _, err = envelope.Open(b, c.docs); err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+	}
+	doc, _, err := chatstate.Decode(b)
+	if err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+	}
+	if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns, wire.WindowMessages); err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+	}
+	doc.History = nil
+	return doc, src, nil
+}
+
+// checkFileInPlace is checkImport for a plain document in a file over
+// wire.InlineLimit; ok is false for any other file (checkImport reads it whole).
+func checkFileInPlace(path string) (doc chatstate.Document, src wire.DocumentSource, ok bool, err error) {
+	fail := func(err error) (chatstate.Document, wire.DocumentSource, bool, error) {
+		return chatstate.Document{}, wire.DocumentSource{}, true, fmt.Errorf("agentchat: import: %w", err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if info.Size() <= wire.InlineLimit || !chatstate.StartsEncoded(f, info.Size()) {
+		return chatstate.Document{}, wire.DocumentSource{}, false, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fail(err)
+	}
+	dec := chatstate.NewDecoder(f, info.Size())
+	if doc, _, err = dec.Header(); err != nil {
+		return fail(err)
+	}
+	tail := wire.NewImportTail(wire.WindowMessages)
+	if err := dec.History()(func(m chat.Message) error { tail.Add(m); return nil }); err != nil {
+		return fail(err)
+	}
+	if err := wire.CheckDocumentSizes(tail.Messages(), doc.PendingTurns, 0); err != nil {
+		return fail(err)
+	}
+	return doc, wire.DocumentSource{URI: transfer.FileURI(abs)}, true, nil
 }
 
 // readDocument returns the bytes and how to pass them to a worker: inline up to
