@@ -240,12 +240,9 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 // chat that already has history or turns, was restored already or is importing now
 // refuses with a ChatNotEmpty error that says which, and is unharmed.
 func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte, path string) (StateResult, error) {
-	b, src, err := readDocument(document, path)
+	src, err := c.importIntoSource(chatID, document, path)
 	if err != nil {
 		return StateResult{}, err
-	}
-	if _, _, err = envelope.Open(b, c.docs); err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import into chat %q: %w", chatID, err)
 	}
 	var st StateResult
 	if err := c.update(ctx, chatID, "import into", wire.ImportUpdate, wire.ImportInput{Source: src}, &st); err != nil {
@@ -288,26 +285,15 @@ func (c *Client) checkImport(document []byte, path string) (chatstate.Document, 
 // checkFileInPlace is checkImport for a plain document in a file over
 // wire.InlineLimit; ok is false for any other file (checkImport reads it whole).
 func checkFileInPlace(path string) (doc chatstate.Document, src wire.DocumentSource, ok bool, err error) {
+	f, size, src, ok, err := openPlainFile(path)
+	if !ok || err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, ok, err
+	}
+	defer f.Close()
 	fail := func(err error) (chatstate.Document, wire.DocumentSource, bool, error) {
 		return chatstate.Document{}, wire.DocumentSource{}, true, fmt.Errorf("agentchat: import: %w", err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return fail(err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	if info.Size() <= wire.InlineLimit || !chatstate.StartsEncoded(f, info.Size()) {
-		return chatstate.Document{}, wire.DocumentSource{}, false, nil
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return fail(err)
-	}
-	dec := chatstate.NewDecoder(f, info.Size())
+	dec := chatstate.NewDecoder(f, size)
 	if doc, _, err = dec.Header(); err != nil {
 		return fail(err)
 	}
@@ -318,7 +304,59 @@ func checkFileInPlace(path string) (doc chatstate.Document, src wire.DocumentSou
 	if err := wire.CheckDocumentSizes(tail.Messages(), doc.PendingTurns, 0); err != nil {
 		return fail(err)
 	}
-	return doc, wire.DocumentSource{URI: transfer.FileURI(abs)}, true, nil
+	return doc, src, true, nil
+}
+
+// openPlainFile opens the file at path when it holds a plain document (not an
+// envelope) over wire.InlineLimit, which goes to the worker by URI, and returns it
+// open, its size and that URI; ok is false, and nothing open, for any other file.
+func openPlainFile(path string) (f *os.File, size int64, src wire.DocumentSource, ok bool, err error) {
+	fail := func(err error) (*os.File, int64, wire.DocumentSource, bool, error) {
+		if f != nil {
+			_ = f.Close()
+		}
+		return nil, 0, wire.DocumentSource{}, true, fmt.Errorf("agentchat: import: %w", err)
+	}
+	if f, err = os.Open(path); err != nil {
+		return fail(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if info.Size() <= wire.InlineLimit || !chatstate.StartsEncoded(f, info.Size()) {
+		_ = f.Close()
+		return nil, 0, wire.DocumentSource{}, false, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fail(err)
+	}
+	return f, info.Size(), wire.DocumentSource{URI: transfer.FileURI(abs)}, true, nil
+}
+
+// importIntoSource is how ImportInto passes the document to the worker, which checks
+// it: a plain document in a file over wire.InlineLimit by its URI, not read here; any
+// other is read, and an envelope opened with the client's keys first.
+func (c *Client) importIntoSource(chatID string, document []byte, path string) (wire.DocumentSource, error) {
+	if path != "" && len(document) == 0 && !c.docs.RequireSignature {
+		f, _, src, ok, err := openPlainFile(path)
+		if err != nil {
+			return wire.DocumentSource{}, err
+		}
+		if ok {
+			_ = f.Close()
+			return src, nil
+		}
+	}
+	b, src, err := readDocument(document, path)
+	if err != nil {
+		return wire.DocumentSource{}, err
+	}
+	if _, _, err = envelope.Open(b, c.docs); err != nil {
+		return wire.DocumentSource{}, fmt.Errorf("agentchat: import into chat %q: %w", chatID, err)
+	}
+	return src, nil
 }
 
 // readDocument returns the bytes and how to pass them to a worker: inline up to

@@ -106,3 +106,27 @@ func testSigner(t *testing.T) *envelope.Signer {
 	require.NoError(t, err)
 	return s
 }
+
+// ImportInto passes a large plain file by its URI without reading it; an envelope is
+// opened with the client's keys first.
+func TestImportIntoSource(t *testing.T) {
+	b := largeDocument(t, 600, 2<<10)
+	path := filepath.Join(t.TempDir(), "doc.json")
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	c := &Client{}
+	src, err := c.importIntoSource("c", nil, path)
+	require.NoError(t, err)
+	assert.Equal(t, wire.DocumentSource{URI: transfer.FileURI(path)}, src)
+
+	_, err = c.importIntoSource("c", nil, filepath.Join(t.TempDir(), "missing.json"))
+	require.Error(t, err)
+
+	whole, _, err := chatstate.Decode(b)
+	require.NoError(t, err)
+	sealed, err := envelope.Seal(b, whole.Digest, envelope.Options{Signer: testSigner(t)})
+	require.NoError(t, err)
+	env := filepath.Join(t.TempDir(), "env.json")
+	require.NoError(t, os.WriteFile(env, sealed, 0o644))
+	_, err = c.importIntoSource("c", nil, env)
+	require.ErrorContains(t, err, "import into chat", "signed by a key this client does not know")
+}
