@@ -72,7 +72,7 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 			in.Offset = doc.base
 		}
 	}
-	if err := a.importMessages(ctx, in, &page, doc.recent, doc.base, doc.total, int(min(size, 1<<62))); err != nil {
+	if err := a.importMessages(ctx, in, &page, doc.recent, doc.base, doc.total, int(size)); err != nil {
 		return wire.ImportPage{}, true, err
 	}
 	if in.Offset+len(page.Messages) >= doc.total {
@@ -85,7 +85,7 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 func reopen(r io.ReaderAt, size int64) (*chatstate.Decoder, error) {
 	dec := chatstate.NewDecoder(r, size)
 	if _, _, err := dec.Header(); err != nil {
-		return nil, InvalidDocument(err)
+		return nil, documentError(err)
 	}
 	return dec, nil
 }
