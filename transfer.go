@@ -212,19 +212,9 @@ type ImportOptions struct {
 // as in Start, leaving nothing running. Strategy state is taken over when the chat's
 // strategy types match the document's.
 func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, error) {
-	b, src, err := readDocument(opts.Document, opts.Path)
+	doc, src, err := c.checkImport(opts.Document, opts.Path)
 	if err != nil {
 		return StateResult{}, err
-	}
-	if b, _, err = envelope.Open(b, c.docs); err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
-	}
-	doc, _, err := chatstate.Decode(b)
-	if err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
-	}
-	if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns, wire.WindowMessages); err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import: %w", err)
 	}
 	if len(opts.Participants) == 0 {
 		for _, p := range doc.Participants {
@@ -250,18 +240,123 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 // chat that already has history or turns, was restored already or is importing now
 // refuses with a ChatNotEmpty error that says which, and is unharmed.
 func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte, path string) (StateResult, error) {
-	b, src, err := readDocument(document, path)
+	src, err := c.importIntoSource(chatID, document, path)
 	if err != nil {
 		return StateResult{}, err
-	}
-	if _, _, err = envelope.Open(b, c.docs); err != nil {
-		return StateResult{}, fmt.Errorf("agentchat: import into chat %q: %w", chatID, err)
 	}
 	var st StateResult
 	if err := c.update(ctx, chatID, "import into", wire.ImportUpdate, wire.ImportInput{Source: src}, &st); err != nil {
 		return StateResult{}, err
 	}
 	return st, nil
+}
+
+// checkImport reads the document to import and checks it as the worker will (Decode's
+// checks, then wire.CheckDocumentSizes for the default window), and returns it without
+// its history, and how to pass it to a worker. A plain document in a file over
+// wire.InlineLimit is read in place (chatstate.Decoder), one message at a time, with a
+// heap of about the window; an envelope is read whole, as envelope.Open needs its bytes
+// to decrypt them and to verify its signature over the document, and so is a document
+// when signatures are required.
+func (c *Client) checkImport(document []byte, path string) (chatstate.Document, wire.DocumentSource, error) {
+	if path != "" && len(document) == 0 && !c.docs.RequireSignature {
+		if doc, src, ok, err := checkFileInPlace(path); ok || err != nil {
+			return doc, src, err
+		}
+	}
+	b, src, err := readDocument(document, path)
+	if err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, err
+	}
+	if b, _, err = envelope.Open(b, c.docs); err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+	}
+	doc, _, err := chatstate.Decode(b)
+	if err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+	}
+	if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns, wire.WindowMessages); err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, fmt.Errorf("agentchat: import: %w", err)
+	}
+	doc.History = nil
+	return doc, src, nil
+}
+
+// checkFileInPlace is checkImport for a plain document in a file over
+// wire.InlineLimit; ok is false for any other file (checkImport reads it whole).
+func checkFileInPlace(path string) (doc chatstate.Document, src wire.DocumentSource, ok bool, err error) {
+	f, size, src, ok, err := openPlainFile(path)
+	if !ok || err != nil {
+		return chatstate.Document{}, wire.DocumentSource{}, ok, err
+	}
+	defer f.Close()
+	fail := func(err error) (chatstate.Document, wire.DocumentSource, bool, error) {
+		return chatstate.Document{}, wire.DocumentSource{}, true, fmt.Errorf("agentchat: import: %w", err)
+	}
+	dec := chatstate.NewDecoder(f, size)
+	if doc, _, err = dec.Header(); err != nil {
+		return fail(err)
+	}
+	tail := wire.NewImportTail(wire.WindowMessages)
+	if err := dec.History()(func(m chat.Message) error { tail.Add(m); return nil }); err != nil {
+		return fail(err)
+	}
+	if err := wire.CheckDocumentSizes(tail.Messages(), doc.PendingTurns, 0); err != nil {
+		return fail(err)
+	}
+	return doc, src, true, nil
+}
+
+// openPlainFile opens the file at path when it holds a plain document (not an
+// envelope) over wire.InlineLimit, which goes to the worker by URI, and returns it
+// open, its size and that URI; ok is false, and nothing open, for any other file.
+func openPlainFile(path string) (f *os.File, size int64, src wire.DocumentSource, ok bool, err error) {
+	fail := func(err error) (*os.File, int64, wire.DocumentSource, bool, error) {
+		if f != nil {
+			_ = f.Close()
+		}
+		return nil, 0, wire.DocumentSource{}, true, fmt.Errorf("agentchat: import: %w", err)
+	}
+	if f, err = os.Open(path); err != nil {
+		return fail(err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if info.Size() <= wire.InlineLimit || !chatstate.StartsEncoded(f, info.Size()) {
+		_ = f.Close()
+		return nil, 0, wire.DocumentSource{}, false, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fail(err)
+	}
+	return f, info.Size(), wire.DocumentSource{URI: transfer.FileURI(abs)}, true, nil
+}
+
+// importIntoSource is how ImportInto passes the document to the worker, which checks
+// it: a plain document in a file over wire.InlineLimit by its URI, not read here; any
+// other is read, and an envelope opened with the client's keys first.
+func (c *Client) importIntoSource(chatID string, document []byte, path string) (wire.DocumentSource, error) {
+	if path != "" && len(document) == 0 && !c.docs.RequireSignature {
+		f, _, src, ok, err := openPlainFile(path)
+		if err != nil {
+			return wire.DocumentSource{}, err
+		}
+		if ok {
+			_ = f.Close()
+			return src, nil
+		}
+	}
+	b, src, err := readDocument(document, path)
+	if err != nil {
+		return wire.DocumentSource{}, err
+	}
+	if _, _, err = envelope.Open(b, c.docs); err != nil {
+		return wire.DocumentSource{}, fmt.Errorf("agentchat: import into chat %q: %w", chatID, err)
+	}
+	return src, nil
 }
 
 // readDocument returns the bytes and how to pass them to a worker: inline up to

@@ -2,9 +2,12 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/chat"
@@ -28,6 +31,12 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 	}
 	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
 		return a.fillStubs(ctx, in.ChatID, in.Store, msgs)
+	}
+	if w, err := a.exportWriter(ctx, in.Export); w != nil || err != nil {
+		if err != nil {
+			return wire.ExportResult{}, err
+		}
+		return a.exportStreamed(ctx, tc, in, fill, w)
 	}
 	doc, err := transfer.BuildDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: a.clusterName}, fill, a.readPages)
 	if err != nil {
@@ -76,6 +85,78 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 			return wire.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), wire.ErrTypeInvalidInput, nil)
 		}
 		res.URI = transfer.FileURI(in.Export.Path)
+	}
+	return res, nil
+}
+
+// exportWriter returns where ExportChat writes a document as it reads the chat
+// (exportStreamed), or nil when it must build it whole: an inline sink, documents
+// sealed (an envelope is made of the whole document: envelope.Seal), or a store that
+// is not a DocumentCreator. A file the worker cannot create is InvalidInput.
+func (a *Activities) exportWriter(ctx context.Context, out wire.ExportInput) (DocumentWriter, error) {
+	if out.Sink == wire.SinkInline || a.docs.Ring != nil || a.docs.Signer != nil {
+		return nil, nil
+	}
+	if out.Sink == wire.SinkFile {
+		w, err := newTempDocument(filepath.Dir(out.Path), func(string) (string, error) { return out.Path, nil })
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError("export: "+err.Error(), wire.ErrTypeInvalidInput, nil)
+		}
+		return w, nil
+	}
+	creator, ok := a.store.(DocumentCreator)
+	if !ok {
+		return nil, nil
+	}
+	return creator.Create(ctx)
+}
+
+// exportStreamed is ExportChat writing the document to w with a chatstate.Encoder as
+// it reads the chat's history, one History answer at a time (transfer.StreamDocument),
+// so that the worker holds one answer, never the whole history. The sink is the
+// store, a file, or auto: a document that turns out small enough goes inline then, as
+// ExportChat sends it. Errors as ExportChat's.
+func (a *Activities) exportStreamed(ctx context.Context, tc client.Client, in wire.ExportChatInput, fill transfer.Filler, w DocumentWriter) (wire.ExportResult, error) {
+	defer w.Abort()
+	ns := activity.GetInfo(ctx).WorkflowNamespace
+	doc, history, err := transfer.StreamDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: a.clusterName}, fill, a.readPages)
+	if err != nil {
+		return wire.ExportResult{}, err
+	}
+	var count int
+	var readErr error // the history's own error, returned as it is (a query's, the store's)
+	counted := func(yield func(chat.Message) error) error {
+		readErr = history(func(m chat.Message) error { count++; return yield(m) })
+		return readErr
+	}
+	n, digest, err := chatstate.NewEncoder(w).Encode(doc, counted)
+	if readErr != nil {
+		return wire.ExportResult{}, readErr
+	}
+	if err != nil {
+		var fe *chatstate.FieldError
+		if !errors.As(err, &fe) {
+			return wire.ExportResult{}, fmt.Errorf("export: %w", err) // writing the file: retried
+		}
+		return wire.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
+	}
+	res := wire.ExportResult{Digest: digest, Bytes: int(n), MessageCount: count}
+	for _, m := range doc.PendingTurns {
+		res.PendingTurns = append(res.PendingTurns, m.MessageID)
+	}
+	if (in.Export.Sink == "" || in.Export.Sink == wire.SinkAuto) && n <= wire.InlineLimit {
+		res.Document = make([]byte, n)
+		if _, err := w.ReadAt(res.Document, 0); err != nil {
+			return wire.ExportResult{}, fmt.Errorf("export: reading the document back: %w", err)
+		}
+		return res, nil
+	}
+	name := fmt.Sprintf("%s-%s.json", safeName(in.ChatID), digest[len("sha256:"):][:16])
+	if res.URI, err = w.Commit(name); err != nil {
+		if in.Export.Sink == wire.SinkFile {
+			return wire.ExportResult{}, temporal.NewNonRetryableApplicationError("export: "+err.Error(), wire.ErrTypeInvalidInput, nil)
+		}
+		return wire.ExportResult{}, err
 	}
 	return res, nil
 }

@@ -31,6 +31,14 @@ import (
 // unreadable store is retried.
 func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
 	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
+	if in.Paging != nil && !a.keepsPages(in.Store) {
+		in.Paging = nil // a worker without a store of pages imports every message into the workflow
+	}
+	if in.Source.URI != "" {
+		if page, ok, err := a.importStreamed(ctx, in); ok {
+			return page, err
+		}
+	}
 	b := []byte(in.Source.Document)
 	if in.Source.URI != "" {
 		var err error
@@ -43,29 +51,13 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 		return wire.ImportPage{}, InvalidDocument(err)
 	}
 	page := wire.ImportPage{Total: len(doc.History)}
-	window := 0
-	if in.Paging != nil && !a.keepsPages(in.Store) {
-		in.Paging = nil // a worker without a store of pages imports every message into the workflow
-	}
-	if in.Paging != nil {
-		window, _ = in.Paging.Window.Effective()
-	}
 	if in.Offset == 0 { // the first page answers for the whole document; the others need not again
-		if err := wire.CheckDocumentSizes(doc.History, doc.PendingTurns, window); err != nil {
-			return wire.ImportPage{}, InvalidDocument(err)
+		recent := doc.History
+		if in.Paging != nil {
+			window, _ := in.Paging.Window.Effective()
+			recent = recent[wire.ImportBoundary(recent, window):]
 		}
-		if len(in.Participants) > 0 { // before any body is stored (the restore checks it again)
-			if err := chat.CheckOpenCalls(doc.History, in.Participants); err != nil {
-				return wire.ImportPage{}, InvalidDocument(fmt.Errorf("import: %w", err))
-			}
-		}
-		if err := wire.CheckStrategyStates(doc.Strategies, in.SelectionType, in.TerminationType); err != nil {
-			return wire.ImportPage{}, InvalidDocument(fmt.Errorf("import: %w", err))
-		}
-		header := doc
-		header.History = nil
-		page.Header, page.Repairs = &header, report.Repairs
-		if err := a.stubHeader(ctx, in.Store, &page); err != nil {
+		if err := a.firstPage(ctx, in, &page, doc, report, recent); err != nil {
 			return wire.ImportPage{}, err
 		}
 		if in.Paging != nil {
@@ -75,21 +67,58 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 			in.Offset = page.Base
 		}
 	}
-	// A large document: the bodies of all but the latest messages go to the message
-	// store now, so the restored run holds stubs, not megabytes; a page is then sized by
-	// its stubs, and carries many more messages. A message over ReplyInlineLimit goes
-	// there wherever it is, as a live chat's reply would have.
+	if err := a.importMessages(ctx, in, &page, doc.History, 0, len(doc.History), len(b)); err != nil {
+		return wire.ImportPage{}, err
+	}
+	if in.Offset+len(page.Messages) >= len(doc.History) {
+		decodedDocs.forget(b) // the last page: the restore needs the document no more
+	}
+	return page, nil
+}
+
+// firstPage checks a document as the first call of an import does, before anything is
+// stored, and puts its header (doc without its history) and repairs in page. recent is
+// its history from wire.ImportBoundary on, all of it without paging: the messages
+// the chat will hold (the others go to pages, which have no size limit) and the end of
+// the history, which CheckOpenCalls reads back to its latest user message.
+func (a *Activities) firstPage(ctx context.Context, in wire.ImportPageInput, page *wire.ImportPage, doc chatstate.Document, report chatstate.Report, recent []chat.Message) error {
+	if err := wire.CheckDocumentSizes(recent, doc.PendingTurns, 0); err != nil {
+		return InvalidDocument(err)
+	}
+	if len(in.Participants) > 0 { // before any body is stored (the restore checks it again)
+		if err := chat.CheckOpenCalls(recent, in.Participants); err != nil {
+			return InvalidDocument(fmt.Errorf("import: %w", err))
+		}
+	}
+	if err := wire.CheckStrategyStates(doc.Strategies, in.SelectionType, in.TerminationType); err != nil {
+		return InvalidDocument(fmt.Errorf("import: %w", err))
+	}
+	header := doc
+	header.History = nil
+	page.Header, page.Repairs = &header, report.Repairs
+	return a.stubHeader(ctx, in.Store, page)
+}
+
+// importMessages puts in page the messages from in.Offset on, at most about
+// wire.HistoryPageBytes of them, of a history of total messages whose messages
+// [from, total) are msgs, in a document of docBytes bytes.
+//
+// A large document: the bodies of all but the latest messages go to the message
+// store now, so the restored run holds stubs, not megabytes; a page is then sized by
+// its stubs, and carries many more messages. A message over ReplyInlineLimit goes
+// there wherever it is, as a live chat's reply would have.
+func (a *Activities) importMessages(ctx context.Context, in wire.ImportPageInput, page *wire.ImportPage, msgs []chat.Message, from, total, docBytes int) error {
 	stubBelow := 0
-	if len(b) > wire.ImportInlineBytes {
-		stubBelow = len(doc.History) - importKeepInline
+	if docBytes > wire.ImportInlineBytes {
+		stubBelow = total - importKeepInline
 	}
 	size := 0
 	if page.Header != nil {
 		size = wire.MessageBytes(chat.Message{}) + len(mustEncode(page.Header)) // the page carries it too
 	}
 	var stub []int // indexes in page.Messages of the messages to store
-	for i := in.Offset; i < len(doc.History) && (size < wire.HistoryPageBytes || i == in.Offset); i++ {
-		m := doc.History[i]
+	for i := in.Offset; i < total && (size < wire.HistoryPageBytes || i == in.Offset); i++ {
+		m := msgs[i-from]
 		sent, stored := m, i < stubBelow || wire.MessageBytes(m) > wire.ReplyInlineLimit
 		if stored {
 			sent.Contents = nil
@@ -103,17 +132,12 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 		}
 		page.Messages = append(page.Messages, m)
 	}
-	if len(stub) > 0 {
-		// Stored under the importing chat's id (the workflow calling), not the source's.
-		chatID := activity.GetInfo(ctx).WorkflowExecution.ID
-		if err := a.stubPage(ctx, chatID, in.Store, &page, stub); err != nil {
-			return wire.ImportPage{}, err
-		}
+	if len(stub) == 0 {
+		return nil
 	}
-	if in.Offset+len(page.Messages) >= len(doc.History) {
-		decodedDocs.forget(b) // the last page: the restore needs the document no more
-	}
-	return page, nil
+	// Stored under the importing chat's id (the workflow calling), not the source's.
+	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
+	return a.stubPage(ctx, chatID, in.Store, page, stub)
 }
 
 // importKeepInline is how many of a document's latest messages keep their bodies

@@ -142,21 +142,50 @@ func (a *Activities) importPages(ctx context.Context, in wire.ImportPageInput, h
 		return err
 	}
 	page.Base, page.Pages, page.Store = base, res.Pages, res.Store
-	for i, m := range paged {
-		page.PagedIDs = page.PagedIDs.Add(m.MessageID)
-		page.CallIDs = page.CallIDs.AddCalls(m)
-		if m.Role != chat.RoleUser {
-			continue
-		}
-		end := i + 1
-		for end < len(paged) && paged[end].Role != chat.RoleUser {
-			end++
-		}
-		if end == i+1 || !wire.FailedAfterTools(paged[end-1]) {
-			page.PagedTurns++
-		}
+	var rec pagedRecord
+	for _, m := range paged {
+		rec.add(m)
 	}
+	rec.finish(page)
 	return nil
+}
+
+// pagedRecord gathers, over the paged messages of an import given one at a time,
+// what its first page says of them: a filter of their message ids, their call ids,
+// and how many of their turns were answered (a turn, from a user message to the next,
+// is answered unless it ends with a failed tool round, wire.FailedAfterTools).
+type pagedRecord struct {
+	ids, calls wire.CallIDFilter
+	turns      int
+	open       bool // a turn has begun
+	alone      bool // its user message is its only message so far
+	failed     bool // its last message failed after tools
+}
+
+func (r *pagedRecord) add(m chat.Message) {
+	r.ids = r.ids.Add(m.MessageID)
+	r.calls = r.calls.AddCalls(m)
+	if m.Role == chat.RoleUser {
+		r.closeTurn()
+		r.open, r.alone, r.failed = true, true, false
+		return
+	}
+	if r.open {
+		r.alone, r.failed = false, wire.FailedAfterTools(m)
+	}
+}
+
+func (r *pagedRecord) closeTurn() {
+	if r.open && (r.alone || !r.failed) {
+		r.turns++
+	}
+	r.open = false
+}
+
+// finish closes the last turn and records what r gathered in page.
+func (r *pagedRecord) finish(page *wire.ImportPage) {
+	r.closeTurn()
+	page.PagedIDs, page.CallIDs, page.PagedTurns = r.ids, page.CallIDs.Union(r.calls), r.turns
 }
 
 // keepsPages reports whether the store named name is configured and keeps pages.

@@ -45,6 +45,16 @@ type Decoder struct {
 // in io.NewSectionReader to read elsewhere). An *os.File and its size will do.
 func NewDecoder(r io.ReaderAt, size int64) *Decoder { return &Decoder{r: r, size: size} }
 
+// StartsEncoded reports whether the document in bytes [0, size) of r starts as Encode
+// writes one ({"channels":), as a Decoder reads in place; an envelope (package
+// envelope) starts {"envelope" and does not. Errors of r read as false.
+func StartsEncoded(r io.ReaderAt, size int64) bool {
+	const start = `{"channels":`
+	b := make([]byte, min(size, int64(len(start))))
+	n, _ := r.ReadAt(b, 0)
+	return string(b[:n]) == start
+}
+
 // Header reads and checks the document as Decode does (see Decode: the version, the
 // shape, the digest, the rules of chat-state-v1.md and the tool-call pairing rule) and
 // returns it without its history (History nil), with Decode's report, or Decode's

@@ -234,3 +234,19 @@ func TestStreamingLargeMessages(t *testing.T) {
 		t.Error("read by Decode, not streamed")
 	}
 }
+
+// A document starts as Encode writes it; an envelope, another layout, or too few bytes
+// do not.
+func TestStartsEncoded(t *testing.T) {
+	for s, want := range map[string]bool{
+		`{"channels":[],"chatId":"x"}`: true,
+		`{"envelope":1,"document":{}}`: false,
+		` {"channels":[]}`:             false,
+		`{"chan`:                       false,
+		``:                             false,
+	} {
+		if got := StartsEncoded(strings.NewReader(s), int64(len(s))); got != want {
+			t.Errorf("StartsEncoded(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 // Package transfer reads a chat out of Temporal: its chat-state document (BuildDocument,
-// from the chat run's ExportSnapshot and History queries), its history in pages
+// from the chat run's ExportSnapshot and History queries, or StreamDocument, its
+// history one answer at a time for a chatstate.Encoder), its history in pages
 // (ReadHistory), the pages of its older history from a message store, checked against
 // their index (ReadPages, FollowPages), the bodies of stub messages (FillStubs), and the
 // file:// URIs by which documents travel (FileURI, PathOf). The export activity and the

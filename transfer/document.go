@@ -71,6 +71,63 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 	}, nil
 }
 
+// StreamDocument is BuildDocument without holding the history: it returns the
+// document without its history (History nil) and a chatstate.History that reads it
+// one History answer at a time (pages followed with pages, stubs filled by fill), to
+// write with a chatstate.Encoder; the heap then holds one answer, not the chat. The
+// History yields the messages up to the snapshot's turn boundary and may be read
+// more than once (the queries are made again). Its errors are BuildDocument's: a stub
+// fill does not fill (or any, with no fill) is ErrStoredMessages naming its index, a
+// failed query is returned wrapped, fill's and pages' errors as they are.
+func StreamDocument(ctx context.Context, tc client.Client, chatID, runID string, src Source, fill Filler, pages PageReader) (chatstate.Document, chatstate.History, error) {
+	var snap wire.Snapshot
+	if err := query(ctx, tc, chatID, runID, wire.SnapshotQuery, &snap); err != nil {
+		return chatstate.Document{}, nil, err
+	}
+	if fill == nil && snap.Stubbed {
+		return chatstate.Document{}, nil, fmt.Errorf("export %q: %w; export through the worker or give the client the store", chatID, ErrStoredMessages)
+	}
+	history := func(yield func(chat.Message) error) error {
+		for from := 0; from < snap.HistoryLength; {
+			in := wire.HistoryInput{Offset: from, Limit: snap.HistoryLength - from, MaxBytes: wire.HistoryPageBytes}
+			var page wire.HistoryResult
+			if err := query(ctx, tc, chatID, runID, wire.HistoryQuery, &page, in); err != nil {
+				return err
+			}
+			page, err := FollowPages(ctx, pages, chatID, page, in.Limit)
+			if err != nil {
+				return err
+			}
+			msgs := page.Messages[:min(len(page.Messages), in.Limit)]
+			if len(msgs) == 0 {
+				return fmt.Errorf("chat %q: history ended at %d of %d messages", chatID, from, snap.HistoryLength)
+			}
+			if fill != nil {
+				if msgs, err = fill(ctx, msgs); err != nil {
+					return err
+				}
+			}
+			for i, m := range msgs {
+				if IsStub(m) {
+					return fmt.Errorf("export %q: %w (from message %d on); export through the worker or give the client the store",
+						chatID, ErrStoredMessages, from+i)
+				}
+				if err := yield(m); err != nil {
+					return err
+				}
+			}
+			from += len(msgs)
+		}
+		return nil
+	}
+	return chatstate.Document{
+		SchemaVersion: chatstate.SchemaVersion, ChatID: chatID, ExportedAt: time.Now().UTC(),
+		Source:       chatstate.Source{Namespace: src.Namespace, WorkflowID: chatID, RunID: runID, Cluster: src.Cluster},
+		Participants: snap.Participants, Channels: snap.Channels,
+		Strategies: snap.Strategies, PendingTurns: snap.PendingTurns,
+	}, history, nil
+}
+
 // ReadHistory reads messages [from, to) of a chat run through its History query, in
 // pages of at most wire.HistoryPageBytes. Answers with history pages are read by pages
 // (FollowPages; nil: ErrStoredMessages naming the first page), their stubs filled; the

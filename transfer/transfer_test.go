@@ -2,8 +2,10 @@ package transfer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -179,4 +181,54 @@ func TestFileURIAndPathOf(t *testing.T) {
 		_, err := PathOf(bad)
 		assert.ErrorContains(t, err, "is not a file:// URI of an absolute path", bad)
 	}
+}
+
+// StreamDocument gives what BuildDocument does, the history one answer at a time: an
+// Encoder writes the bytes Encode writes of BuildDocument's document.
+func TestStreamDocumentIsBuildDocumentReadAnAnswerAtATime(t *testing.T) {
+	ctx := context.Background()
+	newChat := func() *fakeChat {
+		return &fakeChat{page: 2,
+			snap: wire.Snapshot{ChatID: "c", HistoryLength: 5, PendingTurns: []chat.Message{text("q1", "queued")}, Stubbed: true,
+				Participants: []chatstate.Participant{{ID: "planner", Name: "Planner", Type: "chat_completion"}}, Channels: []chatstate.Channel{},
+				Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: json.RawMessage(`{}`)},
+					Termination: chatstate.Strategy{Type: "maxIterations", State: json.RawMessage(`{}`)}}},
+			history: []chat.Message{stub("m0"), text("m1", "b"), stub("m2"), text("m3", "d"), text("m4", "e"), text("m5", "after the snapshot")}}
+	}
+	st := &bodies{have: map[string]string{"m0": "first", "m2": "third"}}
+	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
+		return FillStubs(ctx, st, "c", msgs)
+	}
+	whole, err := BuildDocument(ctx, newChat(), "c", "run-1", Source{Namespace: "ns"}, fill, nil)
+	require.NoError(t, err)
+	f := newChat()
+	head, history, err := StreamDocument(ctx, f, "c", "run-1", Source{Namespace: "ns"}, fill, nil)
+	require.NoError(t, err)
+	assert.Nil(t, head.History)
+	head.ExportedAt, whole.ExportedAt = whole.ExportedAt.Truncate(time.Second), whole.ExportedAt.Truncate(time.Second)
+	want, _, err := chatstate.Encode(whole)
+	require.NoError(t, err)
+	var buf writerAt
+	n, _, err := chatstate.NewEncoder(&buf).Encode(head, history)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(buf.b[:n]))
+	assert.Len(t, f.asked, 3, "one query an answer of two messages")
+
+	_, history, err = StreamDocument(ctx, newChat(), "c", "", Source{}, func(_ context.Context, m []chat.Message) ([]chat.Message, error) { return m, nil }, nil)
+	require.NoError(t, err)
+	err = history(func(chat.Message) error { return nil })
+	require.ErrorIs(t, err, ErrStoredMessages)
+	assert.Contains(t, err.Error(), "from message 0 on")
+	_, _, err = StreamDocument(ctx, newChat(), "c", "", Source{}, nil, nil)
+	require.ErrorIs(t, err, ErrStoredMessages)
+}
+
+// writerAt is an in-memory io.WriterAt.
+type writerAt struct{ b []byte }
+
+func (w *writerAt) WriteAt(p []byte, off int64) (int, error) {
+	if end := int(off) + len(p); end > len(w.b) {
+		w.b = append(w.b, make([]byte, end-len(w.b))...)
+	}
+	return copy(w.b[off:], p), nil
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/agentchat/agentchat/chat"
 )
@@ -147,3 +148,45 @@ func ImportBoundary(history []chat.Message, window int) int {
 	}
 	return 0
 }
+
+// ImportTail keeps, of a history given one message at a time, the messages from where
+// ImportBoundary divides it for a window on (all of them for window 0), so that a
+// document of any length is divided with a heap of about the window: the boundary so
+// far moves to each user message that leaves at least window messages from it on.
+type ImportTail struct {
+	window int
+	n      int            // messages given
+	base   int            // the boundary of the messages given so far
+	msgs   []chat.Message // messages [base, n)
+	users  []int          // the user messages after base that leave fewer than window yet
+}
+
+// NewImportTail returns an empty ImportTail for window (0: it keeps every message).
+func NewImportTail(window int) *ImportTail { return &ImportTail{window: window} }
+
+// Add gives the next message.
+func (t *ImportTail) Add(m chat.Message) {
+	if m.Role == chat.RoleUser && t.n > 0 && t.window > 0 {
+		t.users = append(t.users, t.n)
+	}
+	t.msgs = append(t.msgs, m)
+	t.n++
+	k := 0
+	for k < len(t.users) && t.n-t.users[k] >= t.window {
+		k++
+	}
+	if k == 0 {
+		return
+	}
+	j := t.users[k-1]
+	clear(t.msgs[:j-t.base]) // let the older messages go
+	t.msgs, t.base, t.users = t.msgs[j-t.base:], j, t.users[k:]
+}
+
+// Len is how many messages were given; Base is ImportBoundary of them.
+func (t *ImportTail) Len() int  { return t.n }
+func (t *ImportTail) Base() int { return t.base }
+
+// Messages returns the messages from Base on (the caller may keep them; Add must not
+// be called after).
+func (t *ImportTail) Messages() []chat.Message { return slices.Clip(t.msgs) }

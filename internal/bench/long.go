@@ -28,11 +28,20 @@ func (r *runner) long(ctx context.Context) error {
 	if _, _, err := r.importHistory(ctx, shortID, 100); err != nil {
 		return err
 	}
-	_, tenthPeak, err := r.importHistory(ctx, newChatID("long-tenth"), sz.LongMessages/10)
+	tenthID := newChatID("long-tenth")
+	_, tenthPeak, err := r.importHistory(ctx, tenthID, sz.LongMessages/10)
 	if err != nil {
 		return err
 	}
 	took, peak, err := r.importHistory(ctx, longID, sz.LongMessages)
+	if err != nil {
+		return err
+	}
+	_, tenthExportPeak, err := r.exportHistory(ctx, tenthID, sz.LongMessages/10)
+	if err != nil {
+		return err
+	}
+	exportTook, exportPeak, err := r.exportHistory(ctx, longID, sz.LongMessages)
 	if err != nil {
 		return err
 	}
@@ -53,9 +62,13 @@ func (r *runner) long(ctx context.Context) error {
 		Row{Group: "long", Name: "Import, " + name + " messages (s)", Value: took.Seconds()},
 		Row{Group: "long", Name: "Peak heap, import of " + name + " vs " + itoa(sz.LongMessages/10) + " messages (MB)",
 			Value: float64(peak) / mb, Floor: float64(tenthPeak) / mb},
+		Row{Group: "long", Name: "Export, " + name + " messages (s)", Value: exportTook.Seconds()},
+		Row{Group: "long", Name: "Peak heap, export of " + name + " vs " + itoa(sz.LongMessages/10) + " messages (MB)",
+			Value: float64(exportPeak) / mb, Floor: float64(tenthExportPeak) / mb},
 	)
 	r.t.Note("long: chats imported from documents of %s, %s and 100 messages (texts of 100 to 1,000 bytes), then %d turns on the long and the 100-message chat, interleaved, after %d warm-up turns; "+
-		"peak heap = the highest HeapInuse of this process (worker, client, model), sampled every 10 ms during Client.Import, over its value before",
+		"then both imported chats exported to a file on the worker (Client.ExportTo, sink file); "+
+		"peak heap = the highest HeapInuse of this process (worker, client, model), sampled every 10 ms during Client.Import or Client.ExportTo, over its value before",
 		name, itoa(sz.LongMessages/10), sz.LongTurns, sz.Warmup)
 	return nil
 }
@@ -74,6 +87,43 @@ func (r *runner) importHistory(ctx context.Context, id string, n int) (time.Dura
 	}
 	defer os.Remove(path)
 	enc = nil
+	var st agentchat.StateResult
+	took, peak, err := measureHeap(func() error {
+		st, err = r.e.Chats.Import(ctx, agentchat.ImportOptions{ChatID: id, Path: path})
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("import %d messages: %w", n, err)
+	}
+	if st.MessageCount != n {
+		return 0, 0, fmt.Errorf("imported chat %s has %d messages, want %d", id, st.MessageCount, n)
+	}
+	return took, peak, nil
+}
+
+// exportHistory exports chat id, of n messages, to a file and returns how long
+// Client.ExportTo took and the peak heap it added.
+func (r *runner) exportHistory(ctx context.Context, id string, n int) (time.Duration, uint64, error) {
+	path := filepath.Join(r.e.dir, id+"-export.json")
+	defer os.Remove(path)
+	var res agentchat.ExportResult
+	took, peak, err := measureHeap(func() error {
+		var err error
+		res, err = r.e.Chats.ExportTo(ctx, id, agentchat.ExportInput{Sink: "file", Path: path})
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("export %d messages: %w", n, err)
+	}
+	if res.MessageCount != n {
+		return 0, 0, fmt.Errorf("exported chat %s has %d messages, want %d", id, res.MessageCount, n)
+	}
+	return took, peak, nil
+}
+
+// measureHeap runs f and returns how long it took and the highest HeapInuse of this
+// process while it ran (sampled every 10 ms) over its value before.
+func measureHeap(f func() error) (time.Duration, uint64, error) {
 	runtime.GC()
 	before := sampleMemory().heap
 	var peak atomic.Uint64
@@ -94,15 +144,9 @@ func (r *runner) importHistory(ctx context.Context, id string, n int) (time.Dura
 		}
 	})
 	start := time.Now()
-	st, err := r.e.Chats.Import(ctx, agentchat.ImportOptions{ChatID: id, Path: path})
+	err := f()
 	took := time.Since(start)
 	close(done)
 	wg.Wait()
-	if err != nil {
-		return 0, 0, fmt.Errorf("import %d messages: %w", n, err)
-	}
-	if st.MessageCount != n {
-		return 0, 0, fmt.Errorf("imported chat %s has %d messages, want %d", id, st.MessageCount, n)
-	}
-	return took, uint64(max(float64(peak.Load())-before, 0)), nil
+	return took, uint64(max(float64(peak.Load())-before, 0)), err
 }

@@ -1,0 +1,226 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/wire"
+)
+
+// importStreamed is ImportChat for a document the worker's store can open in place
+// (DocumentOpener) and that is not an envelope: it reads the document with a
+// chatstate.Decoder, so that it holds the window (the messages from wire.ImportBoundary
+// on) and one page of older messages at a time, never the whole history. The first
+// call reads the document three times: Header checks it whole, a second pass finds
+// the boundary and keeps the window (and the first call's checks run on it), a third
+// writes the older messages as pages. Later calls answer from streamedDocs, or read it
+// twice again. ok is false when the document must be read whole (ImportChat's other
+// path): the store cannot open it, it is an envelope, or signatures are required.
+func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput) (page wire.ImportPage, ok bool, err error) {
+	opener, can := a.store.(DocumentOpener)
+	if !can || a.docs.RequireSignature {
+		return wire.ImportPage{}, false, nil
+	}
+	r, size, err := opener.Open(ctx, in.Source.URI)
+	if err != nil {
+		return wire.ImportPage{}, true, err
+	}
+	defer r.Close()
+	if !chatstate.StartsEncoded(r, size) {
+		return wire.ImportPage{}, false, nil
+	}
+	window := 0
+	if in.Paging != nil {
+		window, _ = in.Paging.Window.Effective()
+	}
+	key := streamKey{uri: in.Source.URI, size: size, window: window}
+	if st, can := r.(interface{ Stat() (os.FileInfo, error) }); can {
+		if info, err := st.Stat(); err == nil {
+			key.modTime, key.cached = info.ModTime(), true
+		}
+	}
+	doc, dec, err := streamedDocs.get(key, r)
+	if err != nil {
+		return wire.ImportPage{}, true, err
+	}
+	if in.Offset > 0 && in.Offset < doc.base {
+		return wire.ImportPage{}, false, nil // not a call the importing workflow makes: read it whole
+	}
+	page = wire.ImportPage{Total: doc.total}
+	if in.Offset == 0 {
+		if err := a.firstPage(ctx, in, &page, doc.header, doc.report, doc.recent); err != nil {
+			return wire.ImportPage{}, true, err
+		}
+		if doc.base > 0 {
+			if dec == nil { // cached: read it again to write its pages
+				if dec, err = reopen(r, size); err != nil {
+					return wire.ImportPage{}, true, err
+				}
+			}
+			if err := a.importPagesStreamed(ctx, in, dec.History(), doc.base, &page); err != nil {
+				return wire.ImportPage{}, true, err
+			}
+			in.Offset = doc.base
+		}
+	}
+	if err := a.importMessages(ctx, in, &page, doc.recent, doc.base, doc.total, int(size)); err != nil {
+		return wire.ImportPage{}, true, err
+	}
+	if in.Offset+len(page.Messages) >= doc.total {
+		streamedDocs.forget(key)
+	}
+	return page, true, nil
+}
+
+// reopen returns a Decoder of r whose Header succeeded.
+func reopen(r io.ReaderAt, size int64) (*chatstate.Decoder, error) {
+	dec := chatstate.NewDecoder(r, size)
+	if _, _, err := dec.Header(); err != nil {
+		return nil, documentError(err)
+	}
+	return dec, nil
+}
+
+// streamedDoc is what ImportChat keeps of a document it read in place: its header
+// (history nil), Decode's report, its length, the import boundary for the window it
+// was read with (0 without paging), and the messages from there on.
+type streamedDoc struct {
+	header chatstate.Document
+	report chatstate.Report
+	total  int
+	base   int
+	recent []chat.Message
+}
+
+// streamKey names a document read in place: its URI, size and modification time (when
+// the reader tells it: otherwise it is not cached), and the window it was read for.
+type streamKey struct {
+	uri     string
+	size    int64
+	modTime time.Time
+	cached  bool
+	window  int
+}
+
+// streamedDocs keeps the documents ImportChat read in place lately, so that the later
+// calls of one import answer from the window it kept rather than read the document
+// twice again.
+var streamedDocs = &streamCache{max: 4}
+
+// streamCache maps a streamKey to its streamedDoc, for at most max documents (the
+// oldest goes first).
+type streamCache struct {
+	mu      sync.Mutex
+	max     int
+	keys    []streamKey
+	entries []*streamedDoc
+}
+
+// get returns the document r holds, from the cache or read from r (then with the
+// Decoder that read it, its Header done). Errors: InvalidDocument for a document
+// Decode refuses; r's errors as they are (retried).
+func (c *streamCache) get(key streamKey, r io.ReaderAt) (*streamedDoc, *chatstate.Decoder, error) {
+	if key.cached {
+		c.mu.Lock()
+		i := slices.Index(c.keys, key)
+		var doc *streamedDoc
+		if i >= 0 {
+			doc = c.entries[i]
+		}
+		c.mu.Unlock()
+		if doc != nil {
+			return doc, nil, nil
+		}
+	}
+	dec := chatstate.NewDecoder(r, key.size)
+	header, report, err := dec.Header()
+	if err != nil {
+		return nil, nil, documentError(err)
+	}
+	doc := &streamedDoc{header: header, report: report}
+	tail := wire.NewImportTail(key.window)
+	if err := dec.History()(func(m chat.Message) error { tail.Add(m); return nil }); err != nil {
+		return nil, nil, documentError(err)
+	}
+	doc.total, doc.base, doc.recent = tail.Len(), tail.Base(), tail.Messages()
+	if key.cached {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if len(c.keys) >= c.max {
+			k := len(c.keys) - c.max + 1
+			c.keys, c.entries = slices.Delete(c.keys, 0, k), slices.Delete(c.entries, 0, k)
+		}
+		c.keys, c.entries = append(c.keys, key), append(c.entries, doc)
+	}
+	return doc, dec, nil
+}
+
+// forget drops the document of key.
+func (c *streamCache) forget(key streamKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i := slices.Index(c.keys, key); i >= 0 {
+		c.keys, c.entries = slices.Delete(c.keys, i, i+1), slices.Delete(c.entries, i, i+1)
+	}
+}
+
+// documentError is InvalidDocument for what the Decoder refuses (a *FieldError), and
+// the reader's error as it is.
+func documentError(err error) error {
+	var fe *chatstate.FieldError
+	if errors.As(err, &fe) {
+		return InvalidDocument(err)
+	}
+	return err
+}
+
+// importPagesStreamed writes the messages of history before base as pages of the
+// importing chat's store, one WritePages call a page, and records them in page as
+// importPages does. It reads history to its end, so that the Decoder checks the digest.
+func (a *Activities) importPagesStreamed(ctx context.Context, in wire.ImportPageInput, history chatstate.History, base int, page *wire.ImportPage) error {
+	_, perPage := in.Paging.Window.Effective()
+	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
+	var (
+		rec   pagedRecord
+		batch []chat.Message
+		i     int
+	)
+	flush := func() error {
+		res, err := a.WritePages(ctx, wire.WritePagesInput{ChatID: chatID, Store: in.Store, Lineage: in.Paging.Lineage,
+			Seq: int64(len(page.Pages)), First: int64(i - len(batch)), Cuts: []int{len(batch)}, Messages: batch})
+		if err != nil {
+			return err
+		}
+		page.Pages, page.Store = append(page.Pages, res.Pages...), res.Store
+		clear(batch)
+		batch = batch[:0]
+		return nil
+	}
+	err := history(func(m chat.Message) error {
+		if i >= base {
+			return nil
+		}
+		rec.add(m)
+		batch = append(batch, m)
+		i++
+		if len(batch) == perPage || i == base {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return documentError(err)
+	}
+	page.Base = base
+	rec.finish(page)
+	return nil
+}
