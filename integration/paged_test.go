@@ -21,8 +21,15 @@ import (
 // the export holds them all, its import makes the same chat, and the chat migrates.
 // Every page in the store matches its reference.
 func TestALongChatKeepsItsOlderMessagesInPages(t *testing.T) {
-	a := testenv.New(t, testenv.Options{})
-	b := testenv.New(t, testenv.Options{Namespace: "agentchat-test-b", TaskQueue: a.TaskQueue})
+	t.Run("sqlite", func(t *testing.T) { longChatInPages(t, testenv.Options{}) })
+	t.Run("postgres", func(t *testing.T) { longChatInPages(t, testenv.Options{MessageStore: msgstore.NamePostgres}) })
+	t.Run("encrypted", func(t *testing.T) { longChatInPages(t, testenv.Options{Keys: testRing(t, "k1")}) })
+}
+
+func longChatInPages(t *testing.T, opts testenv.Options) {
+	a := testenv.New(t, opts)
+	opts.Namespace, opts.TaskQueue = "agentchat-test-b", a.TaskQueue
+	b := testenv.New(t, opts)
 	id := testenv.ChatID(t)
 	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"},
 		History:       &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4},
@@ -47,9 +54,12 @@ func TestALongChatKeepsItsOlderMessagesInPages(t *testing.T) {
 	ps, ok := a.MessageStore.(msgstore.PageStore)
 	require.True(t, ok)
 	for _, ref := range first.Pages {
-		row, err := ps.GetPage(context.Background(), id, msgstore.PageKey{Lineage: ref.Lineage, Seq: ref.Seq})
+		row, err := ps.GetPage(context.Background(), id, msgstore.PageKey{Lineage: ref.Lineage, Seq: ref.Seq}) // as stored
 		require.NoError(t, err, "%s", ref)
 		assert.Equal(t, ref.Digest, msgstore.PageDigest(row), "%s", ref)
+		if opts.Keys != nil {
+			assert.NotContains(t, string(row), "turn ", "%s is sealed", ref)
+		}
 	}
 
 	_, err = a.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
