@@ -113,9 +113,9 @@ func (a *Activities) LookupIDs(ctx context.Context, in wire.LookupIDsInput) (wir
 	res := wire.LookupIDsResult{}
 	for id, loc := range found {
 		if res.Found == nil {
-			res.Found = map[string]int64{}
+			res.Found = map[string]wire.PagedID{}
 		}
-		res.Found[id] = loc.Index
+		res.Found[id] = wire.PagedID{Index: loc.Index, Role: loc.Role}
 	}
 	return res, nil
 }
@@ -214,4 +214,38 @@ func (a *Activities) readPages(ctx context.Context, chatID, store string, refs [
 		return nil, storeError(err)
 	}
 	return msgs, err
+}
+
+// ReadTurn reads a paged turn, for the retry of a turn whose messages have gone to
+// pages: the user message at in.User and the replies after it, from in.Pages (read and
+// checked as every reader does, transfer.ReadPages), up to the next user message or the
+// end of those pages. Replies past wire.HistoryPageBytes come as references (no
+// contents), as a turn's result does. Errors as ReadPages' and storeError's.
+func (a *Activities) ReadTurn(ctx context.Context, in wire.ReadTurnInput) (wire.ReadTurnResult, error) {
+	if len(in.Pages) == 0 || in.User < in.Pages[0].First {
+		return wire.ReadTurnResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"read turn of chat %q: the pages given do not hold message %d", in.ChatID, in.User), wire.ErrTypeInvalidInput, nil)
+	}
+	msgs, err := a.readPages(ctx, in.ChatID, in.Store, in.Pages)
+	if err != nil {
+		return wire.ReadTurnResult{}, err
+	}
+	i := int(in.User - in.Pages[0].First)
+	if i >= len(msgs) {
+		return wire.ReadTurnResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"read turn of chat %q: the pages given do not hold message %d", in.ChatID, in.User), wire.ErrTypeInvalidInput, nil)
+	}
+	res := wire.ReadTurnResult{User: msgs[i]}
+	size := 0
+	for _, m := range msgs[i+1:] {
+		if m.Role == chat.RoleUser {
+			res.Ended = true
+			break
+		}
+		if size += wire.MessageBytes(m); size > wire.HistoryPageBytes && len(res.Replies) > 0 {
+			m.Contents = nil
+		}
+		res.Replies = append(res.Replies, m)
+	}
+	return res, nil
 }

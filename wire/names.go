@@ -71,6 +71,9 @@ const (
 	// LookupIDsActivity finds message ids in a chat's pages, run as a local activity
 	// (wire.LookupIDsInput → wire.LookupIDsResult).
 	LookupIDsActivity = "LookupIDs"
+	// ReadTurnActivity reads a paged turn for a retry of it, run as a local activity
+	// (wire.ReadTurnInput → wire.ReadTurnResult).
+	ReadTurnActivity = "ReadTurn"
 	// SelectActivity asks a selector agent or function who speaks next
 	// (wire.SelectInput → wire.SelectResult).
 	SelectActivity = "SelectSpeaker"

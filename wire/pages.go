@@ -130,10 +130,35 @@ type LookupIDsInput struct {
 	IDs     []string `json:"ids"`
 }
 
-// LookupIDsResult maps each id found to the index of the message holding it; ids not
-// in the pages are absent.
+// LookupIDsResult maps each id found to the message holding it; ids not in the pages
+// are absent.
 type LookupIDsResult struct {
-	Found map[string]int64 `json:"found,omitempty"`
+	Found map[string]PagedID `json:"found,omitempty"`
+}
+
+// PagedID is where a paged message id is: the message's index and role.
+type PagedID struct {
+	Index int64     `json:"index"`
+	Role  chat.Role `json:"role"`
+}
+
+// ReadTurnInput asks for a paged turn (the ReadTurn local activity): the user message
+// at index User and its replies, read from Pages (the references from the page holding
+// User on, each naming its lineage) of the chat's Store.
+type ReadTurnInput struct {
+	ChatID string    `json:"chatId"`
+	Store  string    `json:"store,omitempty"`
+	User   int64     `json:"user"`
+	Pages  []PageRef `json:"pages"`
+}
+
+// ReadTurnResult is the user message, its replies as far as the pages read hold them
+// (past HistoryPageBytes, references without contents), and whether the turn ended
+// within them (the next user message was reached).
+type ReadTurnResult struct {
+	User    chat.Message   `json:"user"`
+	Replies []chat.Message `json:"replies"`
+	Ended   bool           `json:"ended,omitempty"`
 }
 
 // ImportBoundary is where an import divides history into pages and the window: the

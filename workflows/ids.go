@@ -69,30 +69,59 @@ func (s *chatState) idHolder(id string, live bool) string {
 	return ""
 }
 
-// pagedIDRefusal is idRefusal for the messages in pages: when the filter of paged ids
-// says that new user turn id may be there, a LookupIDs local activity asks the
-// message store, and an id found there is refused (InvalidMessage, naming the
-// message's index). A store that does not answer refuses the turn retryably
-// (StoreUnavailable): nothing is queued, and the client sends it again.
-func (s *chatState) pagedIDRefusal(ctx workflow.Context, id string) error {
+// pagedTurn answers for new turn m whose messageId a paged message may hold (the
+// filter of paged ids says so): a LookupIDs local activity asks the message store.
+// Not there: nil, nil. A paged user turn with m's contents: m is a retry of it, and
+// its first answer is returned, read from the pages (the ReadTurn local activity),
+// marked Replayed. Another message there: InvalidMessage, naming its index. A store
+// that does not answer refuses the turn retryably (StoreUnavailable): nothing is
+// queued, and the client sends it again.
+func (s *chatState) pagedTurn(ctx workflow.Context, m chat.Message) (*wire.TurnResult, error) {
+	id := m.MessageID
 	if !s.history.MayHavePaged(id) {
-		return nil
+		return nil, nil
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: storeTimeout, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
-	var res wire.LookupIDsResult
-	in := wire.LookupIDsInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Lineage: s.history.lineage(), IDs: []string{id}}
-	if err := workflow.ExecuteLocalActivity(lctx, wire.LookupIDsActivity, in).Get(ctx, &res); err != nil {
+	unavailable := func(err error) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q could not look for messageId %q among its older messages in the message store (%s); nothing was queued: retry",
 			s.chatID, id, errorMessage(err)), wire.ErrTypeStoreUnavailable)
 	}
-	if i, ok := res.Found[id]; ok {
-		return temporal.NewApplicationError(fmt.Sprintf(
-			"messageId %q is taken in chat %q: it is the id of history[%d], one of its older messages kept in the message store's pages; message ids are unique in a chat: give this turn another messageId",
-			id, s.chatID, i), wire.ErrTypeInvalidMessage)
+	store := orDefault(s.Store, s.in.Store)
+	var found wire.LookupIDsResult
+	in := wire.LookupIDsInput{ChatID: s.chatID, Store: store, Lineage: s.history.lineage(), IDs: []string{id}}
+	if err := workflow.ExecuteLocalActivity(lctx, wire.LookupIDsActivity, in).Get(ctx, &found); err != nil {
+		return nil, unavailable(err)
 	}
-	return nil
+	at, ok := found.Found[id]
+	if !ok {
+		return nil, nil
+	}
+	taken := temporal.NewApplicationError(fmt.Sprintf(
+		"messageId %q is taken in chat %q: it is the id of history[%d], one of its older messages kept in the message store's pages; message ids are unique in a chat: give this turn another messageId",
+		id, s.chatID, at.Index), wire.ErrTypeInvalidMessage)
+	if at.Role != chat.RoleUser {
+		return nil, taken
+	}
+	var turn wire.ReadTurnResult
+	refs := s.history.pagesFrom(int(at.Index))
+	refs = refs[:min(len(refs), 4)] // a turn's replies are read from at most 4 pages
+	read := wire.ReadTurnInput{ChatID: s.chatID, Store: store, User: at.Index, Pages: refs}
+	if err := workflow.ExecuteLocalActivity(lctx, wire.ReadTurnActivity, read).Get(ctx, &turn); err != nil {
+		return nil, unavailable(err)
+	}
+	if turn.User.MessageID != id || !sameContents(turn.User.Contents, m.Contents) {
+		return nil, temporal.NewApplicationError(fmt.Sprintf(
+			"messageId %q was already used for a different message (history[%d]); give each turn its own messageId", id, at.Index),
+			wire.ErrTypeInvalidMessage)
+	}
+	replies := turn.Replies
+	if !turn.Ended && int(at.Index)+1+len(replies) >= s.history.Base() { // the turn goes on in the window
+		_, end := s.history.TurnAround(s.history.Base())
+		replies = append(replies, s.history.Slice(s.history.Base(), end)...)
+	}
+	return &wire.TurnResult{MessageID: id, Messages: boundMessages(replies), Replayed: true}, nil
 }
 
 // describeMessage names history[i], m, for an error.

@@ -181,8 +181,11 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	}
 	prior, known := s.turns[m.MessageID]
 	if !known {
-		if err := s.pagedIDRefusal(ctx, m.MessageID); err != nil {
-			return wire.TurnResult{}, err
+		if res, err := s.pagedTurn(ctx, m); err != nil || res != nil { // a paged id: a retry, or taken
+			if err != nil {
+				return wire.TurnResult{}, err
+			}
+			return *res, nil
 		}
 	}
 	replayed := known && prior.done && prior.err == nil && !prior.suspended
@@ -216,7 +219,10 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 		err = s.idRefusal(m)
 	}
 	if err == nil && !known {
-		err = s.pagedIDRefusal(ctx, m.MessageID)
+		var retried *wire.TurnResult
+		if retried, err = s.pagedTurn(ctx, m); retried != nil {
+			return // a retry of a paged turn: answered long ago
+		}
 	}
 	if !known && s.stalled != nil {
 		err = s.stalled // lastError keeps saying why the chat takes no turns
