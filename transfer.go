@@ -307,6 +307,9 @@ func checkFileInPlace(path string) (doc chatstate.Document, src wire.DocumentSou
 	return doc, src, true, nil
 }
 
+// streamDocumentBytes is wire.StreamDocumentBytes, lowered by tests.
+var streamDocumentBytes int64 = wire.StreamDocumentBytes
+
 // openPlainFile opens the file at path when it holds a plain document (not an
 // envelope) over wire.InlineLimit, which goes to the worker by URI, and returns it
 // open, its size and that URI; ok is false, and nothing open, for any other file.
@@ -324,7 +327,7 @@ func openPlainFile(path string) (f *os.File, size int64, src wire.DocumentSource
 	if err != nil {
 		return fail(err)
 	}
-	if info.Size() <= wire.InlineLimit || !chatstate.StartsEncoded(f, info.Size()) {
+	if info.Size() <= max(wire.InlineLimit, streamDocumentBytes) || !chatstate.StartsEncoded(f, info.Size()) {
 		_ = f.Close()
 		return nil, 0, wire.DocumentSource{}, false, nil
 	}

@@ -43,6 +43,7 @@ func largeDocument(t *testing.T, n, textBytes int, pending ...chat.Message) []by
 // A plain document in a large file is checked in place, with the header and source
 // that reading it whole gives; a changed byte is refused.
 func TestCheckImportReadsALargeFileInPlace(t *testing.T) {
+	streamAll(t)
 	b := largeDocument(t, 600, 2<<10)
 	require.Greater(t, len(b), wire.InlineLimit)
 	path := filepath.Join(t.TempDir(), "doc.json")
@@ -72,6 +73,7 @@ func TestCheckImportReadsALargeFileInPlace(t *testing.T) {
 // A document the chat could not hold (here: its pending turns) is refused in place as
 // it is whole; small files and envelopes are read whole.
 func TestCheckImportInPlaceRefusesAWindowTooLarge(t *testing.T) {
+	streamAll(t)
 	b := largeDocument(t, 20, 100<<10, chat.TextMessage("next", chat.RoleUser, "", strings.Repeat("y", wire.QueuedTurnsLimit)))
 	path := filepath.Join(t.TempDir(), "doc.json")
 	require.NoError(t, os.WriteFile(path, b, 0o644))
@@ -129,4 +131,12 @@ func TestImportIntoSource(t *testing.T) {
 	require.NoError(t, os.WriteFile(env, sealed, 0o644))
 	_, err = c.importIntoSource("c", nil, env)
 	require.ErrorContains(t, err, "import into chat", "signed by a key this client does not know")
+}
+
+// streamAll makes the import check read every plain file over InlineLimit in place,
+// however small (StreamDocumentBytes), until the test ends.
+func streamAll(t *testing.T) {
+	old := streamDocumentBytes
+	streamDocumentBytes = 0
+	t.Cleanup(func() { streamDocumentBytes = old })
 }

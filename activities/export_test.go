@@ -8,3 +8,11 @@ var (
 	ChatMessages   = chatMessages
 	ResponsesInput = responsesInput
 )
+
+// StreamAllDocuments makes ImportChat read every document the store can open in place
+// a message at a time, however small (wire.StreamDocumentBytes), until the test ends.
+func StreamAllDocuments(t interface{ Cleanup(func()) }) {
+	old := streamDocumentBytes
+	streamDocumentBytes = 0
+	t.Cleanup(func() { streamDocumentBytes = old })
+}

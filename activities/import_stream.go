@@ -16,6 +16,9 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
+// streamDocumentBytes is wire.StreamDocumentBytes, lowered by tests.
+var streamDocumentBytes int64 = wire.StreamDocumentBytes
+
 // importStreamed is ImportChat for a document the worker's store can open in place
 // (DocumentOpener) and that is not an envelope: it reads the document with a
 // chatstate.Decoder, so that it holds the window (the messages from wire.ImportBoundary
@@ -35,7 +38,7 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 		return wire.ImportPage{}, true, err
 	}
 	defer r.Close()
-	if !chatstate.StartsEncoded(r, size) {
+	if size <= streamDocumentBytes || !chatstate.StartsEncoded(r, size) {
 		return wire.ImportPage{}, false, nil
 	}
 	window := 0

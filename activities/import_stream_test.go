@@ -106,6 +106,7 @@ func pagedActivities(t *testing.T, gets *int) *activities.Activities {
 // A document given by a file the worker can open is read in place, with the answers
 // of the document given inline: the same header, pages, window and stubs.
 func TestImportChatReadsAFileInPlaceAsItReadsADocument(t *testing.T) {
+	activities.StreamAllDocuments(t)
 	for _, paging := range []*wire.ImportPaging{
 		{Lineage: "run-i1", Window: wire.HistoryWindow{WindowMessages: 40, PageMessages: 16}},
 		{Lineage: "run-i1"},
@@ -149,6 +150,7 @@ func TestImportChatReadsAFileInPlaceAsItReadsADocument(t *testing.T) {
 
 // A file that is not a document is refused as the inline bytes are: InvalidDocument.
 func TestImportChatRefusesAFileThatIsNotADocument(t *testing.T) {
+	activities.StreamAllDocuments(t)
 	path := filepath.Join(t.TempDir(), "doc.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"channels":[],"chatId":"x"}`), 0o644))
 	var gets int

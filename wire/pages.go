@@ -23,6 +23,12 @@ const (
 	PageBytes = 512 << 10
 	// HistoryAnswerPages is the most page references one History answer carries.
 	HistoryAnswerPages = 64
+	// StreamDocumentBytes is the size past which a plain document in a file is read in
+	// place, a message at a time (chatstate.Decoder), by the client's check and the
+	// worker's import: 32 MiB (about 45,000 messages of typical chat text). A smaller
+	// one is read whole, which is faster (one decode instead of several passes) and
+	// costs at most a few times its size in memory.
+	StreamDocumentBytes = 32 << 20
 )
 
 // PageRef is the index entry of one page of a chat's history (JSON camelCase; about
