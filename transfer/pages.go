@@ -85,7 +85,7 @@ func ReadPages(ctx context.Context, stores map[string]msgstore.Store, store, cha
 func pageStore(stores map[string]msgstore.Store, store, chatID string, first wire.PageRef) (msgstore.PageStore, error) {
 	st, ok := stores[store]
 	if !ok || st == nil {
-		return nil, fmt.Errorf("chat %q: %s is in message store %q, which this reader does not have: %w; give it the store (worker --message-store, ClientOptions.MessageStores)",
+		return nil, fmt.Errorf("chat %q: %s is in message store %q, which this reader does not have: %w; give the reader the store the worker writes to (the worker's --message-store URL): starter --message-store URL (its default is the SQLite file in $AGENTCHAT_DATA_DIR, when that holds the worker's), ClientOptions.MessageStores in Go; an export reads through the worker without it",
 			chatID, pageName(first), store, ErrStoredMessages)
 	}
 	ps, ok := st.(msgstore.PageStore)

@@ -167,9 +167,12 @@ type StateResult struct {
 	Temporary    bool              `json:"temporary,omitempty"`
 	Participants []ParticipantInfo `json:"participants"`
 	MessageCount int               `json:"messageCount"`
-	TurnCount    int               `json:"turnCount"`
-	IsComplete   bool              `json:"isComplete"`
-	LastMessage  *chat.Message     `json:"lastMessage,omitempty"`
+	// PagedMessages are the oldest messages kept in pages of the message store, not in
+	// the workflow (README, "Chats of any length"); zero before the first page.
+	PagedMessages int           `json:"pagedMessages,omitempty"`
+	TurnCount     int           `json:"turnCount"`
+	IsComplete    bool          `json:"isComplete"`
+	LastMessage   *chat.Message `json:"lastMessage,omitempty"`
 	// PendingTurns are the messageIds queued behind the active turn, in order.
 	PendingTurns []string `json:"pendingTurns"`
 	// ActiveTurn is the messageId being answered now, if any.

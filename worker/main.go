@@ -105,7 +105,7 @@ loopback addresses only and refuses others.`,
 	f.StringToStringVar(&opts.Clusters, "cluster", nil, "another Temporal cluster chats may migrate to: name=host:port[/namespace] (repeatable)")
 	f.StringVar(&opts.ClusterName, "cluster-name", "local", "what this worker calls its own cluster (recorded in exports)")
 	f.StringVar(&opts.StoreDir, "store", "", "folder for exported documents too large to travel inline (default $AGENTCHAT_DATA_DIR/exports)")
-	f.StringArrayVar(&opts.MessageStores, "message-store", nil, "message store URL for the bodies of long chats: sqlite:///path.db or postgres://... (repeatable; the first is the default; default sqlite in $AGENTCHAT_DATA_DIR/messages.db)")
+	f.StringArrayVar(&opts.MessageStores, "message-store", nil, "message store URL for long chats' older messages (history pages) and large bodies: sqlite:///path.db or postgres://... (repeatable; the first is the default; default sqlite in $AGENTCHAT_DATA_DIR/messages.db)")
 	f.DurationVar(&opts.UnknownAgentWait, "unknown-agent-wait", wire.DefaultUnknownAgentWait, "how long a chat tries this queue's other workers for an agent or a tool, selection or termination function this worker lacks (rolling deploys), before the call fails with UnknownAgent or UnknownFunction")
 	f.StringVar(&opts.Identity, "identity", "", "worker identity the server lists among the task queue's pollers (default Temporal's, <pid>@<host>@)")
 	f.StringVar(&dial.KeysPath, "keys", "", "key ring file that turns encryption at rest on (default $"+keyring.Env+"; none: off)")
@@ -142,7 +142,7 @@ func run(ctx context.Context, dial agentchat.DialOptions, opts serve.Options, li
 	if err != nil {
 		return err
 	}
-	logger.Info("worker started", "namespace", c.Namespace(), "taskQueue", w.TaskQueue,
+	logger.Info("worker started", "namespace", c.Namespace(), "taskQueue", w.TaskQueue, "messageStores", w.MessageStoreURLs,
 		"agents", w.Registry.IDs(), "config", w.AgentsSource, "model", w.ModelInfo, "encryption", encryption(c))
 	if listen != "" {
 		chats := agentchat.NewClient(c.Temporal(), agentchat.ClientOptions{TaskQueue: w.TaskQueue, Namespace: c.Namespace(), Keys: c.Keys(),

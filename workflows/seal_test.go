@@ -135,6 +135,7 @@ func TestAPagedChatTakesTurnsAndAnswersHistory(t *testing.T) {
 	assert.Equal(t, []string{"m6", "m6/1"}, ids(window.Messages[:2]))
 	assert.Len(t, window.Messages, 12)
 	assert.Equal(t, 24, state.MessageCount)
+	assert.Equal(t, 12, state.PagedMessages, "State says how many are in pages")
 }
 
 // A restored document's older messages are written as pages by the import itself

@@ -189,7 +189,7 @@ func (s *chatState) handleDescribe(ctx workflow.Context) (wire.StateResult, erro
 func (s *chatState) state() wire.StateResult {
 	r := wire.StateResult{
 		ChatID: s.chatID, Status: s.phase.status(), Temporary: s.in.Temporary,
-		Participants: s.participantInfo(), MessageCount: s.history.Len(),
+		Participants: s.participantInfo(), MessageCount: s.history.Len(), PagedMessages: s.history.Base(),
 		TurnCount: s.TurnCount, IsComplete: s.IsComplete, PendingTurns: []string{},
 		MaxMessageBytes: s.in.EffectiveMaxMessageBytes(),
 		LastError:       s.LastError,

@@ -41,6 +41,7 @@ func startCmd(g *globals, s Streams) *cobra.Command {
 		strat    strategyFlags
 		asJSON   bool
 		maxBytes int
+		window   wire.HistoryWindow
 	)
 	cmd := &cobra.Command{
 		Use:   "start --agents ID[,ID...] [--chat ID]",
@@ -66,8 +67,12 @@ takes turns: send, chat.
 				return err
 			}
 			defer c.Close()
-			st, err := c.Start(cmd.Context(), agentchat.StartOptions{ChatID: chatID, Participants: ids,
-				Selection: sel, Termination: term, MaxMessageBytes: maxBytes})
+			opts := agentchat.StartOptions{ChatID: chatID, Participants: ids,
+				Selection: sel, Termination: term, MaxMessageBytes: maxBytes}
+			if window != (wire.HistoryWindow{}) {
+				opts.History = &window
+			}
+			st, err := c.Start(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -83,6 +88,8 @@ takes turns: send, chat.
 	cmd.Flags().StringSliceVar(&ids, "agents", nil, "participant agent ids, in speaking order (required)")
 	jsonFlag(cmd, &asJSON, "print the chat's state as JSON")
 	cmd.Flags().IntVar(&maxBytes, "max-message-bytes", 0, "largest user message the chat accepts (default 256 KiB)")
+	cmd.Flags().IntVar(&window.WindowMessages, "window-messages", 0, "latest messages the workflow keeps at least before older ones go to pages of the message store at continue-as-new (default 256, at least 8; for trying paging out)")
+	cmd.Flags().IntVar(&window.PageMessages, "page-messages", 0, "messages per page of the message store (default 256; 4 to 256)")
 	strat.add(cmd)
 	_ = cmd.MarkFlagRequired("agents")
 	return cmd
@@ -441,7 +448,7 @@ func stateCmd(g *globals, s Streams) *cobra.Command {
 		},
 	}
 	chatFlag(cmd, &chatID)
-	jsonFlag(cmd, &asJSON, "print JSON (the query's payload)")
+	jsonFlag(cmd, &asJSON, "print the messages as JSON ({messages, offset, total}, older messages read from their pages)")
 	return cmd
 }
 
@@ -456,7 +463,12 @@ func historyCmd(g *globals, s Streams) *cobra.Command {
 		Use:   "history --chat ID [--last N | --offset N --limit N]",
 		Short: "Print a chat's messages, oldest first (the History query)",
 		Long: `Print a chat's messages, oldest first: all of them, the latest N (--last N), or a
-page (--offset skips that many, --limit prints at most that many).`,
+range (--offset skips that many, --limit prints at most that many).
+
+A long chat keeps its older messages in pages of the worker's message store (README,
+"Chats of any length"): reading them needs that store, --message-store URL (by default
+the SQLite file in $AGENTCHAT_DATA_DIR, the worker's when both share the data folder).
+Without it, the latest messages still read; export reads through the worker.`,
 		Example: `  starter history --chat support-42 --last 10
   starter history --chat support-42 --offset 10 --limit 5`,
 		Args: cobra.NoArgs,

@@ -156,6 +156,10 @@ func printState(w io.Writer, st agentchat.StateResult) {
 		turns += ", and turn " + waiting + " waiting for approval"
 	}
 	row("messages", "%s in %s", plural(st.MessageCount, "message"), turns)
+	if st.PagedMessages > 0 {
+		row("paged", "the oldest %s are in pages of message store %q (the workflow keeps the latest %d)",
+			plural(st.PagedMessages, "message"), st.Store, st.MessageCount-st.PagedMessages)
+	}
 	row("complete", "%s", yesNo(st.IsComplete))
 	switch {
 	case st.ActiveTurn != "":

@@ -104,6 +104,9 @@ type Worker struct {
 	ModelInfo string
 	// AgentsSource says where the agent config came from.
 	AgentsSource string
+	// MessageStoreURLs are the message stores' URLs (passwords hidden), the default
+	// first: where long chats' stored bodies and history pages go.
+	MessageStoreURLs []string
 
 	clusters map[string]activities.Cluster
 	stores   map[string]msgstore.Store
@@ -146,6 +149,7 @@ func Start(tc client.Client, opts Options) (*Worker, error) {
 		return nil, err
 	}
 	w.stores = stores
+	w.MessageStoreURLs = storeURLs(opts.MessageStores)
 	docs, err := documents(opts)
 	if err != nil {
 		w.stopModel()
@@ -270,6 +274,19 @@ func openStores(urls []string) (map[string]msgstore.Store, string, error) {
 		}
 	}
 	return stores, first, nil
+}
+
+// storeURLs returns the message store URLs openStores opens for urls, passwords hidden.
+func storeURLs(urls []string) []string {
+	if len(urls) == 0 {
+		path, _ := filepath.Abs(filepath.Join(DataDir(), "messages.db"))
+		return []string{"sqlite://" + path}
+	}
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = redact(u)
+	}
+	return out
 }
 
 // redact hides a URL's password.
