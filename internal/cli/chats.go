@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat"
@@ -573,9 +572,11 @@ func keptTurn(err error) bool {
 // noteNoWorker says on s.Err, after a turn was posted, when no worker takes the
 // chat's workflow tasks: the signal is kept in the chat, and the turn is answered once
 // a worker runs. It watches the workflow task the signal scheduled for up to
-// postWatch: a live worker starts it within milliseconds. (The server's list of a
-// task queue's pollers cannot tell: a worker that stopped a moment ago stays listed
-// for a minute or two.) It says nothing when it cannot tell.
+// postWatch: a live worker starts and completes it within milliseconds. A task still
+// pending after that, scheduled or started (a worker that stopped as it polled takes
+// a task and never completes it), is noted. (The server's list of a task queue's
+// pollers cannot tell: a worker that stopped a moment ago stays listed for a minute
+// or two.) It says nothing when it cannot tell.
 func noteNoWorker(ctx context.Context, c *agentchat.Client, s Streams, chatID string) {
 	ctx, cancel := context.WithTimeout(ctx, postWatch+time.Second)
 	defer cancel()
@@ -585,11 +586,11 @@ func noteNoWorker(ctx context.Context, c *agentchat.Client, s Streams, chatID st
 			return
 		}
 		wt := d.GetPendingWorkflowTask()
-		if wt == nil || wt.GetState() != enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED {
-			return // taken, or none waits
+		if wt == nil {
+			return // done, or none waits
 		}
 		if time.Now().After(deadline) || time.Since(wt.GetScheduledTime().AsTime()) > postWatch {
-			fmt.Fprintf(s.Err, "note: no worker has taken chat %s's workflow task for %s (task queue %s): "+
+			fmt.Fprintf(s.Err, "note: no worker has run chat %s's workflow task for %s (task queue %s): "+
 				"the turn waits in the chat and is answered when a worker runs (start one: go run ./worker --offline --task-queue %s)\n",
 				chatID, time.Since(wt.GetScheduledTime().AsTime()).Round(time.Second), d.GetWorkflowExecutionInfo().GetTaskQueue(),
 				d.GetWorkflowExecutionInfo().GetTaskQueue())

@@ -239,7 +239,7 @@ func TestPostWithoutAWorkerSaysTheTurnWaits(t *testing.T) {
 	r = starter(t, h, "", "send", "--chat", id, "--no-wait", "--id", "p2", "without one")
 	require.Equal(t, 0, r.code, "%v", r)
 	assert.Equal(t, "posted turn p2 to chat "+id+"\n", r.out)
-	assert.Contains(t, r.err, "note: no worker has taken chat "+id+"'s workflow task")
+	assert.Contains(t, r.err, "note: no worker has run chat "+id+"'s workflow task")
 	assert.Contains(t, r.err, "the turn waits in the chat")
 
 	h.StartWorker(t)
