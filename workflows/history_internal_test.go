@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"strings"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -58,7 +59,11 @@ func TestHistoryAnswersByAbsoluteIndex(t *testing.T) {
 				if max(i, base) > min(max(j, base), len(all)) {
 					want = nil
 				}
-				assert.Equal(t, len(want), len(h.Slice(i, j)), "%s: Slice(%d, %d)", where, i, j)
+				got := h.Slice(i, j)
+				assert.Equal(t, len(want), len(got), "%s: Slice(%d, %d)", where, i, j)
+				if len(want) > 0 {
+					assert.Equal(t, want, got, "%s: Slice(%d, %d)", where, i, j)
+				}
 			}
 		}
 		for i, m := range all {
@@ -119,4 +124,32 @@ func TestSealableEnd(t *testing.T) {
 	assert.Equal(t, 22, s.sealableEnd(), "from a base of 20: the window of 8 stays")
 	s.suspension = &suspension{turn: &turn{msg: msgs[20]}}
 	assert.Equal(t, 20, s.sealableEnd(), "never below the base")
+}
+
+// Pages close at PageMessages messages or PageBytes encoded: a page whose messages take
+// exactly PageBytes is one page, one byte more moves its last message to the next; a
+// message over PageBodyBytes counts as its stub (its body goes to a row of its own); the
+// messages after the last whole page stay out.
+func TestPageCutsAtTheirLimits(t *testing.T) {
+	text := func(id string, n int) chat.Message { return chat.TextMessage(id, chat.RoleUser, "", strings.Repeat("a", n)) }
+	sized := func(id string, bytes int) chat.Message { // a message of exactly bytes encoded
+		m := text(id, 0)
+		return text(id, bytes-wire.MessageBytes(m))
+	}
+	half := wire.PageBodyBytes - 100 // under PageBodyBytes: counted whole
+	var msgs []chat.Message
+	n := wire.PageBytes / half
+	for i := range n {
+		msgs = append(msgs, sized(fmt.Sprintf("m%d", i), half))
+	}
+	last := wire.PageBytes - n*half
+	exact := append(slices.Clone(msgs), sized("last", last))
+	require.Equal(t, wire.PageBytes, messagesBytes(exact)-len(exact)-1, "the page's messages take exactly PageBytes")
+	assert.Equal(t, []int{n + 1}, pageCuts(append(slices.Clone(exact), text("next", 10)), 256)[:1], "exactly at PageBytes: one page")
+	over := append(slices.Clone(msgs), sized("last", last+1), text("next", 10))
+	assert.Equal(t, []int{n}, pageCuts(over, 256)[:1], "one byte over: the last message opens the next page")
+
+	big := sized("big", wire.PageBodyBytes+1)
+	assert.Equal(t, []int{4}, pageCuts([]chat.Message{big, big, big, big, big}, 4), "a body over PageBodyBytes counts as its stub")
+	assert.Empty(t, pageCuts(msgs[:3], 4), "no whole page: nothing is cut")
 }

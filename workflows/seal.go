@@ -54,7 +54,7 @@ func (s *chatState) seal(ctx workflow.Context) {
 		cuts, seq = cuts[n:], seq+int64(n)
 	}
 	// Answered turns now in pages leave the idempotency record: a retry of one is
-	// looked up in the pages (pagedIDRefusal), as after a continue-as-new.
+	// looked up in the pages (pagedTurn), as after a continue-as-new.
 	for id, t := range s.turns {
 		if t.done && t.err == nil && !t.suspended && t.end > 0 && t.end <= s.history.Base() {
 			delete(s.turns, id)
