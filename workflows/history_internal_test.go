@@ -2,9 +2,9 @@ package workflows
 
 import (
 	"fmt"
-	"strings"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -131,7 +131,9 @@ func TestSealableEnd(t *testing.T) {
 // message over PageBodyBytes counts as its stub (its body goes to a row of its own); the
 // messages after the last whole page stay out.
 func TestPageCutsAtTheirLimits(t *testing.T) {
-	text := func(id string, n int) chat.Message { return chat.TextMessage(id, chat.RoleUser, "", strings.Repeat("a", n)) }
+	text := func(id string, n int) chat.Message {
+		return chat.TextMessage(id, chat.RoleUser, "", strings.Repeat("a", n))
+	}
 	sized := func(id string, bytes int) chat.Message { // a message of exactly bytes encoded
 		m := text(id, 0)
 		return text(id, bytes-wire.MessageBytes(m))
