@@ -31,8 +31,8 @@ func (c *Client) followPages(ctx context.Context, chatID string, h HistoryResult
 // ErrStoredMessages, so that the export goes through the worker, which has its store
 // and ring; a page missing or not matching its index (HistoryPageUnreadable) fails the
 // export, as it would on the worker.
-func (c *Client) exportPages(ctx context.Context, chatID, store string, refs []wire.PageRef) ([]chat.Message, error) {
-	msgs, err := transfer.ReadPages(ctx, c.stores, store, chatID, refs)
+func (c *Client) exportPages(ctx context.Context, chatID, store string, refs []wire.PageRef, from int64, pages int) ([]chat.Message, error) {
+	msgs, err := transfer.ReadPages(ctx, c.stores, store, chatID, refs, from, pages)
 	var app *temporal.ApplicationError
 	if err != nil && !errors.Is(err, ErrStoredMessages) && !errors.As(err, &app) {
 		return nil, fmt.Errorf("%w (%v)", ErrStoredMessages, err)

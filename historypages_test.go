@@ -63,17 +63,17 @@ func TestExportPagesGoesThroughTheWorkerForWhatTheClientCannotRead(t *testing.T)
 	st, ref := pagedStore(t, ring)
 
 	c := &Client{stores: map[string]msgstore.Store{"sqlite": st}} // no ring
-	_, err = c.exportPages(ctx, "c", "sqlite", []wire.PageRef{ref})
+	_, err = c.exportPages(ctx, "c", "sqlite", []wire.PageRef{ref}, 0, 0)
 	require.ErrorIs(t, err, ErrStoredMessages, "sealed pages and no ring: the worker exports")
 	assert.ErrorContains(t, err, "encrypted at rest")
 
 	c = &Client{stores: map[string]msgstore.Store{"sqlite": msgstore.Sealed(st, ring)}}
-	got, err := c.exportPages(ctx, "c", "sqlite", []wire.PageRef{ref})
+	got, err := c.exportPages(ctx, "c", "sqlite", []wire.PageRef{ref}, 0, 0)
 	require.NoError(t, err)
 	assert.Len(t, got, 2)
 
 	ref.Digest = msgstore.PageDigest([]byte("another row"))
-	_, err = c.exportPages(ctx, "c", "sqlite", []wire.PageRef{ref})
+	_, err = c.exportPages(ctx, "c", "sqlite", []wire.PageRef{ref}, 0, 0)
 	var app *temporal.ApplicationError
 	require.ErrorAs(t, err, &app, "a page that does not match its index fails the export")
 	assert.Equal(t, wire.ErrTypeHistoryPageUnreadable, app.Type())

@@ -191,19 +191,22 @@ func documentError(err error) error {
 // importPages does. It reads history to its end, so that the Decoder checks the digest.
 func (a *Activities) importPagesStreamed(ctx context.Context, in wire.ImportPageInput, history chatstate.History, base int, page *wire.ImportPage) error {
 	_, perPage := in.Paging.Window.Effective()
+	fanout := in.Paging.Window.Fanout()
 	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
 	var (
 		rec   pagedRecord
 		batch []chat.Message
 		i     int
+		seq   int64
 	)
 	flush := func() error {
 		res, err := a.WritePages(ctx, wire.WritePagesInput{ChatID: chatID, Store: in.Store, Lineage: in.Paging.Lineage,
-			Seq: int64(len(page.Pages)), First: int64(i - len(batch)), Cuts: []int{len(batch)}, Messages: batch})
+			Seq: seq, First: int64(i - len(batch)), Cuts: []int{len(batch)}, Messages: batch, Index: page.Pages, Fanout: fanout})
 		if err != nil {
 			return err
 		}
-		page.Pages, page.Store = append(page.Pages, res.Pages...), res.Store
+		seq++
+		page.Pages, page.Store = res.Index, res.Store
 		clear(batch)
 		batch = batch[:0]
 		return nil

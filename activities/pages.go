@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -89,7 +90,67 @@ func (a *Activities) WritePages(ctx context.Context, in wire.WritePagesInput) (w
 		}
 		from += n
 	}
+	index := append(slices.Clip(in.Index), res.Pages...)
+	res.Index, err = wire.FoldIndex(index, orFanout(in.Fanout), func(level int, seq int64, refs []wire.PageRef) (wire.PageRef, error) {
+		return writeIndexPage(ctx, ps, in.ChatID, in.Lineage, level, seq, refs)
+	})
+	if err != nil {
+		return wire.WritePagesResult{}, err
+	}
 	return res, nil
+}
+
+// readTurnPages is the most level-0 pages ReadTurn reads: a turn's replies past them
+// come from the window or not at all (wire.ReadTurnResult.Ended false).
+const readTurnPages = 4
+
+// orFanout is fanout, or wire.IndexFanout for 0.
+func orFanout(fanout int) int {
+	if fanout > 0 {
+		return fanout
+	}
+	return wire.IndexFanout
+}
+
+// writeIndexPage writes the index page of level and seq that lists refs (consecutive
+// pages of the level below, of lineage) and returns its reference. Deterministic, as
+// level-0 pages are: written again, it is the same row (a no-op). Errors as
+// WritePages'.
+func writeIndexPage(ctx context.Context, ps msgstore.PageStore, chatID, lineage string, level int, seq int64, refs []wire.PageRef) (wire.PageRef, error) {
+	b := msgstore.IndexBody{ChatID: chatID, Lineage: lineage, Level: level, Seq: seq, First: refs[0].First,
+		Refs: make([]msgstore.IndexEntry, len(refs))}
+	for i, r := range refs {
+		b.Refs[i] = msgstore.IndexEntry{Level: r.Level, Seq: r.Seq, First: r.First, Count: r.Count, Bytes: r.Bytes, Digest: r.Digest}
+	}
+	body, err := msgstore.EncodeIndexBody(b)
+	if err != nil {
+		return wire.PageRef{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("write pages of chat %q: %v", chatID, err), wire.ErrTypeInvalidInput, nil)
+	}
+	p := msgstore.Page{Lineage: lineage, Level: level, Seq: seq, First: b.First, Count: b.Count(), Body: body}
+	digest, err := ps.PutPage(ctx, chatID, p)
+	if err != nil {
+		return wire.PageRef{}, storeError(err)
+	}
+	return wire.PageRef{Level: level, Seq: seq, First: p.First, Count: p.Count, Bytes: len(body), Digest: digest}, nil
+}
+
+// DeleteLineage removes the pages and id rows of in.Lineage of the chat (an import
+// that failed after it wrote pages: no index names them). A lineage the store lacks
+// is a no-op, so a retry is too. Errors as WritePages'.
+func (a *Activities) DeleteLineage(ctx context.Context, in wire.DeleteLineageInput) error {
+	st, err := a.messageStore(in.Store)
+	if err != nil {
+		return err
+	}
+	ps, ok := st.(msgstore.PageStore)
+	if !ok {
+		return nil // a store without pages holds none of the lineage
+	}
+	if err := ps.DeleteLineage(ctx, in.ChatID, in.Lineage); err != nil {
+		return storeError(err)
+	}
+	return nil
 }
 
 // LookupIDs returns where the ids of in are in the chat's pages (msgstore.PageStore's
@@ -137,11 +198,11 @@ func (a *Activities) importPages(ctx context.Context, in wire.ImportPageInput, h
 		cuts = append(cuts, min(n, perPage))
 	}
 	res, err := a.WritePages(ctx, wire.WritePagesInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store,
-		Lineage: in.Paging.Lineage, Cuts: cuts, Messages: paged})
+		Lineage: in.Paging.Lineage, Cuts: cuts, Messages: paged, Fanout: in.Paging.Window.Fanout()})
 	if err != nil {
 		return err
 	}
-	page.Base, page.Pages, page.Store = base, res.Pages, res.Store
+	page.Base, page.Pages, page.Store = base, res.Index, res.Store
 	var rec pagedRecord
 	for _, m := range paged {
 		rec.add(m)
@@ -204,11 +265,11 @@ func (a *Activities) keepsPages(name string) bool {
 // matching its index is returned as ReadPages makes it (HistoryPageUnreadable, not
 // retried); the store's errors as storeError makes them (StoreUnavailable retried; the
 // rest, a store this worker lacks among them, not).
-func (a *Activities) readPages(ctx context.Context, chatID, store string, refs []wire.PageRef) ([]chat.Message, error) {
+func (a *Activities) readPages(ctx context.Context, chatID, store string, refs []wire.PageRef, from int64, pages int) ([]chat.Message, error) {
 	if store == "" {
 		store = a.defaultStore
 	}
-	msgs, err := transfer.ReadPages(ctx, a.stores, store, chatID, refs)
+	msgs, err := transfer.ReadPages(ctx, a.stores, store, chatID, refs, from, pages)
 	var app *temporal.ApplicationError
 	if err != nil && !errors.As(err, &app) {
 		return nil, storeError(err)
@@ -217,27 +278,23 @@ func (a *Activities) readPages(ctx context.Context, chatID, store string, refs [
 }
 
 // ReadTurn reads a paged turn, for the retry of a turn whose messages have gone to
-// pages: the user message at in.User and the replies after it, from in.Pages (read and
-// checked as every reader does, transfer.ReadPages), up to the next user message or the
-// end of those pages. Replies past wire.HistoryPageBytes come as references (no
-// contents), as a turn's result does. Errors as ReadPages' and storeError's.
+// pages: the user message at in.User and the replies after it, from the level-0 pages
+// under in.Pages (read and checked as every reader does, transfer.ReadPages), at most
+// readTurnPages of them, up to the next user message or the end of those pages.
+// Replies past wire.HistoryPageBytes come as references (no contents), as a turn's
+// result does. Errors as ReadPages' and storeError's.
 func (a *Activities) ReadTurn(ctx context.Context, in wire.ReadTurnInput) (wire.ReadTurnResult, error) {
-	if len(in.Pages) == 0 || in.User < in.Pages[0].First {
+	if last := len(in.Pages) - 1; last < 0 || in.User < in.Pages[0].First || in.User >= in.Pages[last].First+in.Pages[last].Count {
 		return wire.ReadTurnResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"read turn of chat %q: the pages given do not hold message %d", in.ChatID, in.User), wire.ErrTypeInvalidInput, nil)
 	}
-	msgs, err := a.readPages(ctx, in.ChatID, in.Store, in.Pages)
+	msgs, err := a.readPages(ctx, in.ChatID, in.Store, in.Pages, in.User, readTurnPages)
 	if err != nil {
 		return wire.ReadTurnResult{}, err
 	}
-	i := int(in.User - in.Pages[0].First)
-	if i >= len(msgs) {
-		return wire.ReadTurnResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
-			"read turn of chat %q: the pages given do not hold message %d", in.ChatID, in.User), wire.ErrTypeInvalidInput, nil)
-	}
-	res := wire.ReadTurnResult{User: msgs[i]}
+	res := wire.ReadTurnResult{User: msgs[0]}
 	size := 0
-	for _, m := range msgs[i+1:] {
+	for _, m := range msgs[1:] {
 		if m.Role == chat.RoleUser {
 			res.Ended = true
 			break

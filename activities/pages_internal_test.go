@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -31,19 +32,78 @@ func TestReadPagesOfTheWorker(t *testing.T) {
 	ref := wire.PageRef{Count: 2, Bytes: len(body), Digest: digest, Lineage: "L"}
 	a := &Activities{stores: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
 
-	got, err := a.readPages(ctx, "c", "", []wire.PageRef{ref})
+	got, err := a.readPages(ctx, "c", "", []wire.PageRef{ref}, 0, 0)
 	require.NoError(t, err)
 	assert.Equal(t, "b", got[1].Text())
 
 	var app *temporal.ApplicationError
-	_, err = a.readPages(ctx, "c", "sqlite", []wire.PageRef{ref, {Seq: 1, First: 2, Count: 2, Digest: digest, Lineage: "L"}})
+	_, err = a.readPages(ctx, "c", "sqlite", []wire.PageRef{ref, {Seq: 1, First: 2, Count: 2, Digest: digest, Lineage: "L"}}, 0, 0)
 	require.ErrorAs(t, err, &app)
 	assert.Equal(t, wire.ErrTypeHistoryPageUnreadable, app.Type())
 	assert.True(t, app.NonRetryable())
 
-	_, err = a.readPages(ctx, "c", "postgres", []wire.PageRef{ref})
+	_, err = a.readPages(ctx, "c", "postgres", []wire.PageRef{ref}, 0, 0)
 	require.ErrorAs(t, err, &app)
 	assert.Equal(t, wire.ErrTypeInvalidInput, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, app.Message(), `history page 0 (messages 0 to 1, lineage L) is in message store "postgres"`)
+}
+
+// WritePages folds the chat's index as it writes (wire.FoldIndex): pages written a few
+// at a time under a fanout of 2 leave an index of fewer than 2 references a level,
+// whose pages read back every message in order; a call retried (a worker killed after
+// it wrote) writes the same rows and returns the same index; ReadTurn finds a turn under
+// the index pages.
+func TestWritePagesFoldsTheIndex(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "messages.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	a := &Activities{stores: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
+	var (
+		all   []chat.Message
+		index []wire.PageRef
+		seq   int64
+	)
+	for call := range 9 {
+		var msgs []chat.Message
+		for range 6 {
+			i := len(all) + len(msgs)
+			role := chat.RoleAssistant
+			if i%2 == 0 {
+				role = chat.RoleUser
+			}
+			msgs = append(msgs, chat.TextMessage(fmt.Sprintf("m%d", i), role, "alice", fmt.Sprintf("message %d", i)))
+		}
+		in := wire.WritePagesInput{ChatID: "c", Lineage: "L", Seq: seq, First: int64(len(all)), Cuts: []int{3, 3}, Messages: msgs, Index: index, Fanout: 2}
+		res, err := a.WritePages(ctx, in)
+		require.NoError(t, err, "call %d", call)
+		again, err := a.WritePages(ctx, in)
+		require.NoError(t, err, "call %d retried", call)
+		require.Equal(t, res, again, "call %d retried", call)
+		require.Len(t, res.Pages, 2)
+		levels := map[int]int{}
+		for _, r := range res.Index {
+			levels[r.Level]++
+		}
+		for level, n := range levels {
+			require.Less(t, n, 2, "call %d, level %d", call, level)
+		}
+		all, index, seq = append(all, msgs...), res.Index, seq+2
+	}
+	require.Equal(t, []int{4, 1}, []int{index[0].Level, index[1].Level}, "18 pages: 16 under a level-4 page, 2 under a level-1 page")
+	for i := range index {
+		index[i].Lineage = "L"
+	}
+	got, err := a.readPages(ctx, "c", "", index, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, got, len(all))
+	for i := range all {
+		require.Equal(t, all[i].MessageID, got[i].MessageID)
+	}
+	turn, err := a.ReadTurn(ctx, wire.ReadTurnInput{ChatID: "c", User: 40, Pages: index})
+	require.NoError(t, err)
+	assert.Equal(t, "m40", turn.User.MessageID)
+	assert.Equal(t, "m41", turn.Replies[0].MessageID)
+	assert.True(t, turn.Ended)
 }

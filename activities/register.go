@@ -40,6 +40,7 @@ func (a *Activities) byName() map[string]any {
 		wire.StoreMessagesActivity:       a.StoreMessages,
 		wire.WritePagesActivity:          a.WritePages,
 		wire.LookupIDsActivity:           a.LookupIDs,
+		wire.DeleteLineageActivity:       a.DeleteLineage,
 		wire.ReadTurnActivity:            a.ReadTurn,
 		wire.CallToolActivity:            a.CallTool,
 		wire.SelectActivity:              a.SelectSpeaker,

@@ -32,7 +32,7 @@ func longChatInPages(t *testing.T, opts testenv.Options) {
 	b := testenv.New(t, opts)
 	id := testenv.ChatID(t)
 	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"},
-		History:       &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4},
+		History:       &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4, IndexFanout: 2},
 		HistoryBudget: wire.HistoryBudget{MaxEvents: 60}}
 	_, err := a.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: a.TaskQueue}, wire.WorkflowType, in)
 	require.NoError(t, err)
@@ -51,10 +51,11 @@ func longChatInPages(t *testing.T, opts testenv.Options) {
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&first))
 	require.NotEmpty(t, first.Pages, "the oldest messages are in pages")
+	assert.Positive(t, first.Pages[0].Level, "under index pages (a fanout of 2)")
 	ps, ok := a.MessageStore.(msgstore.PageStore)
 	require.True(t, ok)
 	for _, ref := range first.Pages {
-		row, err := ps.GetPage(context.Background(), id, msgstore.PageKey{Lineage: ref.Lineage, Seq: ref.Seq}) // as stored
+		row, err := ps.GetPage(context.Background(), id, msgstore.PageKey{Lineage: ref.Lineage, Level: ref.Level, Seq: ref.Seq}) // as stored
 		require.NoError(t, err, "%s", ref)
 		assert.Equal(t, ref.Digest, msgstore.PageDigest(row), "%s", ref)
 		if opts.Keys != nil {
@@ -64,7 +65,7 @@ func longChatInPages(t *testing.T, opts testenv.Options) {
 
 	_, err = a.Client.History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.ErrorIs(t, err, agentchat.ErrStoredMessages, "a client without the store cannot read the pages")
-	assert.Contains(t, err.Error(), "history page 0")
+	assert.Contains(t, err.Error(), first.Pages[0].String()[:len(first.Pages[0].String())-1], "the error names the first page: a level-1 or higher index page (a fanout of 2)")
 	hist, err := a.StoreClient().History(ctxFor(t), id, agentchat.HistoryInput{})
 	require.NoError(t, err)
 	require.Len(t, hist.Messages, 2*turns)

@@ -94,3 +94,99 @@ func DecodePageBody(body []byte) (PageBody, error) {
 	}
 	return b, nil
 }
+
+// IndexEntry is one reference an index page lists: a page of the level below, of the
+// same chat and lineage (docs/chat-state-v1.md, "Message store pages"). Its JSON is the
+// index entry's: {"level", "seq", "first", "count", "bytes", "digest"}, level left out
+// when 0.
+type IndexEntry struct {
+	Level  int    `json:"level,omitempty"`
+	Seq    int64  `json:"seq"`
+	First  int64  `json:"first"`
+	Count  int64  `json:"count"`
+	Bytes  int    `json:"bytes"`
+	Digest string `json:"digest"`
+}
+
+// IndexBody is the plaintext body of an index page (level ≥ 1): version 1, the chat,
+// lineage, level, seq, the absolute index of the first message it covers, and the
+// references of the level-1 pages under it, in order.
+type IndexBody struct {
+	ChatID  string
+	Lineage string
+	Level   int
+	Seq     int64
+	First   int64
+	Refs    []IndexEntry
+}
+
+// EncodeIndexBody returns b's plaintext body, as EncodePageBody does a level-0 page's:
+// the same members in the same order, "refs" in place of "messages"; deterministic.
+func EncodeIndexBody(b IndexBody) ([]byte, error) {
+	if b.Level < 1 || len(b.Refs) == 0 {
+		return nil, fmt.Errorf("index page %d: level %d with %d references: an index page is level 1 or more and lists at least one page", b.Seq, b.Level, len(b.Refs))
+	}
+	var out bytes.Buffer
+	out.WriteString(`{"v":1,"chatId":`)
+	out.Write(quoteJSON(b.ChatID))
+	out.WriteString(`,"lineage":`)
+	out.Write(quoteJSON(b.Lineage))
+	out.WriteString(`,"level":` + strconv.Itoa(b.Level) + `,"seq":` + strconv.FormatInt(b.Seq, 10) +
+		`,"first":` + strconv.FormatInt(b.First, 10) + `,"refs":`)
+	refs, err := json.Marshal(b.Refs)
+	if err != nil {
+		return nil, fmt.Errorf("index page %d: %w", b.Seq, err)
+	}
+	out.Write(refs)
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// DecodeIndexBody parses an index page's plaintext body. A body that is not JSON of
+// that shape, of another version, of level 0, without references, or whose
+// references are not consecutive pages of the level below covering the messages from
+// its first on, is ErrPageMismatch naming what is wrong.
+func DecodeIndexBody(body []byte) (IndexBody, error) {
+	var raw struct {
+		V       *int         `json:"v"`
+		ChatID  string       `json:"chatId"`
+		Lineage string       `json:"lineage"`
+		Level   int          `json:"level"`
+		Seq     int64        `json:"seq"`
+		First   int64        `json:"first"`
+		Refs    []IndexEntry `json:"refs"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return IndexBody{}, fmt.Errorf("%w: the body is not an index page: %v", ErrPageMismatch, err)
+	}
+	if raw.V == nil || *raw.V != 1 {
+		return IndexBody{}, fmt.Errorf("%w: page version %v, this reader knows 1", ErrPageMismatch, raw.V)
+	}
+	if raw.Level < 1 || len(raw.Refs) == 0 {
+		return IndexBody{}, fmt.Errorf("%w: a level %d page with %d references where an index page was expected", ErrPageMismatch, raw.Level, len(raw.Refs))
+	}
+	next := raw.First
+	for i, r := range raw.Refs {
+		if r.Level != raw.Level-1 || r.First != next || r.Count < 1 {
+			return IndexBody{}, fmt.Errorf("%w: reference %d is level %d, messages %d to %d: the references of a level %d page are consecutive level %d pages from message %d",
+				ErrPageMismatch, i, r.Level, r.First, r.First+r.Count-1, raw.Level, raw.Level-1, next)
+		}
+		next += r.Count
+	}
+	return IndexBody{ChatID: raw.ChatID, Lineage: raw.Lineage, Level: raw.Level, Seq: raw.Seq, First: raw.First, Refs: raw.Refs}, nil
+}
+
+// Count is the number of messages b's references cover.
+func (b IndexBody) Count() int64 {
+	var n int64
+	for _, r := range b.Refs {
+		n += r.Count
+	}
+	return n
+}
+
+// quoteJSON is s as a JSON string.
+func quoteJSON(s string) []byte {
+	v, _ := json.Marshal(s)
+	return v
+}

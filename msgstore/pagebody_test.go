@@ -45,3 +45,40 @@ func TestPageBodyRefusesOtherShapes(t *testing.T) {
 		assert.Contains(t, err.Error(), want, body)
 	}
 }
+
+// An index page's body is the documented JSON, decodes to itself, and what is not one
+// (another version, level 0, no references, references that are not consecutive pages
+// of the level below from its first message) is ErrPageMismatch saying what.
+func TestIndexBody(t *testing.T) {
+	b := msgstore.IndexBody{ChatID: "c", Lineage: "L", Level: 1, Seq: 2, First: 8, Refs: []msgstore.IndexEntry{
+		{Seq: 4, First: 8, Count: 4, Bytes: 100, Digest: "sha256:aa"}, {Seq: 5, First: 12, Count: 3, Bytes: 90, Digest: "sha256:bb"}}}
+	enc, err := msgstore.EncodeIndexBody(b)
+	require.NoError(t, err)
+	assert.Equal(t, `{"v":1,"chatId":"c","lineage":"L","level":1,"seq":2,"first":8,"refs":[{"seq":4,"first":8,"count":4,"bytes":100,"digest":"sha256:aa"},{"seq":5,"first":12,"count":3,"bytes":90,"digest":"sha256:bb"}]}`, string(enc))
+	got, err := msgstore.DecodeIndexBody(enc)
+	require.NoError(t, err)
+	assert.Equal(t, b, got)
+	assert.EqualValues(t, 7, got.Count())
+
+	_, err = msgstore.EncodeIndexBody(msgstore.IndexBody{Level: 0, Refs: b.Refs})
+	assert.Error(t, err, "level 0 is not an index page")
+	_, err = msgstore.EncodeIndexBody(msgstore.IndexBody{Level: 1})
+	assert.Error(t, err, "an index page lists at least one page")
+
+	for body, want := range map[string]string{
+		`{"v":2,"level":1,"refs":[{"seq":0,"first":0,"count":1}]}`:                                 "version",
+		`{"v":1,"level":0,"refs":[{"seq":0,"first":0,"count":1}]}`:                                 "a level 0 page",
+		`{"v":1,"level":1,"refs":[]}`:                                                              "0 references",
+		`{"v":1,"level":1,"first":0,"refs":[{"seq":0,"first":1,"count":1}]}`:                       "reference 0",
+		`{"v":1,"level":1,"first":0,"refs":[{"seq":0,"first":0,"count":2},{"first":3,"count":1}]}`: "reference 1",
+		`{"v":1,"level":2,"first":0,"refs":[{"seq":0,"first":0,"count":2}]}`:                       "consecutive level 1 pages",
+		`{"v":1,"level":1,"first":0,"refs":[{"seq":0,"first":0,"count":0}]}`:                       "reference 0",
+		`not json`: "not an index page",
+	} {
+		_, err := msgstore.DecodeIndexBody([]byte(body))
+		require.ErrorIs(t, err, msgstore.ErrPageMismatch, body)
+		assert.Contains(t, err.Error(), want, body)
+	}
+	_, err = msgstore.DecodePageBody(enc)
+	assert.ErrorContains(t, err, "a level 1 page where a level 0 page was expected", "a level-0 reader refuses an index page")
+}

@@ -206,7 +206,7 @@ func (r *Runner) start(ctx context.Context, a Action) string {
 	}
 	// A small window, so that pages are written at every continue-as-new.
 	opts := agentchat.StartOptions{ChatID: c.loc.id, Participants: a.Agents, MaxMessageBytes: a.MaxBytes,
-		History: &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}}
+		History: &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4, IndexFanout: 2}}
 	if a.Budget > 0 {
 		opts.HistoryBudget = wire.HistoryBudget{MaxEvents: a.Budget}
 	}

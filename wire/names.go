@@ -71,6 +71,9 @@ const (
 	// LookupIDsActivity finds message ids in a chat's pages, run as a local activity
 	// (wire.LookupIDsInput → wire.LookupIDsResult).
 	LookupIDsActivity = "LookupIDs"
+	// DeleteLineageActivity removes the pages an import wrote before it failed
+	// (wire.DeleteLineageInput → nothing).
+	DeleteLineageActivity = "DeleteLineage"
 	// ReadTurnActivity reads a paged turn for a retry of it, run as a local activity
 	// (wire.ReadTurnInput → wire.ReadTurnResult).
 	ReadTurnActivity = "ReadTurn"

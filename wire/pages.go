@@ -17,6 +17,13 @@ const (
 	WindowMessages = 256
 	// PageMessages is the most messages one page holds.
 	PageMessages = 256
+	// IndexFanout is the most references one index page (level n ≥ 1) holds, and the
+	// most of one level a chat carries: when its index holds IndexFanout references of
+	// one level, they go to a page of the level above, whose reference takes their
+	// place (FoldIndex). 512 references are about 64 KiB, in a page as in the carry, so
+	// that the index a chat carries is at most 64 KiB a level, and 4 levels cover
+	// 512^4 × 256 messages.
+	IndexFanout = 512
 	// PageBytes is the most encoded bytes (MessageBytes, stubs counted as stubs) of
 	// messages one page holds, a single larger message alone: one row read, inside one
 	// activity input and one History answer.
@@ -35,11 +42,13 @@ const (
 // 130 bytes): where it is and what it must hold. Digest is "sha256:" and the hex
 // SHA-256 of the row as stored (msgstore.PageDigest), checked by every reader.
 type PageRef struct {
-	// Level is 0 for a page of messages (the only level written so far).
+	// Level is 0 for a page of messages, n ≥ 1 for an index page whose body lists the
+	// references of the level n-1 pages it covers (FoldIndex).
 	Level int `json:"level,omitempty"`
 	// Seq is the page's number within (chat, lineage, level), from 0.
 	Seq int64 `json:"seq"`
-	// First is the absolute index of its first message; Count how many it holds.
+	// First is the absolute index of its first message; Count how many it holds (an
+	// index page: how many the pages under it hold).
 	First int64 `json:"first"`
 	Count int64 `json:"count"`
 	// Bytes is the size of the page's plaintext body.
@@ -51,15 +60,20 @@ type PageRef struct {
 }
 
 // String names the page as errors do: page 7 (messages 1792 to 2047).
+// An index page says its level: history index page 2 of level 1 (messages 0 to 262143).
 func (r PageRef) String() string {
+	if r.Level > 0 {
+		return fmt.Sprintf("history index page %d of level %d (messages %d to %d)", r.Seq, r.Level, r.First, r.First+r.Count-1)
+	}
 	return fmt.Sprintf("history page %d (messages %d to %d)", r.Seq, r.First, r.First+r.Count-1)
 }
 
 // PagedHistory is what a chat carries of the part of its history in pages: Base, the
-// index of the first message the workflow holds (messages [0, Base) are in Pages, in
-// order, without gaps), the Lineage they were written under (the run id of the run
-// that wrote the first page), and a filter of their message ids (IDs; a false positive
-// only costs a store lookup).
+// index of the first message the workflow holds (messages [0, Base) are covered by
+// Pages, in order, without gaps: index pages of the highest levels first, then level-0
+// pages, fewer than the chat's index fanout of each level, FoldIndex), the Lineage they
+// were written under (the run id of the run that wrote the first page), and a filter
+// of their message ids (IDs; a false positive only costs a store lookup).
 type PagedHistory struct {
 	Base    int          `json:"base"`
 	Lineage string       `json:"lineage"`
@@ -73,6 +87,17 @@ type PagedHistory struct {
 type HistoryWindow struct {
 	WindowMessages int `json:"windowMessages,omitempty"`
 	PageMessages   int `json:"pageMessages,omitempty"`
+	// IndexFanout is the references an index page holds (zero: IndexFanout); 2 to
+	// IndexFanout.
+	IndexFanout int `json:"indexFanout,omitempty"`
+}
+
+// Fanout returns the index fanout w sets, IndexFanout for zero.
+func (w *HistoryWindow) Fanout() int {
+	if w != nil && w.IndexFanout > 0 {
+		return w.IndexFanout
+	}
+	return IndexFanout
 }
 
 // Effective returns the window and page sizes w sets, with the defaults for zero.
@@ -97,6 +122,8 @@ func (w *HistoryWindow) Validate() error {
 		return fmt.Errorf("history.windowMessages is %d: at least 8, or 0 for %d", w.WindowMessages, WindowMessages)
 	case w.PageMessages != 0 && (w.PageMessages < 4 || w.PageMessages > PageMessages):
 		return fmt.Errorf("history.pageMessages is %d: 4 to %d, or 0 for %d", w.PageMessages, PageMessages, PageMessages)
+	case w.IndexFanout != 0 && (w.IndexFanout < 2 || w.IndexFanout > IndexFanout):
+		return fmt.Errorf("history.indexFanout is %d: 2 to %d, or 0 for %d", w.IndexFanout, IndexFanout, IndexFanout)
 	}
 	return nil
 }
@@ -107,6 +134,11 @@ func (w *HistoryWindow) Validate() error {
 // the message store ("" = the worker's default). Messages over PageBodyBytes go to
 // their own body row first, the page holding the stub. At most messageBatch bytes of
 // messages: the workflow splits larger ranges over several calls.
+//
+// Index is the chat's index before these pages (PagedHistory.Pages, at most Fanout-1
+// references a level: about 64 KiB a level) and Fanout its fanout (0: IndexFanout):
+// the result's Index is Index with the new pages, folded (FoldIndex), its index pages
+// written too.
 type WritePagesInput struct {
 	ChatID   string         `json:"chatId"`
 	Store    string         `json:"store,omitempty"`
@@ -115,12 +147,74 @@ type WritePagesInput struct {
 	First    int64          `json:"first"`
 	Cuts     []int          `json:"cuts"`
 	Messages []chat.Message `json:"messages"`
+	Index    []PageRef      `json:"index,omitempty"`
+	Fanout   int            `json:"fanout,omitempty"`
 }
 
-// WritePagesResult is the refs of the pages written, in order, and the store's name.
+// WritePagesResult is the refs of the level-0 pages written, in order, the chat's
+// index with them (FoldIndex of WritePagesInput.Index and Pages), and the store's name.
 type WritePagesResult struct {
 	Store string    `json:"store"`
 	Pages []PageRef `json:"pages"`
+	Index []PageRef `json:"index"`
+}
+
+// FoldIndex returns index (references of consecutive pages of one lineage, highest
+// levels first, as PagedHistory.Pages holds them) folded: taken one reference at a
+// time, whenever the last fanout references are of one level, write writes an index
+// page of the level above that lists them (its number within the level, seq, is
+// PagesWritten's) and its reference takes their place. So the index holds fewer than
+// fanout references a level, and its length grows with the logarithm of the chat's.
+// It is deterministic: the same index folds into the same pages, so a retried write
+// writes the same rows. index is not changed; write's error is returned as it is.
+func FoldIndex(index []PageRef, fanout int, write func(level int, seq int64, refs []PageRef) (PageRef, error)) ([]PageRef, error) {
+	out := make([]PageRef, 0, len(index))
+	for _, r := range index {
+		out = append(out, r)
+		for {
+			n := len(out)
+			if n < fanout {
+				break
+			}
+			level := out[n-1].Level
+			if out[n-fanout].Level != level || (n > fanout && out[n-fanout-1].Level == level) {
+				break // fewer than fanout of the last level (a level holds at most fanout)
+			}
+			ref, err := write(level+1, PagesWritten(out[:n-fanout], level+1, fanout), slices.Clone(out[n-fanout:]))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out[:n-fanout], ref)
+		}
+	}
+	return out, nil
+}
+
+// PagesWritten is how many pages of level an index (as FoldIndex leaves it, of fanout)
+// stands for: a reference of that level counts one, one of a level above fanout to the
+// power of the difference. It is the number (seq) of the level's next page.
+func PagesWritten(index []PageRef, level, fanout int) int64 {
+	var n int64
+	for _, r := range index {
+		if r.Level < level {
+			continue
+		}
+		k := int64(1)
+		for range r.Level - level {
+			k *= int64(fanout)
+		}
+		n += k
+	}
+	return n
+}
+
+// DeleteLineageInput asks the worker to remove the pages of one lineage of a chat
+// (msgstore.PageStore.DeleteLineage): those an import wrote before it failed, which
+// no index names.
+type DeleteLineageInput struct {
+	ChatID  string `json:"chatId"`
+	Store   string `json:"store,omitempty"`
+	Lineage string `json:"lineage"`
 }
 
 // PageBodyBytes is the encoded size past which a paged message's body goes to its own

@@ -13,7 +13,7 @@ import (
 // 4 to 256 are taken, one less or one more is refused naming the field; zero is the
 // default.
 func TestHistoryWindowAtItsEdges(t *testing.T) {
-	for _, ok := range []wire.HistoryWindow{{}, {WindowMessages: 8}, {PageMessages: 4}, {PageMessages: wire.PageMessages}, {WindowMessages: 100000}} {
+	for _, ok := range []wire.HistoryWindow{{}, {WindowMessages: 8}, {PageMessages: 4}, {PageMessages: wire.PageMessages}, {WindowMessages: 100000}, {IndexFanout: 2}, {IndexFanout: wire.IndexFanout}} {
 		require.NoError(t, ok.Validate(), "%+v", ok)
 	}
 	for w, want := range map[wire.HistoryWindow]string{
@@ -21,6 +21,8 @@ func TestHistoryWindowAtItsEdges(t *testing.T) {
 		{WindowMessages: -1}:                  "history.windowMessages is -1",
 		{PageMessages: 3}:                     "history.pageMessages is 3",
 		{PageMessages: wire.PageMessages + 1}: "history.pageMessages is 257",
+		{IndexFanout: 1}:                      "history.indexFanout is 1",
+		{IndexFanout: wire.IndexFanout + 1}:   "history.indexFanout is 513",
 	} {
 		err := w.Validate()
 		require.Error(t, err, "%+v", w)
@@ -30,4 +32,6 @@ func TestHistoryWindowAtItsEdges(t *testing.T) {
 	assert.ErrorContains(t, in.Validate(), "history.windowMessages", "a chat's input is checked with it")
 	window, page := (*wire.HistoryWindow)(nil).Effective()
 	assert.Equal(t, [2]int{wire.WindowMessages, wire.PageMessages}, [2]int{window, page})
+	assert.Equal(t, wire.IndexFanout, (*wire.HistoryWindow)(nil).Fanout())
+	assert.Equal(t, 3, (&wire.HistoryWindow{IndexFanout: 3}).Fanout())
 }

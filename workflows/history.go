@@ -285,11 +285,11 @@ func (h *history) pagesFrom(from int) []wire.PageRef {
 	return out
 }
 
-// Paged records pages written of the oldest messages held, under lineage (the
-// chat's lineage, or its first): their references join the index, their message ids
-// the filter, and the window drops them. refs must begin at Base() and follow each
-// other, as seal writes them.
-func (h *history) Paged(lineage string, refs []wire.PageRef) {
+// Paged records level-0 pages written of the oldest messages held, under lineage
+// (the chat's lineage, or its first), and index, the chat's index with them
+// (wire.WritePagesResult.Index): their message ids join the filter, and the window
+// drops them. refs must begin at Base() and follow each other, as seal writes them.
+func (h *history) Paged(lineage string, refs, index []wire.PageRef) {
 	if h.paged == nil {
 		h.paged = &wire.PagedHistory{Lineage: lineage}
 	}
@@ -300,7 +300,7 @@ func (h *history) Paged(lineage string, refs []wire.PageRef) {
 		}
 		n += int(r.Count)
 	}
-	h.paged.Pages = append(h.paged.Pages, refs...)
+	h.paged.Pages = index
 	h.paged.Base += n
 	h.msgs = slices.Clone(h.msgs[n:]) // the paged messages' memory goes
 	h.stubs = stubTotal{}
@@ -314,12 +314,13 @@ func (h *history) lineage() string {
 	return h.paged.Lineage
 }
 
-// pageCount is the number of pages written.
-func (h *history) pageCount() int {
+// index is the references of the chat's pages, as the chat carries them (highest
+// levels first, wire.FoldIndex); nil before the first page.
+func (h *history) index() []wire.PageRef {
 	if h.paged == nil {
-		return 0
+		return nil
 	}
-	return len(h.paged.Pages)
+	return h.paged.Pages
 }
 
 // Carry returns the history as continue-as-new carries it: the messages held

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -66,8 +67,32 @@ func (s *chatState) handleImport(ctx workflow.Context, in wire.ImportInput) (wir
 }
 
 // restore loads a document page by page through the ImportChat activity (which reads,
-// validates and upgrades it) and applies it.
+// validates and upgrades it) and applies it. An import that fails after its first call
+// may have written pages (under a lineage of its own, which no index names): they are
+// deleted before the failure is answered (dropLineage), so that none is orphaned.
 func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error {
+	lineage := fmt.Sprintf("%s-i%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, s.imports+1)
+	err := s.restoreUnder(ctx, src, lineage)
+	if err != nil && s.history.lineage() != lineage {
+		s.dropLineage(ctx, lineage)
+	}
+	return err
+}
+
+// dropLineage deletes the pages of lineage (the DeleteLineage activity), retried until
+// the store answers; a store that refuses is logged (its pages stay, named by nothing).
+func (s *chatState) dropLineage(ctx workflow.Context, lineage string) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: storeTimeout,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			NonRetryableErrorTypes: []string{wire.ErrTypeInvalidInput, wire.ErrTypeStoreConflict}}})
+	in := wire.DeleteLineageInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Lineage: lineage}
+	if err := workflow.ExecuteActivity(actx, wire.DeleteLineageActivity, in).Get(ctx, nil); err != nil {
+		s.log().Warn("the pages of a failed import were not deleted", "lineage", lineage, "error", err)
+	}
+}
+
+// restoreUnder is restore, its pages written under lineage.
+func (s *chatState) restoreUnder(ctx workflow.Context, src wire.DocumentSource, lineage string) error {
 	actx := workflow.WithActivityOptions(ctx, transferOptions(importTimeout))
 	var (
 		header  *chatstate.Document
@@ -77,7 +102,7 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 		turns   int                // their answered turns
 	)
 	s.imports++
-	paging := &wire.ImportPaging{Lineage: fmt.Sprintf("%s-i%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, s.imports)}
+	paging := &wire.ImportPaging{Lineage: lineage}
 	if s.in.History != nil {
 		paging.Window = *s.in.History
 	}

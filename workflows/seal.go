@@ -30,7 +30,8 @@ func (s *chatState) seal(ctx workflow.Context) {
 	if len(cuts) == 0 {
 		return
 	}
-	lineage, seq := s.history.lineage(), int64(s.history.pageCount())
+	fanout := s.in.History.Fanout()
+	lineage, seq := s.history.lineage(), wire.PagesWritten(s.history.index(), 0, fanout)
 	if lineage == "" {
 		lineage = workflow.GetInfo(ctx).WorkflowExecution.RunID
 	}
@@ -40,7 +41,8 @@ func (s *chatState) seal(ctx workflow.Context) {
 	for len(cuts) > 0 {
 		n, count := batchOfPages(s.history.Since(s.history.Base()), cuts)
 		in := wire.WritePagesInput{ChatID: s.chatID, Store: orDefault(s.Store, s.in.Store), Lineage: lineage,
-			Seq: seq, First: int64(s.history.Base()), Cuts: cuts[:n], Messages: slices.Clone(s.history.Slice(s.history.Base(), s.history.Base()+count))}
+			Seq: seq, First: int64(s.history.Base()), Cuts: cuts[:n], Messages: slices.Clone(s.history.Slice(s.history.Base(), s.history.Base()+count)),
+			Index: s.history.index(), Fanout: fanout}
 		var res wire.WritePagesResult
 		if err := workflow.ExecuteActivity(actx, wire.WritePagesActivity, in).Get(ctx, &res); err != nil {
 			s.log().Warn("history pages not written; the messages stay in the workflow until the next continue-as-new", "error", err)
@@ -50,7 +52,7 @@ func (s *chatState) seal(ctx workflow.Context) {
 		for _, m := range in.Messages {
 			s.CallIDs = s.CallIDs.AddCalls(m)
 		}
-		s.history.Paged(lineage, res.Pages)
+		s.history.Paged(lineage, res.Pages, res.Index)
 		cuts, seq = cuts[n:], seq+int64(n)
 	}
 	// Answered turns now in pages leave the idempotency record: a retry of one is

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
@@ -17,6 +19,7 @@ import (
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/msgstore/sqlite"
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -187,4 +190,99 @@ func TestAnImportWritesPages(t *testing.T) {
 	}
 	require.Len(t, paged, 34, "the window begins at d17, the latest user message with 8 after it")
 	assert.Equal(t, history[:34], paged, "pages hold the document's messages as they were")
+}
+
+// With an index fanout of 2 the carry holds index pages in place of the pages under
+// them (wire.FoldIndex): fewer than 2 references a level. The next run answers History
+// below its window with them, a reader reads every message through them, and a retry
+// of a turn under an index page gets its first answer.
+func TestAPagedChatFoldsItsIndex(t *testing.T) {
+	st := pageStore(t)
+	first := newEnv(t)
+	first.withPages(t, st)
+	for i := range 11 {
+		first.send(time.Duration(i+1)*time.Second, msg(fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d", i)))
+	}
+	first.at(12*time.Second, func() { first.env.SetContinueAsNewSuggested(true) })
+	in := pagedThread()
+	in.History.IndexFanout = 2
+	first.run(in, 0)
+	next, _ := canInput(t, first)
+	c := next.Carry
+	require.NotNil(t, c.Paged)
+	assert.Equal(t, 12, c.Paged.Base)
+	require.Len(t, c.Paged.Pages, 2, "pages 0 and 1 under an index page, then page 2")
+	assert.Equal(t, wire.PageRef{Level: 1, Seq: 0, First: 0, Count: 8}, wire.PageRef{Level: c.Paged.Pages[0].Level, Seq: c.Paged.Pages[0].Seq, First: c.Paged.Pages[0].First, Count: c.Paged.Pages[0].Count})
+	assert.Equal(t, int64(2), c.Paged.Pages[1].Seq)
+
+	e := newEnv(t)
+	e.withPages(t, st)
+	retried := e.send(time.Second, msg("m1", "turn 1"))
+	taken := e.send(time.Second, msg("m2", "another text under a paged turn's id"))
+	var below wire.HistoryResult
+	retried.then = func() { below = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 3}) }
+	e.run(next, 2*time.Second)
+	require.NoError(t, retried.err, "a retry of a turn under an index page")
+	assert.True(t, retried.result.Replayed)
+	assert.Equal(t, []string{"m1/1"}, ids(retried.result.Messages))
+	require.Error(t, taken.err)
+	assert.Contains(t, taken.err.Error(), "history[4]")
+	require.Len(t, below.Pages, 2)
+	assert.Equal(t, 1, below.Pages[0].Level)
+	got, err := transfer.ReadPages(context.Background(), map[string]msgstore.Store{below.Store: st}, below.Store, "default-test-workflow-id", below.Pages, 3, 0)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"m1/1", "m2", "m2/1", "m3", "m3/1", "m4", "m4/1", "m5", "m5/1"}, ids(got))
+}
+
+// An import that fails after its first call wrote pages deletes them (the
+// DeleteLineage activity) before it answers: no page of the failed import is left in
+// the store.
+func TestAFailedImportLeavesNoPages(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var history []chat.Message
+	for i := range 21 {
+		text := fmt.Sprintf("turn %d", i)
+		if i >= 17 {
+			text = strings.Repeat("x", 200<<10) // the window's messages take more than one ImportChat answer
+		}
+		u := chat.TextMessage(fmt.Sprintf("d%d", i), chat.RoleUser, "", text)
+		r := chat.TextMessage(fmt.Sprintf("d%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
+		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
+		history = append(history, u, r)
+	}
+	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
+		Participants: []chatstate.Participant{helperP},
+		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
+			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(`{"iterations":1}`)}}})
+	require.NoError(t, err)
+	e := newEnv(t)
+	st := pageStore(t)
+	e.withPages(t, st)
+	reg := agents.NewRegistry(agents.Config{Agents: []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default"}},
+		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
+	acts, err := activities.New(activities.Config{Registry: reg,
+		Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{"sqlite": st}}})
+	require.NoError(t, err)
+	var lineage string
+	var written, calls int
+	e.env.RegisterActivityWithOptions(func(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
+		calls++
+		if in.Offset > 0 {
+			return wire.ImportPage{}, temporal.NewNonRetryableApplicationError("the document went away", wire.ErrTypeInvalidDocument, nil)
+		}
+		page, err := acts.ImportChat(ctx, in)
+		lineage, written = in.Paging.Lineage, len(page.Pages)
+		return page, err
+	}, activity.RegisterOptions{Name: wire.ImportChatActivity})
+	e.env.RegisterActivityWithOptions(acts.DeleteLineage, activity.RegisterOptions{Name: wire.DeleteLineageActivity})
+	in := restoring(doc, "helper")
+	in.History = &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}
+	e.run(in, time.Second)
+	require.Equal(t, 2, calls, "the second call failed")
+	require.Positive(t, written, "the first call wrote pages")
+	for seq := range written {
+		_, err := st.GetPage(context.Background(), "default-test-workflow-id", msgstore.PageKey{Lineage: lineage, Seq: int64(seq)})
+		require.ErrorIs(t, err, msgstore.ErrPageMissing, "page %d of the failed import", seq)
+	}
 }

@@ -23,6 +23,7 @@ type cliOptions struct {
 	profileDir, out    string
 	rows               string
 	timeout            time.Duration
+	longMessages       int
 	dynamicConfig      keyValues
 }
 
@@ -56,6 +57,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.out, "out", "", "also write the table as Markdown to `FILE`")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed (full runs only)")
 	fs.DurationVar(&o.timeout, "timeout", 20*time.Minute, "give up after this long")
+	fs.IntVar(&o.longMessages, "long-messages", 0, "messages of the long row's chat (default 1000000; 2000 with --short); the row compares it with a chat of a tenth of them")
 	fs.Var(o.dynamicConfig, "dynamic-config", "`key=value` server setting for the dev server this run starts, over devserver.DefaultDynamicConfig (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -121,7 +123,7 @@ func (o cliOptions) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer env.Close()
-	table, err := Run(ctx, env, Config{Short: o.short, Rows: rows, ProfileDir: o.profileDir, Progress: stderr, Server: server})
+	table, err := Run(ctx, env, Config{Short: o.short, LongMessages: o.longMessages, Rows: rows, ProfileDir: o.profileDir, Progress: stderr, Server: server})
 	if table != nil {
 		if werr := o.write(table, stdout); werr != nil && err == nil {
 			err = werr

@@ -25,15 +25,15 @@ import (
 func (r *runner) long(ctx context.Context) error {
 	sz := r.sz
 	shortID, longID := newChatID("long-100"), newChatID("long")
-	if _, _, err := r.importHistory(ctx, shortID, 100); err != nil {
+	if _, _, _, err := r.importHistory(ctx, shortID, 100); err != nil {
 		return err
 	}
 	tenthID := newChatID("long-tenth")
-	tenthTook, tenthPeak, err := r.importHistory(ctx, tenthID, sz.LongMessages/10)
+	tenthTook, tenthPeak, tenthKept, err := r.importHistory(ctx, tenthID, sz.LongMessages/10)
 	if err != nil {
 		return err
 	}
-	took, peak, err := r.importHistory(ctx, longID, sz.LongMessages)
+	took, peak, kept, err := r.importHistory(ctx, longID, sz.LongMessages)
 	if err != nil {
 		return err
 	}
@@ -62,43 +62,67 @@ func (r *runner) long(ctx context.Context) error {
 		Row{Group: "long", Name: "Import, " + name + " vs " + tenth + " messages (s)", Value: took.Seconds(), Floor: tenthTook.Seconds()},
 		Row{Group: "long", Name: "Peak heap, import of " + name + " vs " + itoa(sz.LongMessages/10) + " messages (MB)",
 			Value: float64(peak) / mb, Floor: float64(tenthPeak) / mb},
+		Row{Group: "long", Name: "Heap kept for the idle chat after its import, " + name + " vs " + tenth + " messages (KB)",
+			Value: float64(kept) / 1024, Floor: float64(tenthKept) / 1024, Target: AtMost(1.2)},
 		Row{Group: "long", Name: "Export, " + name + " vs " + tenth + " messages (s)", Value: exportTook.Seconds(), Floor: tenthExportTook.Seconds()},
 		Row{Group: "long", Name: "Peak heap, export of " + name + " vs " + itoa(sz.LongMessages/10) + " messages (MB)",
 			Value: float64(exportPeak) / mb, Floor: float64(tenthExportPeak) / mb},
 	)
 	r.t.Note("long: chats imported from documents of %s, %s and 100 messages (texts of 100 to 1,000 bytes), then %d turns on the long and the 100-message chat, interleaved, after %d warm-up turns; "+
 		"then both imported chats exported to a file on the worker (Client.ExportTo, sink file); "+
-		"peak heap = the highest HeapInuse of this process (worker, client, model), sampled every 10 ms during Client.Import or Client.ExportTo, over its value before",
+		"peak heap = the highest HeapInuse of this process (worker, client, model), sampled every 10 ms during Client.Import or Client.ExportTo, over its value before; "+
+		"heap kept = live heap after a GC once the import returned, over its value before: the worker's cached chat (window and index) and what else stays",
 		name, itoa(sz.LongMessages/10), sz.LongTurns, sz.Warmup)
 	return nil
 }
 
 // importHistory imports a helper thread of n messages (History) into chat id by file
-// and returns how long Client.Import took and the peak heap it added.
-func (r *runner) importHistory(ctx context.Context, id string, n int) (time.Duration, uint64, error) {
-	enc, _, err := chatstate.Encode(Document(History(n)))
-	if err != nil {
-		return 0, 0, fmt.Errorf("encode a document of %d messages: %w", n, err)
-	}
+// and returns how long Client.Import took, the peak heap it added, and the heap still
+// live after it (after a GC): what the worker keeps of the idle chat (its cached
+// workflow, with the window and the index) and what else stays.
+func (r *runner) importHistory(ctx context.Context, id string, n int) (took time.Duration, peak, kept uint64, err error) {
 	r.e.track(id)
 	path := filepath.Join(r.e.dir, id+".json")
-	if err := os.WriteFile(path, enc, 0o644); err != nil {
-		return 0, 0, err
+	if err := writeDocument(path, n); err != nil {
+		return 0, 0, 0, err
 	}
 	defer os.Remove(path)
-	enc = nil
+	before := liveHeap()
 	var st agentchat.StateResult
-	took, peak, err := measureHeap(func() error {
+	took, peak, err = measureHeap(func() error {
+		var err error
 		st, err = r.e.Chats.Import(ctx, agentchat.ImportOptions{ChatID: id, Path: path})
 		return err
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("import %d messages: %w", n, err)
+		return 0, 0, 0, fmt.Errorf("import %d messages: %w", n, err)
 	}
 	if st.MessageCount != n {
-		return 0, 0, fmt.Errorf("imported chat %s has %d messages, want %d", id, st.MessageCount, n)
+		return 0, 0, 0, fmt.Errorf("imported chat %s has %d messages, want %d", id, st.MessageCount, n)
 	}
-	return took, peak, nil
+	return took, peak, uint64(max(float64(liveHeap())-float64(before), 0)), nil
+}
+
+// liveHeap is the bytes of live heap objects after a GC.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// writeDocument writes the document of a helper thread of n messages (History) to path,
+// a message at a time (chatstate.Encoder).
+func writeDocument(path string, n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, _, err := chatstate.NewEncoder(f).Encode(Document(nil), historyOf(n)); err != nil {
+		f.Close()
+		return fmt.Errorf("encode a document of %d messages: %w", n, err)
+	}
+	return f.Close()
 }
 
 // exportHistory exports chat id, of n messages, to a file and returns how long

@@ -19,6 +19,9 @@ type Config struct {
 	// Short runs a few iterations of every row: it checks that each runs and prints,
 	// not its timings (no row passes or fails).
 	Short bool
+	// LongMessages, when positive, is the length of the long row's chat (default
+	// 1,000,000; 2,000 with Short); its tenth is its floor's.
+	LongMessages int
 	// Rows is a subset of Groups; empty means all.
 	Rows []string
 	// ProfileDir, if set, receives CPU and heap profiles of this process during the
@@ -62,7 +65,7 @@ func sizesFor(short bool) sizes {
 	}
 	return sizes{Warmup: 10, Turns: 200, TextBytes: 120, Chats: 100, ChatTurns: 20, Starts: 100,
 		GroupWarmup: 3, GroupTurns: 50, Messages: 10_000, TransferRounds: 5,
-		IdleChats: 1000, ActiveChats: 100, ActiveFor: 5 * time.Second, Width: 50, LongMessages: 100_000, LongTurns: 50}
+		IdleChats: 1000, ActiveChats: 100, ActiveFor: 5 * time.Second, Width: 50, LongMessages: 1_000_000, LongTurns: 50}
 }
 
 // runner carries a run's world, sizes and table to the measurements.
@@ -86,7 +89,11 @@ func Run(ctx context.Context, e *Env, cfg Config) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{e: e, sz: sizesFor(cfg.Short), cfg: cfg, t: &Table{Short: cfg.Short}}
+	sz := sizesFor(cfg.Short)
+	if cfg.LongMessages > 0 {
+		sz.LongMessages = cfg.LongMessages
+	}
+	r := &runner{e: e, sz: sz, cfg: cfg, t: &Table{Short: cfg.Short}}
 	r.header()
 	measure := map[string]func(context.Context) error{
 		"turn": r.turn, "throughput": r.throughput, "start": r.start, "group": r.group,

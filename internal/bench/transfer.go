@@ -39,22 +39,40 @@ func Prose(r *rand.Rand, n int) string {
 // History returns n messages of a helper thread: user (Alice) and assistant (helper)
 // in turn, texts of 100–1000 bytes, one second apart. Same n, same messages.
 func History(n int) []chat.Message {
-	r := rand.New(rand.NewPCG(42, 10_000))
-	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	ms := make([]chat.Message, 0, n)
-	for i := 0; len(ms) < n; i++ {
-		id := fmt.Sprintf("turn-%05d", i)
-		u := chat.TextMessage(id, chat.RoleUser, "Alice", Prose(r, 100+r.IntN(900)))
-		u.CreatedAt = start.Add(time.Duration(len(ms)) * time.Second)
-		ms = append(ms, u)
-		if len(ms) == n {
-			break
-		}
-		a := chat.TextMessage(id+"/1", chat.RoleAssistant, "Helper", Prose(r, 100+r.IntN(900)))
-		a.AgentID, a.CreatedAt = "helper", start.Add(time.Duration(len(ms))*time.Second)
-		ms = append(ms, a)
-	}
+	_ = historyOf(n)(func(m chat.Message) error {
+		ms = append(ms, m)
+		return nil
+	})
 	return ms
+}
+
+// historyOf yields the messages History(n) returns, one at a time, so that a
+// document of any length is written without holding its history.
+func historyOf(n int) chatstate.History {
+	return func(yield func(chat.Message) error) error {
+		r := rand.New(rand.NewPCG(42, 10_000))
+		start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+		count := 0
+		for i := 0; count < n; i++ {
+			id := fmt.Sprintf("turn-%05d", i)
+			u := chat.TextMessage(id, chat.RoleUser, "Alice", Prose(r, 100+r.IntN(900)))
+			u.CreatedAt = start.Add(time.Duration(count) * time.Second)
+			if err := yield(u); err != nil {
+				return err
+			}
+			if count++; count == n {
+				break
+			}
+			a := chat.TextMessage(id+"/1", chat.RoleAssistant, "Helper", Prose(r, 100+r.IntN(900)))
+			a.AgentID, a.CreatedAt = "helper", start.Add(time.Duration(count)*time.Second)
+			if err := yield(a); err != nil {
+				return err
+			}
+			count++
+		}
+		return nil
+	}
 }
 
 // Document is the document of a helper thread holding msgs, as an export of a chat
