@@ -62,12 +62,15 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 		}
 		if in.Paging != nil {
 			if err := a.importPages(ctx, in, doc.History, &page); err != nil {
-				return wire.ImportPage{}, err
+				return wire.ImportPage{}, a.dropImportPages(ctx, in, err)
 			}
 			in.Offset = page.Base
 		}
 	}
 	if err := a.importMessages(ctx, in, &page, doc.History, 0, len(doc.History), len(b)); err != nil {
+		if in.Offset > 0 && in.Offset == page.Base {
+			err = a.dropImportPages(ctx, in, err)
+		}
 		return wire.ImportPage{}, err
 	}
 	if in.Offset+len(page.Messages) >= len(doc.History) {

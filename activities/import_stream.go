@@ -70,12 +70,15 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 				}
 			}
 			if err := a.importPagesStreamed(ctx, in, dec.History(), doc.base, &page); err != nil {
-				return wire.ImportPage{}, true, err
+				return wire.ImportPage{}, true, a.dropImportPages(ctx, in, err)
 			}
 			in.Offset = doc.base
 		}
 	}
 	if err := a.importMessages(ctx, in, &page, doc.recent, doc.base, doc.total, int(size)); err != nil {
+		if in.Offset > 0 && in.Offset == page.Base {
+			err = a.dropImportPages(ctx, in, err)
+		}
 		return wire.ImportPage{}, true, err
 	}
 	if in.Offset+len(page.Messages) >= doc.total {

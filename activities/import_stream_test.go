@@ -162,3 +162,56 @@ func TestImportChatRefusesAFileThatIsNotADocument(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), wire.ErrTypeInvalidDocument)
 }
+
+// failingPages refuses the page of seq failAt (ErrConflict, as a store holding another
+// page there does).
+type failingPages struct {
+	*sqlite.Store
+	failAt int64
+}
+
+func (f failingPages) PutPage(ctx context.Context, chatID string, p msgstore.Page) (string, error) {
+	if p.Level == 0 && p.Seq == f.failAt {
+		return "", fmt.Errorf("%w: page %d", msgstore.ErrConflict, p.Seq)
+	}
+	return f.Store.PutPage(ctx, chatID, p)
+}
+
+// An import whose first call fails after it wrote pages deletes them before it
+// answers, read whole or in place: no page of its lineage is left.
+func TestImportChatThatFailsAfterWritingPagesLeavesNone(t *testing.T) {
+	for _, streamed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("streamed %v", streamed), func(t *testing.T) {
+			if streamed {
+				activities.StreamAllDocuments(t)
+			}
+			st, err := sqlite.Open(filepath.Join(t.TempDir(), "m.db"))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = st.Close() })
+			acts, err := activities.New(activities.Config{Registry: agents.NewRegistry(agents.Config{}),
+				Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{msgstore.NameSQLite: failingPages{st, 3}}}})
+			require.NoError(t, err)
+			at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+			b, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+				Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: streamHistory(300),
+				Participants: []chatstate.Participant{{ID: "clerk", Name: "Clerk", Type: "chat_completion"}},
+				Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential"},
+					Termination: chatstate.Strategy{Type: "maxIterations"}}})
+			require.NoError(t, err)
+			path := filepath.Join(t.TempDir(), "doc.json")
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+			in := wire.ImportPageInput{Participants: []string{"clerk"}, SelectionType: "sequential", TerminationType: "maxIterations",
+				Source: wire.DocumentSource{URI: transfer.FileURI(path)},
+				Paging: &wire.ImportPaging{Lineage: "run-i1", Window: wire.HistoryWindow{WindowMessages: 40, PageMessages: 16}}}
+			var suite testsuite.WorkflowTestSuite
+			env := suite.NewTestActivityEnvironment()
+			env.RegisterActivity(acts.ImportChat)
+			_, err = env.ExecuteActivity(acts.ImportChat, in)
+			require.ErrorContains(t, err, "page 3")
+			for seq := range 3 {
+				_, err := st.GetPage(context.Background(), "default-test-workflow-id", msgstore.PageKey{Lineage: "run-i1", Seq: int64(seq)})
+				require.ErrorIs(t, err, msgstore.ErrPageMissing, "page %d was written, then deleted", seq)
+			}
+		})
+	}
+}

@@ -153,6 +153,21 @@ func (a *Activities) DeleteLineage(ctx context.Context, in wire.DeleteLineageInp
 	return nil
 }
 
+// dropImportPages deletes the pages the first ImportChat call of in wrote before it
+// failed with err (its lineage, in.Paging.Lineage: no index names them) and returns
+// err; a deletion that fails is logged (the pages stay, named by nothing). A retry of the
+// call writes them again.
+func (a *Activities) dropImportPages(ctx context.Context, in wire.ImportPageInput, err error) error {
+	if in.Paging == nil {
+		return err
+	}
+	del := a.DeleteLineage(ctx, wire.DeleteLineageInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store, Lineage: in.Paging.Lineage})
+	if del != nil {
+		activity.GetLogger(ctx).Warn("the pages of a failed import were not deleted", "lineage", in.Paging.Lineage, "error", del)
+	}
+	return err
+}
+
 // LookupIDs returns where the ids of in are in the chat's pages (msgstore.PageStore's
 // LookupIDs over in.Lineage), by message index; absent ids are not in the pages. The
 // workflow runs it as a local activity when its filter of paged ids says an id may be

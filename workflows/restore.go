@@ -72,8 +72,8 @@ func (s *chatState) handleImport(ctx workflow.Context, in wire.ImportInput) (wir
 // deleted before the failure is answered (dropLineage), so that none is orphaned.
 func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error {
 	lineage := fmt.Sprintf("%s-i%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, s.imports+1)
-	err := s.restoreUnder(ctx, src, lineage)
-	if err != nil && s.history.lineage() != lineage {
+	paged, err := s.restoreUnder(ctx, src, lineage)
+	if err != nil && paged && s.history.lineage() != lineage {
 		s.dropLineage(ctx, lineage)
 	}
 	return err
@@ -91,14 +91,16 @@ func (s *chatState) dropLineage(ctx workflow.Context, lineage string) {
 	}
 }
 
-// restoreUnder is restore, its pages written under lineage.
-func (s *chatState) restoreUnder(ctx workflow.Context, src wire.DocumentSource, lineage string) error {
+// restoreUnder is restore, its pages written under lineage. paged reports whether
+// the first ImportChat call answered with pages (one that fails deletes what it wrote
+// itself).
+func (s *chatState) restoreUnder(ctx workflow.Context, src wire.DocumentSource, lineage string) (paged bool, err error) {
 	actx := workflow.WithActivityOptions(ctx, transferOptions(importTimeout))
 	var (
 		header  *chatstate.Document
 		repairs []string
 		history []chat.Message
-		paged   *wire.PagedHistory // the document's older messages, written as pages
+		index   *wire.PagedHistory // the document's older messages, written as pages
 		turns   int                // their answered turns
 	)
 	s.imports++
@@ -109,22 +111,22 @@ func (s *chatState) restoreUnder(ctx workflow.Context, src wire.DocumentSource, 
 	for {
 		var page wire.ImportPage
 		offset := len(history)
-		if paged != nil {
-			offset += paged.Base
+		if index != nil {
+			offset += index.Base
 		}
 		err := workflow.ExecuteActivity(actx, wire.ImportChatActivity,
 			wire.ImportPageInput{Source: src, Offset: offset, Store: orDefault(s.Store, s.in.Store), Participants: s.ids(),
 				SelectionType: s.selectionType(), TerminationType: s.terminationType(), Paging: paging}).Get(ctx, &page)
 		if err != nil {
-			return unwrapActivityError(err)
+			return index != nil, unwrapActivityError(err)
 		}
 		if header == nil {
 			if page.Header == nil {
-				return temporal.NewNonRetryableApplicationError("import: first page has no header", wire.ErrTypeInvalidDocument, nil)
+				return false, temporal.NewNonRetryableApplicationError("import: first page has no header", wire.ErrTypeInvalidDocument, nil)
 			}
 			header, repairs = page.Header, page.Repairs
 			if page.Base > 0 {
-				paged = &wire.PagedHistory{Base: page.Base, Lineage: paging.Lineage, Pages: page.Pages, IDs: page.PagedIDs}
+				index = &wire.PagedHistory{Base: page.Base, Lineage: paging.Lineage, Pages: page.Pages, IDs: page.PagedIDs}
 				turns = page.PagedTurns
 			}
 		}
@@ -137,11 +139,11 @@ func (s *chatState) restoreUnder(ctx workflow.Context, src wire.DocumentSource, 
 			break
 		}
 	}
-	if err := s.apply(ctx, *header, history, paged, turns, repairs); err != nil {
-		return err
+	if err := s.apply(ctx, *header, history, index, turns, repairs); err != nil {
+		return index != nil, err
 	}
 	s.seal(ctx) // a long document's older messages go to pages at once
-	return nil
+	return index != nil, nil
 }
 
 // apply makes the chat the document's: its history, channels (DESIGN.md restore
