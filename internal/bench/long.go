@@ -33,7 +33,14 @@ func (r *runner) long(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	stop, err := r.startProfile("long-import", "agentchat")
+	if err != nil {
+		return err
+	}
 	took, peak, kept, err := r.importHistory(ctx, longID, sz.LongMessages)
+	if perr := stop(); err == nil {
+		err = perr
+	}
 	if err != nil {
 		return err
 	}
