@@ -61,7 +61,7 @@ func (s *chatState) start(ctx workflow.Context) error {
 	}
 	s.Participants = ps[:len(s.in.Participants)]
 	for _, p := range s.Participants {
-		s.openChannel(p)
+		s.channels.Open(p)
 	}
 	s.Selection = s.in.Selection.Initial(s.in.Participants)
 	if s.in.Restore != nil {

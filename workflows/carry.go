@@ -38,9 +38,7 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.history = newHistory(c.History, c.Paged)
 	s.History, s.Paged, s.Channels, s.Pending, s.Stream = nil, nil, nil, nil, nil
 	s.resumeEvents(c.Stream)
-	for _, ch := range c.Channels {
-		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
-	}
+	s.channels = resumeChannels(c.Channels)
 	if c.Restored != nil {
 		r := *c.Restored
 		s.Restored = &r
@@ -178,7 +176,7 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 // assignment, with the channels, the queued turns and the next run's number.
 func (s *chatState) carry() *wire.Carried {
 	c := s.Carried
-	c.Channels, c.Pending = s.documentChannels(), nil
+	c.Channels, c.Pending = s.channels.Document(), nil
 	c.History, c.Paged = s.history.Carry()
 	c.Stream = s.carryEvents()
 	for _, t := range s.queue {

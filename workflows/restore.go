@@ -128,7 +128,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 		return err
 	}
 	s.history = newHistory(history, paged)
-	s.adoptChannels(doc.Channels)
+	s.channels.Adopt(doc.Channels)
 	if doc.Strategies.Selection.Type == s.selectionType() {
 		var st strategies.SelectionState
 		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {

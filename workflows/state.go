@@ -67,9 +67,8 @@ type chatState struct {
 	// history is the chat's primary history (history.go); Carried.History stays nil
 	// here: resume takes it over and carry writes it into the copy.
 	history history
-	// channels are the chat's channels in order of creation; a channel whose key no
-	// participant has is dormant (kept from an import, resumed when its agent joins).
-	channels []*channel
+	// channels are the chat's channels (channels.go); Carried.Channels stays nil here.
+	channels channelSet
 	// boundary is the strategies' state before the active turn: what an export takes and
 	// a failed turn goes back to. runTurn and resumeSuspended set it; it is read only
 	// while a turn is active.
@@ -208,9 +207,7 @@ func (s *chatState) state() wire.StateResult {
 	if s.failure != nil {
 		r.Failure = errorMessage(s.failure)
 	}
-	for _, c := range s.channels {
-		r.Channels = append(r.Channels, wire.ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})
-	}
+	r.Channels = s.channels.Info(s.Participants)
 	if s.Restored != nil {
 		r.RestoredDigest, r.Repairs = s.Restored.Digest, s.Restored.Repairs
 	}
