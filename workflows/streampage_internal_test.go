@@ -25,22 +25,22 @@ func TestStreamPageAtItsLimitAndJustOver(t *testing.T) {
 	}
 	half := wire.StreamPollBytes / 2
 
-	at := log(half, wire.StreamPollBytes-half).page(1, nil)
+	at := log(half, wire.StreamPollBytes-half).Page(1, nil)
 	assert.Len(t, at.Items, 2, "exactly at the limit: one page")
 	assert.False(t, at.MoreReady)
 	assert.Equal(t, int64(3), at.NextOffset)
 
 	over := log(half, wire.StreamPollBytes-half+1)
-	first := over.page(1, nil)
+	first := over.Page(1, nil)
 	assert.Len(t, first.Items, 1, "one byte over: the second item waits")
 	assert.True(t, first.MoreReady)
 	assert.Equal(t, int64(2), first.NextOffset)
-	rest := over.page(first.NextOffset, nil)
+	rest := over.Page(first.NextOffset, nil)
 	assert.Len(t, rest.Items, 1)
 	assert.False(t, rest.MoreReady)
 	assert.Equal(t, int64(3), rest.NextOffset)
 
-	big := log(wire.StreamPollBytes+1, 10).page(1, nil)
+	big := log(wire.StreamPollBytes+1, 10).Page(1, nil)
 	assert.Len(t, big.Items, 1, "an item over the limit is a page alone")
 	assert.True(t, big.MoreReady)
 }
