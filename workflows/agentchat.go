@@ -129,8 +129,7 @@ func (s *chatState) result() wire.AgentChatResult {
 	r := wire.AgentChatResult{Status: s.phase.status(), IsComplete: s.IsComplete,
 		MessageCount: s.history.Len(), TurnCount: s.TurnCount}
 	if s.migrated() {
-		res := *s.migration.result
-		r.Migration = &res
+		r.Migration = s.transfers.MigrationResult()
 	}
 	return r
 }

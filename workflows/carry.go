@@ -39,10 +39,8 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.History, s.Paged, s.Channels, s.Pending, s.Stream = nil, nil, nil, nil, nil
 	s.resumeEvents(c.Stream)
 	s.channels = resumeChannels(c.Channels)
-	if c.Restored != nil {
-		r := *c.Restored
-		s.Restored = &r
-	}
+	s.transfers.Resume(c.Restored)
+	s.Restored = nil
 	s.rebuildTurns()
 	s.TurnCount = c.TurnCount // rebuildTurns counts the history's turns; the carried count stands
 	s.detectSuspension(ctx)
@@ -182,10 +180,7 @@ func (s *chatState) carry() *wire.Carried {
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
-	if s.Restored != nil {
-		r := *s.Restored
-		c.Restored = &r
-	}
+	c.Restored = s.transfers.Carry()
 	c.Runs++
 	return &c
 }

@@ -43,10 +43,10 @@ func (s *chatState) notEmpty() string {
 	case s.importing():
 		return fmt.Sprintf("chat %q is importing a document already; wait for that import to end "+
 			"(State shows status %q until then), then import only into a new or empty chat", s.chatID, s.phase.status())
-	case s.Restored != nil && s.history.Len() == 0 && len(s.turns) == 0:
+	case s.transfers.restored != nil && s.history.Len() == 0 && len(s.turns) == 0:
 		return fmt.Sprintf("chat %q was restored from a document already (digest %s); import only into a new or empty chat",
-			s.chatID, s.Restored.Digest)
-	case s.history.Len() > 0 || len(s.turns) > 0 || s.Restored != nil:
+			s.chatID, s.transfers.restored.Digest)
+	case s.history.Len() > 0 || len(s.turns) > 0 || s.transfers.restored != nil:
 		return fmt.Sprintf("chat %q already has %d messages and %d turns; import only into a new or empty chat",
 			s.chatID, s.history.Len(), len(s.turns))
 	}
@@ -76,8 +76,7 @@ func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error
 		paged   *wire.PagedHistory // the document's older messages, written as pages
 		turns   int                // their answered turns
 	)
-	s.imports++
-	paging := &wire.ImportPaging{Lineage: fmt.Sprintf("%s-i%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, s.imports)}
+	paging := &wire.ImportPaging{Lineage: s.transfers.ImportLineage(workflow.GetInfo(ctx).WorkflowExecution.RunID)}
 	if s.in.History != nil {
 		paging.Window = *s.in.History
 	}
@@ -145,7 +144,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	s.rebuildTurns()
 	s.detectSuspension(ctx)
 	s.TurnCount = s.answeredTurns() + pagedTurns
-	s.Restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
+	s.transfers.restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}

@@ -66,10 +66,7 @@ func (s *chatState) readStream(in wire.StreamPollInput) (wire.StreamReadResult, 
 		return wire.StreamReadResult{}, err
 	}
 	res := wire.StreamReadResult{StreamPollResult: s.events.Page(max(in.FromOffset, s.events.Base()), in.Topics)}
-	if m := s.migration; m != nil && m.result != nil {
-		loc := m.result.Target
-		res.MigratedTo = &loc
-	}
+	res.MigratedTo = s.transfers.MigratedTo()
 	return res, nil
 }
 

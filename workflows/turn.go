@@ -90,7 +90,7 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 		return s.movedError(m.MessageID, false)
 	case s.phase == phaseMigrating:
 		return temporal.NewApplicationError(
-			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
+			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.transfers.MigrationTarget())),
 			wire.ErrTypeMigrating)
 	case s.phase == phaseFailed:
 		return temporal.NewApplicationError("chat could not start: "+errorMessage(s.failure), failureType(s.failure))
@@ -280,7 +280,7 @@ func (s *chatState) canTakeTurn() bool {
 // (resumeDue): the chat is running or draining (no import, no migration) and no export
 // reads it.
 func (s *chatState) readyToResume() bool {
-	return s.resumeDue() && (s.phase == phaseRunning || s.phase == phaseDraining) && s.exporting == 0
+	return s.resumeDue() && (s.phase == phaseRunning || s.phase == phaseDraining) && !s.transfers.Exporting()
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
