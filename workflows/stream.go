@@ -65,9 +65,8 @@ func (s *chatState) readStream(in wire.StreamPollInput) (wire.StreamReadResult, 
 	if err := s.validatePoll(in); err != nil {
 		return wire.StreamReadResult{}, err
 	}
-	res := wire.StreamReadResult{StreamPollResult: s.events.Page(max(in.FromOffset, s.events.Base()), in.Topics)}
-	res.MigratedTo = s.transfers.MigratedTo()
-	return res, nil
+	return wire.StreamReadResult{StreamPollResult: s.events.Page(max(in.FromOffset, s.events.Base()), in.Topics),
+		MigratedTo: s.transfers.MigratedTo()}, nil
 }
 
 // streamDetached reports whether polls must not wait: the run hands over or ends (no

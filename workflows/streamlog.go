@@ -45,7 +45,7 @@ type eventLog struct {
 	// everything before it (0: none polled).
 	read int64
 	// waiting is the number of polls that wait now; answered is when the last poll was
-	// answered, by the workflow's clock (followers).
+	// answered, by the workflow's clock (Followers).
 	waiting  int
 	answered time.Time
 	// stopping is the number of stops that wait for the text a model call holds back
