@@ -61,7 +61,7 @@ func (s *chatState) start(ctx workflow.Context) error {
 	}
 	s.Participants = ps[:len(s.in.Participants)]
 	for _, p := range s.Participants {
-		s.openChannel(p)
+		s.channels.Open(p)
 	}
 	s.Selection = s.in.Selection.Initial(s.in.Participants)
 	if s.in.Restore != nil {
@@ -129,8 +129,7 @@ func (s *chatState) result() wire.AgentChatResult {
 	r := wire.AgentChatResult{Status: s.phase.status(), IsComplete: s.IsComplete,
 		MessageCount: s.history.Len(), TurnCount: s.TurnCount}
 	if s.migrated() {
-		res := *s.migration.result
-		r.Migration = &res
+		r.Migration = s.transfers.MigrationResult()
 	}
 	return r
 }

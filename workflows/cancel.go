@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -70,35 +69,13 @@ func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) 
 	return wire.CancelTurnResult{}, s.validateCancel(in) // gone meanwhile
 }
 
-// stopTextWait bounds awaitPartial's wait: a model call holding text back asks who
-// follows every 250 ms (activities.publisher).
-const stopTextWait = time.Second
-
-// awaitPartial waits, before turn t's model call is cancelled, for the text the call
-// holds back while nobody follows the chat: meanwhile the followers query says
-// followed, the call publishes what it holds, and the partial reply kept is the text
-// written so far, as when someone follows. It waits at most stopTextWait (a reply
-// with no text yet), and not at all when the partial is to be dropped, no reply of t is
-// in flight, or someone follows (its deltas are published already).
-func (s *chatState) awaitPartial(ctx workflow.Context, t *turn) {
-	l := &s.events
-	r := l.live
-	if t.dropPartial || r == nil || r.turnID != t.msg.MessageID || l.followers(workflow.Now(ctx)).Followed {
-		return
-	}
-	sent := r.text.Len()
-	l.stopping++
-	defer func() { l.stopping-- }()
-	_, _ = workflow.AwaitWithTimeout(ctx, stopTextWait, func() bool { return l.live != r || r.text.Len() > sent })
-}
-
 // stopTurn ends turn t, stopped while agent p replied: the partial reply, unless
 // dropped, becomes p's message marked incomplete; every call left without a result gets
 // stoppedResult; the turn counts as answered.
 func (s *chatState) stopTurn(ctx workflow.Context, t *turn, p wire.Participant) {
-	if r := t.partial; r != nil && !t.dropPartial && r.text.Len() > 0 {
-		m := chat.Message{MessageID: r.messageID, Role: chat.RoleAssistant, AuthorName: p.Name, AgentID: p.ID,
-			CreatedAt: workflow.Now(ctx).UTC(), Contents: []chat.Content{chat.Text(r.text.String())}, Incomplete: true}
+	if r := t.partial; r != nil && !t.dropPartial && r.Text() != "" {
+		m := chat.Message{MessageID: r.MessageID(), Role: chat.RoleAssistant, AuthorName: p.Name, AgentID: p.ID,
+			CreatedAt: workflow.Now(ctx).UTC(), Contents: []chat.Content{chat.Text(r.Text())}, Incomplete: true}
 		s.history.Append(m)
 		s.messageDone(t, m)
 	}

@@ -38,13 +38,9 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.history = newHistory(c.History, c.Paged)
 	s.History, s.Paged, s.Channels, s.Pending, s.Stream = nil, nil, nil, nil, nil
 	s.resumeEvents(c.Stream)
-	for _, ch := range c.Channels {
-		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
-	}
-	if c.Restored != nil {
-		r := *c.Restored
-		s.Restored = &r
-	}
+	s.channels = resumeChannels(c.Channels)
+	s.transfers.Resume(c.Restored)
+	s.Restored = nil
 	s.rebuildTurns()
 	s.TurnCount = c.TurnCount // rebuildTurns counts the history's turns; the carried count stands
 	s.detectSuspension(ctx)
@@ -178,16 +174,13 @@ func (s *chatState) drainSignals(ctx workflow.Context) {
 // assignment, with the channels, the queued turns and the next run's number.
 func (s *chatState) carry() *wire.Carried {
 	c := s.Carried
-	c.Channels, c.Pending = s.documentChannels(), nil
+	c.Channels, c.Pending = s.channels.Document(), nil
 	c.History, c.Paged = s.history.Carry()
 	c.Stream = s.carryEvents()
 	for _, t := range s.queue {
 		c.Pending = append(c.Pending, t.msg)
 	}
-	if s.Restored != nil {
-		r := *s.Restored
-		c.Restored = &r
-	}
+	c.Restored = s.transfers.Carry()
 	c.Runs++
 	return &c
 }

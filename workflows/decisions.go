@@ -46,7 +46,7 @@ func (s *chatState) approveRefusal() error {
 	case s.phase == phaseMigrating:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is migrating to %s; retry shortly: the decision is then given where the chat went, or here if the migration fails",
-			s.chatID, describe(s.migration.target)), wire.ErrTypeMigrating)
+			s.chatID, describe(s.transfers.MigrationTarget())), wire.ErrTypeMigrating)
 	case s.draining():
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is continuing as new; retry and the decision goes to the new run", s.chatID),
@@ -78,6 +78,5 @@ func (s *chatState) awaitExportBoundary(ctx workflow.Context) (release func(), e
 	if err := workflow.Await(ctx, func() bool { return !s.midResume() && !s.resumeDue() }); err != nil {
 		return nil, err
 	}
-	s.exporting++
-	return func() { s.exporting-- }, nil
+	return s.transfers.StartExport(), nil
 }

@@ -53,7 +53,7 @@ func (s *chatState) registerTransfer(ctx workflow.Context) error {
 func (s *chatState) snapshot() wire.Snapshot {
 	st := strategyState{sel: s.Selection, term: s.Termination}
 	length := s.history.Len()
-	channels := s.documentChannels()
+	channels := s.channels.Document()
 	pending := make([]chat.Message, 0, len(s.queue)+1)
 	if a := s.active; a != nil {
 		st, length = s.boundary, a.mark

@@ -60,8 +60,8 @@ func (s *chatState) idHolder(id string, live bool) string {
 			return "a queued user turn"
 		}
 	}
-	if r := s.events.live; live && r != nil && r.messageID == id {
-		return fmt.Sprintf("agent %q's reply in turn %q, in flight", r.agentID, r.turnID)
+	if h := s.replyInFlight(id); live && h != "" {
+		return h
 	}
 	if slices.Contains(s.RetiredIDs, id) {
 		return "a message the chat gave up (a reply taken back, or refused by the message store), whose body the message store keeps"

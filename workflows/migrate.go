@@ -58,7 +58,7 @@ func (s *chatState) validateMigrate(in wire.MigrateInput) error {
 	if in.ToCluster != "" && in.ToAddress != "" {
 		return temporal.NewApplicationError("give toCluster or toAddress, not both", wire.ErrTypeInvalidInput)
 	}
-	if m := s.migration; m != nil {
+	if m := s.transfers.migration; m != nil {
 		if m.target.Cluster != in.ToCluster || m.target.Address != in.ToAddress || (in.ToNamespace != "" && m.target.Namespace != in.ToNamespace) ||
 			(in.ToChatID != "" && m.target.ChatID != in.ToChatID) {
 			return temporal.NewApplicationError(fmt.Sprintf("chat %q is already migrating to %s", s.chatID, describe(m.target)),
@@ -84,13 +84,13 @@ func (s *chatState) validateMigrate(in wire.MigrateInput) error {
 // closes. Queued turns travel in the document; turns that arrive later are forwarded.
 // A re-run (after a crash, or a caller that gave up waiting) joins the same migration.
 func (s *chatState) handleMigrate(ctx workflow.Context, in wire.MigrateInput) (wire.MigrationResult, error) {
-	m := s.migration
+	m := s.transfers.migration
 	if m == nil {
 		if err := s.migrateRefusal(); err != nil {
 			return wire.MigrationResult{}, err
 		}
 		m = &migration{target: s.target(ctx, in), step: stepDraining}
-		s.migration = m
+		s.transfers.migration = m
 		s.runMigration(ctx, m)
 	}
 	if err := workflow.Await(ctx, func() bool { return m.done }); err != nil {
@@ -164,7 +164,7 @@ func (s *chatState) abortMigration(m *migration, err error) {
 	m.err = temporal.NewApplicationError(fmt.Sprintf("migration of chat %q to %s failed, the chat goes on here: %s",
 		s.chatID, describe(m.target), errorMessage(err)), wire.ErrTypeMigrationFailed)
 	m.done = true
-	s.migration = nil
+	s.transfers.migration = nil
 	if s.phase == phaseMigrating {
 		s.must(s.to(m.under))
 	}
@@ -173,7 +173,7 @@ func (s *chatState) abortMigration(m *migration, err error) {
 
 // movedError is the answer to a turn the source will not answer any more.
 func (s *chatState) movedError(messageID string, carried bool) error {
-	loc := s.migration.result.Target
+	loc := s.transfers.migration.result.Target
 	msg := fmt.Sprintf("chat %q moved to %s", s.chatID, describe(loc))
 	if carried {
 		msg += fmt.Sprintf("; turn %q was carried there: send it there again with the same messageId for its answer", messageID)
@@ -185,7 +185,7 @@ func (s *chatState) movedError(messageID string, carried bool) error {
 // carry (turns that arrived while the migration ran), draining the signal channel
 // until it is empty, so no signal is lost when the source closes.
 func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
-	m := s.migration
+	m := s.transfers.migration
 	for {
 		var late []wire.SendMessageInput
 		for _, t := range s.queue {

@@ -39,7 +39,7 @@ func (s *chatState) handleAddParticipants(ctx workflow.Context, in wire.AddParti
 	for _, p := range ps {
 		if !slices.Contains(s.ids(), p.ID) {
 			s.Participants = append(s.Participants, p)
-			s.openChannel(p)
+			s.channels.Open(p)
 		}
 	}
 	s.reindex(ctx)

@@ -107,13 +107,12 @@ func (s *chatState) to(p phase) error {
 // way, the phase under it (which the migration returns to if it fails). A move
 // phaseMoves does not list is refused as by to.
 func (s *chatState) settle(p phase) error {
-	if s.phase != phaseMigrating || s.migration == nil {
+	if _, ok := s.transfers.Under(); s.phase != phaseMigrating || !ok {
 		return s.to(p)
 	}
-	if err := checkMove(s.migration.under, p); err != nil {
+	if err := s.transfers.MoveUnder(p); err != nil {
 		return fmt.Errorf("chat %q, under its migration: %w", s.chatID, err)
 	}
-	s.migration.under = p
 	return nil
 }
 
@@ -127,8 +126,8 @@ func (s *chatState) must(err error) {
 
 // base is the phase under a migration (under way or done), else the chat's phase.
 func (s *chatState) base() phase {
-	if s.migration != nil && (s.phase == phaseMigrating || s.phase == phaseMigrated) {
-		return s.migration.under
+	if under, ok := s.transfers.Under(); ok && (s.phase == phaseMigrating || s.phase == phaseMigrated) {
+		return under
 	}
 	return s.phase
 }

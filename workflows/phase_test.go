@@ -75,27 +75,27 @@ func TestStatusIsTheOneClientsReadInEachPhase(t *testing.T) {
 
 func TestUnderAMigrationTheInterruptedPhaseMovesAndComesBackWhenItFails(t *testing.T) {
 	s := &chatState{chatID: "c1", phase: phaseImporting}
-	s.migration = &migration{under: s.phase}
+	s.transfers.migration = &migration{under: s.phase}
 	require.NoError(t, s.to(phaseMigrating))
 	assert.True(t, s.importing(), "the import goes on under the migration")
 
 	require.NoError(t, s.settle(phaseRunning), "the import ends")
 	assert.Equal(t, phaseMigrating, s.phase, "the chat still migrates")
-	assert.Equal(t, phaseRunning, s.migration.under)
+	assert.Equal(t, phaseRunning, s.transfers.migration.under)
 	assert.False(t, s.importing())
 
 	err := s.settle(phaseStarting)
 	require.Error(t, err, "running never goes back to starting, under a migration or not")
-	assert.Equal(t, phaseRunning, s.migration.under)
+	assert.Equal(t, phaseRunning, s.transfers.migration.under)
 
-	s.abortMigration(s.migration, fmt.Errorf("target down"))
+	s.abortMigration(s.transfers.migration, fmt.Errorf("target down"))
 	assert.Equal(t, phaseRunning, s.phase, "a failed migration returns to the phase under it")
-	assert.Nil(t, s.migration)
+	assert.Nil(t, s.transfers.migration)
 }
 
 func TestADrainUnderAMigrationStillRefusesAsADrain(t *testing.T) {
 	s := &chatState{chatID: "c1", phase: phaseDraining}
-	s.migration = &migration{under: s.phase}
+	s.transfers.migration = &migration{under: s.phase}
 	require.NoError(t, s.to(phaseMigrating))
 	assert.True(t, s.draining())
 	require.NoError(t, s.to(phaseMigrated))
@@ -146,19 +146,19 @@ func TestImportIsAdmittedOnlyIntoARunningChat(t *testing.T) {
 func TestAStartGoesOnUnderAMigrationAndOneThatFailsFirstReturnsToIt(t *testing.T) {
 	l := &recordingLogger{}
 	s := &chatState{chatID: "c1", phase: phaseStarting, log: func() log.Logger { return l }}
-	s.migration = &migration{under: s.phase}
+	s.transfers.migration = &migration{under: s.phase}
 	require.NoError(t, s.to(phaseMigrating))
-	s.abortMigration(s.migration, fmt.Errorf("export failed"))
+	s.abortMigration(s.transfers.migration, fmt.Errorf("export failed"))
 	assert.Equal(t, phaseStarting, s.phase, "the start has not ended")
 	s.must(s.settle(phaseRunning))
 	assert.Equal(t, phaseRunning, s.phase, "then it ends as any start")
 
 	s = &chatState{chatID: "c2", phase: phaseStarting, log: func() log.Logger { return l }}
-	s.migration = &migration{under: s.phase}
+	s.transfers.migration = &migration{under: s.phase}
 	require.NoError(t, s.to(phaseMigrating))
 	s.must(s.settle(phaseRunning))
 	assert.Equal(t, phaseMigrating, s.phase, "a start that ends under a migration leaves it migrating")
-	assert.Equal(t, phaseRunning, s.migration.under)
+	assert.Equal(t, phaseRunning, s.transfers.migration.under)
 	assert.Empty(t, l.errors)
 }
 
@@ -197,7 +197,7 @@ func TestARefusedImportSaysWhy(t *testing.T) {
 		{"an import runs", &chatState{chatID: "c1", phase: phaseImporting, turns: map[string]*turn{}},
 			[]string{`chat "c1" is importing a document already`, "wait for that import"}},
 		{"a document was restored", &chatState{chatID: "c1", phase: phaseRunning, turns: map[string]*turn{},
-			Carried: wire.Carried{Restored: &wire.CarriedRestore{Digest: "sha256:abc"}}},
+			transfers: transfers{restored: &wire.CarriedRestore{Digest: "sha256:abc"}}},
 			[]string{`chat "c1" was restored from a document already`, "sha256:abc"}},
 		{"messages", &chatState{chatID: "c1", phase: phaseRunning, turns: map[string]*turn{},
 			history: newHistory([]chat.Message{{MessageID: "m1"}, {MessageID: "m2"}}, nil)},

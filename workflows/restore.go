@@ -44,10 +44,10 @@ func (s *chatState) notEmpty() string {
 	case s.importing():
 		return fmt.Sprintf("chat %q is importing a document already; wait for that import to end "+
 			"(State shows status %q until then), then import only into a new or empty chat", s.chatID, s.phase.status())
-	case s.Restored != nil && s.history.Len() == 0 && len(s.turns) == 0:
+	case s.transfers.restored != nil && s.history.Len() == 0 && len(s.turns) == 0:
 		return fmt.Sprintf("chat %q was restored from a document already (digest %s); import only into a new or empty chat",
-			s.chatID, s.Restored.Digest)
-	case s.history.Len() > 0 || len(s.turns) > 0 || s.Restored != nil:
+			s.chatID, s.transfers.restored.Digest)
+	case s.history.Len() > 0 || len(s.turns) > 0 || s.transfers.restored != nil:
 		return fmt.Sprintf("chat %q already has %d messages and %d turns; import only into a new or empty chat",
 			s.chatID, s.history.Len(), len(s.turns))
 	}
@@ -71,7 +71,7 @@ func (s *chatState) handleImport(ctx workflow.Context, in wire.ImportInput) (wir
 // may have written pages (under a lineage of its own, which no index names): they are
 // deleted before the failure is answered (dropLineage), so that none is orphaned.
 func (s *chatState) restore(ctx workflow.Context, src wire.DocumentSource) error {
-	lineage := fmt.Sprintf("%s-i%d", workflow.GetInfo(ctx).WorkflowExecution.RunID, s.imports+1)
+	lineage := s.transfers.ImportLineage(workflow.GetInfo(ctx).WorkflowExecution.RunID)
 	paged, err := s.restoreUnder(ctx, src, lineage)
 	if err != nil && paged && s.history.lineage() != lineage {
 		s.dropLineage(ctx, lineage)
@@ -103,7 +103,6 @@ func (s *chatState) restoreUnder(ctx workflow.Context, src wire.DocumentSource, 
 		index   *wire.PagedHistory // the document's older messages, written as pages
 		turns   int                // their answered turns
 	)
-	s.imports++
 	paging := &wire.ImportPaging{Lineage: lineage}
 	if s.in.History != nil {
 		paging.Window = *s.in.History
@@ -155,7 +154,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 		return err
 	}
 	s.history = newHistory(history, paged)
-	s.adoptChannels(doc.Channels)
+	s.channels.Adopt(doc.Channels)
 	if doc.Strategies.Selection.Type == s.selectionType() {
 		var st strategies.SelectionState
 		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {
@@ -172,7 +171,7 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	s.rebuildTurns()
 	s.detectSuspension(ctx)
 	s.TurnCount = s.answeredTurns() + pagedTurns
-	s.Restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
+	s.transfers.restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}

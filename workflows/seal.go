@@ -125,11 +125,11 @@ func (s *chatState) summarizedUpTo() int {
 		if p.Reducer.Type != strategies.ReducerSummarize {
 			continue
 		}
-		ch := s.channelOf(p)
+		ch := s.channels.Of(p)
 		if ch == nil {
 			continue
 		}
-		through := strategies.ParseSummaryState(ch.state).SummarizedThrough
+		through := strategies.ParseSummaryState(ch.State()).SummarizedThrough
 		if i := s.history.IndexOf(through); through != "" && i < s.history.Len() {
 			upTo = min(upTo, i+1)
 		} else {

@@ -47,8 +47,9 @@ type turn struct {
 //
 // The embedded Carried is the state that continue-as-new hands to the next run, kept
 // here in the form it is carried in: carry copies it by assignment and resume takes it
-// over the same way. Its Channels and Pending stay nil here: the live channels are
-// channels and the live turns queue, which carry writes into the copy.
+// over the same way. What a part owns stays nil here (History, Paged, Channels, Stream,
+// Restored): resume hands it to its part and carry writes the part's into the copy.
+// Pending stays nil too: the live turns queue, which carry writes into the copy.
 type chatState struct {
 	wire.Carried
 	chatID string
@@ -67,16 +68,15 @@ type chatState struct {
 	// history is the chat's primary history (history.go); Carried.History stays nil
 	// here: resume takes it over and carry writes it into the copy.
 	history history
-	// channels are the chat's channels in order of creation; a channel whose key no
-	// participant has is dormant (kept from an import, resumed when its agent joins).
-	channels []*channel
+	// channels are the chat's channels (channels.go); Carried.Channels stays nil here.
+	channels channelSet
 	// boundary is the strategies' state before the active turn: what an export takes and
 	// a failed turn goes back to. runTurn and resumeSuspended set it; it is read only
 	// while a turn is active.
 	boundary strategyState
-	// migration is the migration under way or done, if any (phaseMigrating,
-	// phaseMigrated); nil again when one fails.
-	migration *migration
+	// transfers are the chat's exports, imports and migration (transfers.go);
+	// Carried.Restored stays nil here.
+	transfers transfers
 	// suspension is the turn waiting for approvals, if any; Decisions are the answers
 	// given so far, by callId.
 	suspension *suspension
@@ -85,11 +85,6 @@ type chatState struct {
 	// last refusal in this run.
 	stalled  error
 	storeErr error
-	// exporting counts the exports reading the chat; no turn resumes meanwhile.
-	exporting int
-	// imports counts the imports begun in this run: each writes pages of a lineage of
-	// its own ("<run id>-i<n>").
-	imports int
 	// sentCommitted is the committed length of the history at the previous model call
 	// of this run (what that call's worker has cached); not carried to the next run.
 	sentCommitted int
@@ -208,23 +203,11 @@ func (s *chatState) state() wire.StateResult {
 	if s.failure != nil {
 		r.Failure = errorMessage(s.failure)
 	}
-	for _, c := range s.channels {
-		r.Channels = append(r.Channels, wire.ChannelInfo{ChannelKey: c.key, ChannelType: c.typ, Active: s.channelActive(c), ChannelState: c.state})
-	}
-	if s.Restored != nil {
-		r.RestoredDigest, r.Repairs = s.Restored.Digest, s.Restored.Repairs
-	}
+	r.Channels = s.channels.Info(s.Participants)
 	r.Store, r.Runs = s.Store, s.Runs
 	r.PendingApprovals = s.awaitingApproval()
 	s.usageState(&r)
-	if m := s.migration; m != nil {
-		if m.result != nil {
-			loc := m.result.Target
-			r.MigratedTo = &loc
-		} else {
-			r.Migration = &wire.MigrationState{Target: m.target, Phase: m.step}
-		}
-	}
+	s.transfers.State(&r)
 	return r
 }
 

@@ -17,12 +17,12 @@ func (s *chatState) dropLostThread(ctx workflow.Context, p wire.Participant, err
 	if errorType(err) != wire.ErrTypeThreadLost || !p.Kind.ServiceThread() {
 		return false
 	}
-	ch := s.channelOf(p)
+	ch := s.channels.Of(p)
 	if ch == nil {
 		return false
 	}
 	workflow.GetLogger(ctx).Warn("the service no longer knows this agent's conversation; sending it the chat's history again",
-		"agent", p.ID, "lostState", string(ch.state))
-	ch.state = wire.LostThreadState(ch.typ, ch.state)
+		"agent", p.ID, "lostState", string(ch.State()))
+	ch.SetState(wire.LostThreadState(ch.Type(), ch.State()))
 	return true
 }

@@ -90,7 +90,7 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 		return s.movedError(m.MessageID, false)
 	case s.phase == phaseMigrating:
 		return temporal.NewApplicationError(
-			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.migration.target)),
+			fmt.Sprintf("chat %q is migrating to %s; retry shortly and the answer will name its new location", s.chatID, describe(s.transfers.MigrationTarget())),
 			wire.ErrTypeMigrating)
 	case s.phase == phaseFailed:
 		return temporal.NewApplicationError("chat could not start: "+errorMessage(s.failure), failureType(s.failure))
@@ -280,7 +280,7 @@ func (s *chatState) canTakeTurn() bool {
 // (resumeDue): the chat is running or draining (no import, no migration) and no export
 // reads it.
 func (s *chatState) readyToResume() bool {
-	return s.resumeDue() && (s.phase == phaseRunning || s.phase == phaseDraining) && s.exporting == 0
+	return s.resumeDue() && (s.phase == phaseRunning || s.phase == phaseDraining) && !s.transfers.Exporting()
 }
 
 // refuseQueued fails the turns still queued when the chat closes.
@@ -396,7 +396,7 @@ func (s *chatState) answered(t *turn) {
 func (s *chatState) failTurn(t *turn, p wire.Participant, err error) {
 	s.retireStored(s.history.TruncateTo(t.mark))
 	s.Selection, s.Termination = s.boundary.sel, s.boundary.term
-	s.restoreChannels(s.boundary.channels)
+	s.channels.Restore(s.boundary.channels)
 	kept := s.keptOf(t)
 	s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, AgentID: p.ID, Type: errorType(err), Message: errorMessage(err),
 		Kept: kept != nil}
@@ -521,8 +521,8 @@ func (s *chatState) invokeWith(ctx workflow.Context, p wire.Participant, t *turn
 	if res.Stored != "" && s.Store == "" {
 		s.Store = res.Stored
 	}
-	if ch := s.channelOf(p); ch != nil && len(res.ChannelState) > 0 {
-		ch.state = res.ChannelState // a service thread's new id and watermark
+	if ch := s.channels.Of(p); ch != nil && len(res.ChannelState) > 0 {
+		ch.SetState(res.ChannelState) // a service thread's new id and watermark
 	}
 	s.uniqueCallIDs(in.ReplyID, res.Contents)
 	s.addUsage(p.ID, res)
@@ -673,8 +673,8 @@ func (s *chatState) invokeInput(ctx workflow.Context, p wire.Participant, t *tur
 	for _, tool := range p.Tools {
 		in.Tools = append(in.Tools, tool.Name)
 	}
-	if ch := s.channelOf(p); ch != nil {
-		in.ChannelState = ch.state
+	if ch := s.channels.Of(p); ch != nil {
+		in.ChannelState = ch.State()
 	}
 	if p.Kind.ServiceThread() {
 		if wm, _ := wire.SyncedThrough(in.ChannelState); wm != "" {
@@ -711,14 +711,4 @@ func (s *chatState) invokeInput(ctx workflow.Context, p wire.Participant, t *tur
 // InlineHistoryBytes encoded, with every body present.
 func inlineable(msgs []chat.Message) bool {
 	return messagesBytes(msgs) <= InlineHistoryBytes && !historyHasStubs(msgs)
-}
-
-// channelOf returns participant p's channel.
-func (s *chatState) channelOf(p wire.Participant) *channel {
-	for _, c := range s.channels {
-		if c.key == p.ChannelKey {
-			return c
-		}
-	}
-	return nil
 }
