@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -24,10 +23,10 @@ const stoppedResult = "not run: the turn was stopped"
 // (for MessageID ""), or a messageId neither in flight nor queued, or a turn that waits
 // for approvals (reject its calls instead).
 func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
-	if t := s.active; t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
+	if t := s.turnQueue.Active(); t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
 		return nil
 	}
-	if in.MessageID != "" && slices.ContainsFunc(s.queue, func(t *turn) bool { return t.msg.MessageID == in.MessageID }) {
+	if in.MessageID != "" && s.turnQueue.IsQueued(in.MessageID) {
 		return nil
 	}
 	what := wire.NoTurnInFlight
@@ -44,7 +43,7 @@ func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
 // gets TurnCancelled; the messageId may be sent again); the turn in flight is cancelled
 // and ends with what it produced (stopTurn), the update returning once it has.
 func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) (wire.CancelTurnResult, error) {
-	if t := s.active; t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
+	if t := s.turnQueue.Active(); t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
 		t.cancelled, t.dropPartial = true, in.DropPartial
 		s.awaitPartial(ctx, t)
 		if t.cancel != nil {
@@ -55,12 +54,7 @@ func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) 
 		}
 		return wire.CancelTurnResult{MessageID: t.msg.MessageID}, nil
 	}
-	for i, t := range s.queue {
-		if t.msg.MessageID != in.MessageID {
-			continue
-		}
-		s.queue = slices.Delete(s.queue, i, i+1)
-		delete(s.turns, t.msg.MessageID)
+	if t := s.turnQueue.Withdraw(in.MessageID); t != nil {
 		t.done = true
 		t.err = temporal.NewApplicationError(fmt.Sprintf("turn %q was cancelled before it ran; it left nothing in the chat", t.msg.MessageID),
 			wire.ErrTypeTurnCancelled)

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -45,8 +44,7 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 		r := *c.Restored
 		s.Restored = &r
 	}
-	s.rebuildTurns()
-	s.TurnCount = c.TurnCount // rebuildTurns counts the history's turns; the carried count stands
+	s.turnQueue.Rebuild(&s.history)
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
@@ -91,11 +89,11 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 			continue
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return s.hasUpdateTurn() || resumeDue() || workflow.AllHandlersFinished(ctx)
+			return s.turnQueue.HasUpdateTurn() || resumeDue() || workflow.AllHandlersFinished(ctx)
 		}); err != nil {
 			return err
 		}
-		if !s.hasUpdateTurn() && !resumeDue() {
+		if !s.turnQueue.HasUpdateTurn() && !resumeDue() {
 			break
 		}
 	}
@@ -123,12 +121,10 @@ func (s *chatState) nextDrainTurn() *turn {
 		s.handOverUpdateTurns()
 		return nil
 	}
-	if !s.hasUpdateTurn() {
+	if !s.turnQueue.HasUpdateTurn() {
 		return nil
 	}
-	t := s.queue[0]
-	s.queue = s.queue[1:]
-	return t
+	return s.turnQueue.Next()
 }
 
 // handOverUpdateTurns answers the update turns queued behind a suspended turn with the
@@ -146,19 +142,7 @@ func (s *chatState) handOverUpdateTurns() {
 // error and takes it out of the queue and the idempotency record, so that it may be
 // sent again with its messageId. Signal turns stay queued.
 func (s *chatState) refuseUpdateTurns(errFor func(*turn) error) {
-	s.queue = slices.DeleteFunc(s.queue, func(t *turn) bool {
-		if t.signal {
-			return false
-		}
-		t.done, t.err = true, errFor(t)
-		delete(s.turns, t.msg.MessageID)
-		return true
-	})
-}
-
-// hasUpdateTurn reports whether an update waits for a queued turn.
-func (s *chatState) hasUpdateTurn() bool {
-	return slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal })
+	s.turnQueue.WithdrawUpdates(errFor)
 }
 
 // drainSignals takes every UserMessage signal buffered in the channel, in order, and
@@ -181,9 +165,7 @@ func (s *chatState) carry() *wire.Carried {
 	c.Channels, c.Pending = s.documentChannels(), nil
 	c.History, c.Paged = s.history.Carry()
 	c.Stream = s.carryEvents()
-	for _, t := range s.queue {
-		c.Pending = append(c.Pending, t.msg)
-	}
+	c.Pending = s.turnQueue.PendingMessages()
 	if s.Restored != nil {
 		r := *s.Restored
 		c.Restored = &r

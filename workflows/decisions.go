@@ -35,7 +35,8 @@ func (s *chatState) decidedOpen() bool {
 // history already, so a snapshot of its start would hold the calls' results without
 // the agent's answer.
 func (s *chatState) midResume() bool {
-	return s.active != nil && s.history.IndexOf(s.active.msg.MessageID) < s.active.mark
+	a := s.turnQueue.Active()
+	return a != nil && s.history.IndexOf(a.msg.MessageID) < a.mark
 }
 
 // approveRefusal is the error for a decision the chat cannot apply now, or nil.

@@ -41,7 +41,7 @@ func (s *chatState) awaitTurnOrder(ctx workflow.Context) error {
 // record, so each may be sent again, with its messageId, once the calls are decided.
 // Signal turns stay queued: nobody waits for them, and they run after the wait.
 func (s *chatState) refuseQueuedUpdates() {
-	if !s.hasUpdateTurn() {
+	if !s.turnQueue.HasUpdateTurn() {
 		return
 	}
 	s.refuseUpdateTurns(func(t *turn) error {

@@ -55,11 +55,7 @@ func (s *chatState) seal(ctx workflow.Context) {
 	}
 	// Answered turns now in pages leave the idempotency record: a retry of one is
 	// looked up in the pages (pagedTurn), as after a continue-as-new.
-	for id, t := range s.turns {
-		if t.done && t.err == nil && !t.suspended && t.end > 0 && t.end <= s.history.Base() {
-			delete(s.turns, id)
-		}
-	}
+	s.turnQueue.ForgetPaged(s.history.Base())
 }
 
 // sealableEnd is the end of what pages may take: the window keeps its size, and the

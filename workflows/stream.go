@@ -139,7 +139,7 @@ func (s *chatState) readStream(in wire.StreamPollInput) (wire.StreamReadResult, 
 func (s *chatState) streamDetached() bool {
 	switch s.phase {
 	case phaseDraining, phaseCompleted, phaseFailed, phaseMigrated:
-		return s.active == nil && !s.hasUpdateTurn()
+		return s.turnQueue.Active() == nil && !s.turnQueue.HasUpdateTurn()
 	}
 	return false
 }
@@ -357,8 +357,8 @@ func (s *chatState) announceWaiting() {
 // turnAccepted says turn t was queued, at its place in the queue, with the start of
 // its text.
 func (s *chatState) turnAccepted(t *turn) {
-	pos := len(s.queue)
-	if s.active != nil {
+	pos := s.turnQueue.Len()
+	if s.turnQueue.Active() != nil {
 		pos++
 	}
 	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnAccepted, Position: pos,

@@ -190,8 +190,8 @@ func toolContext(ctx workflow.Context, spec wire.ToolSpec) workflow.Context {
 // toolInput is the CallTool input of call c of agent p.
 func (s *chatState) toolInput(p wire.Participant, c chat.Content) wire.CallToolInput {
 	in := wire.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
-	if s.active != nil {
-		in.TurnID = s.active.msg.MessageID
+	if a := s.turnQueue.Active(); a != nil {
+		in.TurnID = a.msg.MessageID
 	}
 	return in
 }
@@ -368,9 +368,9 @@ func (s *chatState) sinceResult(i int) wire.TurnResult {
 func (s *chatState) resumeSuspended(ctx workflow.Context) {
 	sus := s.suspension
 	t := sus.turn
-	s.active = t
+	s.turnQueue.Begin(t)
 	from := s.history.Len()
-	defer func() { s.active = nil; sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
+	defer func() { s.turnQueue.End(); sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
 	s.suspension = nil
 	t.suspended, t.err = false, nil
 	t.mark, t.errBefore = s.history.Len(), s.LastError
@@ -424,10 +424,10 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 	if !ok {
 		return
 	}
-	t := s.turns[user.MessageID]
+	t, _ := s.turnQueue.Lookup(user.MessageID)
 	if t == nil {
 		t = &turn{msg: user, done: true}
-		s.turns[t.msg.MessageID] = t
+		s.turnQueue.Record(t)
 	}
 	// Suspended, not failed: a reply that mixed an approval with a plain call ends, while
 	// it waits, on the plain call's result, which rebuildTurns takes for a failure.
