@@ -33,8 +33,8 @@ func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
 	if in.MessageID != "" {
 		what = fmt.Sprintf("turn %q is neither in flight nor queued", in.MessageID)
 	}
-	if sus := s.suspension; sus != nil && (in.MessageID == "" || in.MessageID == sus.turn.msg.MessageID) {
-		what = fmt.Sprintf("turn %q waits for approvals: reject its calls (Approve) to end it", sus.turn.msg.MessageID)
+	if t := s.approvals.Suspended(); t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
+		what = fmt.Sprintf("turn %q waits for approvals: reject its calls (Approve) to end it", t.msg.MessageID)
 	}
 	return temporal.NewNonRetryableApplicationError(what, wire.ErrTypeInvalidInput, nil)
 }

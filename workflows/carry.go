@@ -36,6 +36,7 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.Carried = *c
 	s.history = newHistory(c.History, c.Paged)
 	s.History, s.Paged, s.Channels, s.Pending, s.Stream = nil, nil, nil, nil, nil
+	s.approvals, s.Decisions = newApprovals(c.Decisions), nil
 	s.resumeEvents(c.Stream)
 	for _, ch := range c.Channels {
 		s.channels = append(s.channels, &channel{key: ch.ChannelKey, typ: ch.ChannelType, state: ch.ChannelState})
@@ -117,7 +118,7 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 // last one an update waits for (the others go to the next run); while a turn waits
 // for an approval, none (handOverUpdateTurns).
 func (s *chatState) nextDrainTurn() *turn {
-	if s.suspension != nil {
+	if s.approvals.Suspended() != nil {
 		s.handOverUpdateTurns()
 		return nil
 	}
@@ -164,6 +165,7 @@ func (s *chatState) carry() *wire.Carried {
 	c := s.Carried
 	c.Channels, c.Pending = s.documentChannels(), nil
 	c.History, c.Paged = s.history.Carry()
+	c.Decisions = s.approvals.Carry()
 	c.Stream = s.carryEvents()
 	c.Pending = s.turnQueue.PendingMessages()
 	if s.Restored != nil {

@@ -47,6 +47,6 @@ func (s *chatState) refuseQueuedUpdates() {
 	s.refuseUpdateTurns(func(t *turn) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q now waits for the approval of tool call(s) %s, queued before turn %q; approve or reject them, then send turn %q again",
-			s.chatID, pendingIDs(s.awaitingApproval()), t.msg.MessageID, t.msg.MessageID), wire.ErrTypeAwaitingApproval)
+			s.chatID, pendingIDs(s.approvals.Awaiting()), t.msg.MessageID, t.msg.MessageID), wire.ErrTypeAwaitingApproval)
 	})
 }

@@ -64,8 +64,8 @@ func (s *chatState) seal(ctx workflow.Context) {
 func (s *chatState) sealableEnd() int {
 	window, _ := s.in.History.Effective()
 	end := min(s.history.OpenCallsFrom(), s.history.Len()-window)
-	if sus := s.suspension; sus != nil {
-		end = min(end, s.history.IndexOf(sus.turn.msg.MessageID))
+	if t := s.approvals.Suspended(); t != nil {
+		end = min(end, s.history.IndexOf(t.msg.MessageID))
 	}
 	return max(min(end, s.summarizedUpTo()), s.history.Base())
 }

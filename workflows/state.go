@@ -15,8 +15,9 @@ import (
 //
 // The embedded Carried is the state that continue-as-new hands to the next run, kept
 // here in the form it is carried in: carry copies it by assignment and resume takes it
-// over the same way. Its Channels and Pending stay nil here: the live channels are
-// channels and the live turns queue, which carry writes into the copy.
+// over the same way. Its History, Paged, Channels, Pending, Stream and Decisions stay
+// nil here: the parts that own them (history, channels, turnQueue, events, approvals)
+// hold the live ones, and carry writes them into the copy.
 type chatState struct {
 	wire.Carried
 	chatID string
@@ -45,9 +46,9 @@ type chatState struct {
 	// migration is the migration under way or done, if any (phaseMigrating,
 	// phaseMigrated); nil again when one fails.
 	migration *migration
-	// suspension is the turn waiting for approvals, if any; Decisions are the answers
-	// given so far, by callId.
-	suspension *suspension
+	// approvals are the turn waiting for approvals, if any, and the decisions given
+	// (approvals.go); Carried.Decisions stays nil here, as History does.
+	approvals approvals
 	// stalled is why the chat takes no more turns, when its carry passed CarryLimit
 	// because the message store refused its bodies (stall.go); storeErr is the store's
 	// last refusal in this run.
@@ -179,7 +180,7 @@ func (s *chatState) state() wire.StateResult {
 		r.RestoredDigest, r.Repairs = s.Restored.Digest, s.Restored.Repairs
 	}
 	r.Store, r.Runs = s.Store, s.Runs
-	r.PendingApprovals = s.awaitingApproval()
+	r.PendingApprovals = s.approvals.Awaiting()
 	s.usageState(&r)
 	if m := s.migration; m != nil {
 		if m.result != nil {

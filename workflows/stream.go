@@ -338,7 +338,7 @@ func (s *chatState) turnEvent(t *turn, ev wire.StreamEvent) {
 // continue-as-new, whose carried log may have dropped the first announcement; a
 // document restored at the start or by Import, whose log begins empty) calls it.
 func (s *chatState) announceWaiting() {
-	waiting := s.awaitingApproval()
+	waiting := s.approvals.Awaiting()
 	if len(waiting) == 0 {
 		return
 	}
@@ -350,7 +350,7 @@ func (s *chatState) announceWaiting() {
 	})
 	for _, p := range waiting {
 		call := chat.Content{Type: chat.ContentFunctionCall, CallID: p.CallID, Name: p.Tool, Arguments: p.Arguments}
-		s.turnEvent(s.suspension.turn, wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.AgentID, Call: &call})
+		s.turnEvent(s.approvals.Suspended(), wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.AgentID, Call: &call})
 	}
 }
 

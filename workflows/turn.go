@@ -72,10 +72,10 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 	switch {
 	case s.stalled != nil:
 		return s.stalled
-	case s.suspension != nil:
+	case s.approvals.Suspended() != nil:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
-			s.chatID, pendingIDs(s.awaitingApproval()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
+			s.chatID, pendingIDs(s.approvals.Awaiting()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
 	case ok && s.history.IndexOf(m.MessageID) < s.history.Len():
 		cause := failureOf(t.err)
 		return temporal.NewApplicationError(fmt.Sprintf(
@@ -179,7 +179,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 		return wire.TurnResult{}, t.err
 	}
 	if t.suspended {
-		res := wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
+		res := wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.approvals.Awaiting()}
 		if i := s.history.IndexOf(t.msg.MessageID); i < s.history.Len() {
 			res.Messages = boundMessages(s.history.Since(i + 1))
 		}
@@ -209,7 +209,7 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	if !known && s.stalled != nil {
 		err = s.stalled // lastError keeps saying why the chat takes no turns
 	} else if err == nil && !known {
-		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.suspension != nil
+		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.approvals.Suspended() != nil
 		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
 			if full := s.fullRefusal(); err == nil && full != nil {
@@ -254,7 +254,7 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 // canTakeTurn reports whether a queued turn may start now: the chat is running (no
 // import, drain or migration), not stalled, and no turn waits for approvals.
 func (s *chatState) canTakeTurn() bool {
-	return s.turnQueue.Len() > 0 && s.phase == phaseRunning && s.suspension == nil && s.stalled == nil
+	return s.turnQueue.Len() > 0 && s.phase == phaseRunning && s.approvals.Suspended() == nil && s.stalled == nil
 }
 
 // readyToResume reports whether a suspended turn has decisions to apply now
