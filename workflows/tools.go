@@ -364,8 +364,9 @@ func (s *chatState) checkOpenCalls(history []chat.Message) error {
 // detectSuspension rebuilds a suspension from the history (after a continue-as-new or
 // an import): tool calls still open at its end belong to the last user turn and wait
 // for approval, or, for tools that need none, for running when the chat resumes. That
-// turn is suspended, whatever rebuildTurns recorded: a retried Send of it gets its
-// pending result. The calls awaited are announced on the stream (announceWaiting).
+// turn is suspended, whatever the rebuilt record (turnQueue.Rebuild) says: a retried
+// Send of it gets its pending result. The calls awaited are announced on the stream
+// (announceWaiting).
 func (s *chatState) detectSuspension(ctx workflow.Context) {
 	calls := s.history.OpenCalls()
 	if len(calls) == 0 {
@@ -382,7 +383,7 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 		s.turnQueue.Record(t)
 	}
 	// Suspended, not failed: a reply that mixed an approval with a plain call ends, while
-	// it waits, on the plain call's result, which rebuildTurns takes for a failure.
+	// it waits, on the plain call's result, which turnQueue.Rebuild takes for a failure.
 	t.suspended, t.err = true, nil
 	p := s.participant(caller.AgentID)
 	var pending []wire.PendingApproval
