@@ -132,18 +132,11 @@ func (s *chatState) nextDrainTurn() *turn {
 // retryable ContinuingAsNew: they cannot run before the approval, and the run must not
 // wait for one. Their clients send them again to the new run, behind the turns carried.
 func (s *chatState) handOverUpdateTurns() {
-	s.refuseUpdateTurns(func(t *turn) error {
+	s.turnQueue.WithdrawUpdates(func(t *turn) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
 			wire.ErrTypeContinuingAsNew)
 	})
-}
-
-// refuseUpdateTurns answers every queued turn that an update waits for with errFor's
-// error and takes it out of the queue and the idempotency record, so that it may be
-// sent again with its messageId. Signal turns stay queued.
-func (s *chatState) refuseUpdateTurns(errFor func(*turn) error) {
-	s.turnQueue.WithdrawUpdates(errFor)
 }
 
 // drainSignals takes every UserMessage signal buffered in the channel, in order, and

@@ -44,7 +44,7 @@ func (s *chatState) refuseQueuedUpdates() {
 	if !s.turnQueue.HasUpdateTurn() {
 		return
 	}
-	s.refuseUpdateTurns(func(t *turn) error {
+	s.turnQueue.WithdrawUpdates(func(t *turn) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q now waits for the approval of tool call(s) %s, queued before turn %q; approve or reject them, then send turn %q again",
 			s.chatID, pendingIDs(s.approvals.Awaiting()), t.msg.MessageID, t.msg.MessageID), wire.ErrTypeAwaitingApproval)
