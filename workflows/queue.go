@@ -54,10 +54,11 @@ type turn struct {
 //     or refused one may be replaced by a new turn of the same messageId;
 //   - turns are taken in arrival order (Next), one at a time: at most one is active,
 //     between Begin and End;
-//   - a queued turn leaves the queue by being taken (Next), by being answered with an
-//     error where it stands (Refuse, TakeQueued), or by being withdrawn (Withdraw,
-//     WithdrawUpdates), which also takes it out of the record, so that its messageId
-//     may be sent again as a new turn;
+//   - a queued turn leaves the queue by being taken (Next), answered with an error
+//     (Refuse) or handed on (TakeQueued: a migrated chat forwards its late turns), and
+//     stays recorded; or by being withdrawn (Withdraw, WithdrawUpdates), which also
+//     takes it out of the record, so that its messageId may be sent again as a new
+//     turn;
 //   - an answered turn leaves the record only once its messages are all in pages
 //     (ForgetPaged): a retry of it is then looked up in the pages (pagedTurn).
 //
@@ -185,8 +186,8 @@ func (q *turnQueue) Refuse(errFor func(*turn) error) {
 	q.queue = nil
 }
 
-// TakeQueued empties the queue and returns the turns it held, in order; they stay
-// recorded, and the caller answers them.
+// TakeQueued empties the queue and returns the turns it held, in order, for the
+// caller to hand on; they stay recorded.
 func (q *turnQueue) TakeQueued() []*turn {
 	ts := q.queue
 	q.queue = nil
