@@ -119,9 +119,7 @@ func (s *chatState) serve(ctx workflow.Context) error {
 		if !s.canTakeTurn() {
 			continue // woken by a signal that only queued a turn
 		}
-		t := s.queue[0]
-		s.queue = s.queue[1:]
-		s.runTurn(ctx, t)
+		s.runTurn(ctx, s.turnQueue.Next())
 	}
 }
 

@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -23,18 +22,18 @@ const stoppedResult = "not run: the turn was stopped"
 // (for MessageID ""), or a messageId neither in flight nor queued, or a turn that waits
 // for approvals (reject its calls instead).
 func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
-	if t := s.active; t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
+	if t := s.turnQueue.Active(); t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
 		return nil
 	}
-	if in.MessageID != "" && slices.ContainsFunc(s.queue, func(t *turn) bool { return t.msg.MessageID == in.MessageID }) {
+	if in.MessageID != "" && s.turnQueue.IsQueued(in.MessageID) {
 		return nil
 	}
 	what := wire.NoTurnInFlight
 	if in.MessageID != "" {
 		what = fmt.Sprintf("turn %q is neither in flight nor queued", in.MessageID)
 	}
-	if sus := s.suspension; sus != nil && (in.MessageID == "" || in.MessageID == sus.turn.msg.MessageID) {
-		what = fmt.Sprintf("turn %q waits for approvals: reject its calls (Approve) to end it", sus.turn.msg.MessageID)
+	if t := s.approvals.Suspended(); t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
+		what = fmt.Sprintf("turn %q waits for approvals: reject its calls (Approve) to end it", t.msg.MessageID)
 	}
 	return temporal.NewNonRetryableApplicationError(what, wire.ErrTypeInvalidInput, nil)
 }
@@ -43,7 +42,7 @@ func (s *chatState) validateCancel(in wire.CancelTurnInput) error {
 // gets TurnCancelled; the messageId may be sent again); the turn in flight is cancelled
 // and ends with what it produced (stopTurn), the update returning once it has.
 func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) (wire.CancelTurnResult, error) {
-	if t := s.active; t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
+	if t := s.turnQueue.Active(); t != nil && (in.MessageID == "" || in.MessageID == t.msg.MessageID) {
 		t.cancelled, t.dropPartial = true, in.DropPartial
 		s.awaitPartial(ctx, t)
 		if t.cancel != nil {
@@ -54,12 +53,7 @@ func (s *chatState) handleCancel(ctx workflow.Context, in wire.CancelTurnInput) 
 		}
 		return wire.CancelTurnResult{MessageID: t.msg.MessageID}, nil
 	}
-	for i, t := range s.queue {
-		if t.msg.MessageID != in.MessageID {
-			continue
-		}
-		s.queue = slices.Delete(s.queue, i, i+1)
-		delete(s.turns, t.msg.MessageID)
+	if t := s.turnQueue.Withdraw(in.MessageID); t != nil {
 		t.done = true
 		t.err = temporal.NewApplicationError(fmt.Sprintf("turn %q was cancelled before it ran; it left nothing in the chat", t.msg.MessageID),
 			wire.ErrTypeTurnCancelled)

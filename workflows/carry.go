@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -37,12 +36,12 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 	s.Carried = *c
 	s.history = newHistory(c.History, c.Paged)
 	s.History, s.Paged, s.Channels, s.Pending, s.Stream = nil, nil, nil, nil, nil
+	s.approvals, s.Decisions = newApprovals(c.Decisions), nil
 	s.resumeEvents(c.Stream)
 	s.channels = resumeChannels(c.Channels)
 	s.transfers.Resume(c.Restored)
 	s.Restored = nil
-	s.rebuildTurns()
-	s.TurnCount = c.TurnCount // rebuildTurns counts the history's turns; the carried count stands
+	s.turnQueue.Rebuild(&s.history)
 	s.detectSuspension(ctx)
 	for _, m := range c.Pending {
 		s.enqueue(ctx, m, true)
@@ -87,11 +86,11 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 			continue
 		}
 		if err := workflow.Await(ctx, func() bool {
-			return s.hasUpdateTurn() || resumeDue() || workflow.AllHandlersFinished(ctx)
+			return s.turnQueue.HasUpdateTurn() || resumeDue() || workflow.AllHandlersFinished(ctx)
 		}); err != nil {
 			return err
 		}
-		if !s.hasUpdateTurn() && !resumeDue() {
+		if !s.turnQueue.HasUpdateTurn() && !resumeDue() {
 			break
 		}
 	}
@@ -115,46 +114,25 @@ func (s *chatState) continueAsNew(ctx workflow.Context) error {
 // last one an update waits for (the others go to the next run); while a turn waits
 // for an approval, none (handOverUpdateTurns).
 func (s *chatState) nextDrainTurn() *turn {
-	if s.suspension != nil {
+	if s.approvals.Suspended() != nil {
 		s.handOverUpdateTurns()
 		return nil
 	}
-	if !s.hasUpdateTurn() {
+	if !s.turnQueue.HasUpdateTurn() {
 		return nil
 	}
-	t := s.queue[0]
-	s.queue = s.queue[1:]
-	return t
+	return s.turnQueue.Next()
 }
 
 // handOverUpdateTurns answers the update turns queued behind a suspended turn with the
 // retryable ContinuingAsNew: they cannot run before the approval, and the run must not
 // wait for one. Their clients send them again to the new run, behind the turns carried.
 func (s *chatState) handOverUpdateTurns() {
-	s.refuseUpdateTurns(func(t *turn) error {
+	s.turnQueue.WithdrawUpdates(func(t *turn) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is continuing as new while it waits for an approval; retry and turn %q goes to the new run", s.chatID, t.msg.MessageID),
 			wire.ErrTypeContinuingAsNew)
 	})
-}
-
-// refuseUpdateTurns answers every queued turn that an update waits for with errFor's
-// error and takes it out of the queue and the idempotency record, so that it may be
-// sent again with its messageId. Signal turns stay queued.
-func (s *chatState) refuseUpdateTurns(errFor func(*turn) error) {
-	s.queue = slices.DeleteFunc(s.queue, func(t *turn) bool {
-		if t.signal {
-			return false
-		}
-		t.done, t.err = true, errFor(t)
-		delete(s.turns, t.msg.MessageID)
-		return true
-	})
-}
-
-// hasUpdateTurn reports whether an update waits for a queued turn.
-func (s *chatState) hasUpdateTurn() bool {
-	return slices.ContainsFunc(s.queue, func(t *turn) bool { return !t.signal })
 }
 
 // drainSignals takes every UserMessage signal buffered in the channel, in order, and
@@ -176,10 +154,9 @@ func (s *chatState) carry() *wire.Carried {
 	c := s.Carried
 	c.Channels, c.Pending = s.channels.Document(), nil
 	c.History, c.Paged = s.history.Carry()
+	c.Decisions = s.approvals.Carry()
 	c.Stream = s.carryEvents()
-	for _, t := range s.queue {
-		c.Pending = append(c.Pending, t.msg)
-	}
+	c.Pending = s.turnQueue.PendingMessages()
 	c.Restored = s.transfers.Carry()
 	c.Runs++
 	return &c

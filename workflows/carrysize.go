@@ -38,7 +38,7 @@ func (s *chatState) spillToFit(ctx workflow.Context, next wire.AgentChatInput) *
 	s.storeBodies(ctx, older, total > wire.CarryLimit)
 	if total = measure(); total > wire.CarryLimit {
 		var more []*chat.Message
-		for _, t := range s.queue {
+		for t := range s.turnQueue.Queued() {
 			tail = append(tail, &t.msg)
 		}
 		saved := 0

@@ -29,7 +29,7 @@ const rejectedResult = "rejected by a person"
 // is applied, else the one its result shows (a rejection's error result, or approved
 // for a call that has another result).
 func (s *chatState) earlierDecision(callID string) (wire.Decision, bool) {
-	if d, ok := s.Decisions[callID]; ok {
+	if d, ok := s.approvals.Decision(callID); ok {
 		return d, true
 	}
 	result, ok := s.history.At(s.history.AnsweredCall(callID))
@@ -72,8 +72,8 @@ func (s *chatState) repeatedDecision(ctx workflow.Context, in wire.ApproveInput)
 	var res wire.TurnResult
 	if i := s.history.AnsweredCall(in.CallID); i >= 0 {
 		res = s.sinceResult(i)
-	} else if s.suspension != nil {
-		res = wire.TurnResult{MessageID: s.suspension.turn.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
+	} else if t := s.approvals.Suspended(); t != nil {
+		res = wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.approvals.Awaiting()}
 	}
 	res.AlreadyDecided = &d
 	return res, true, nil

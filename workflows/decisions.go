@@ -17,25 +17,12 @@ import (
 // applied and for a resumed turn to reach its answer (a document cannot hold either
 // half-done).
 
-// decidedOpen reports whether a call the suspended turn waits for has a decision that
-// has not been applied yet.
-func (s *chatState) decidedOpen() bool {
-	if s.suspension == nil || len(s.Decisions) == 0 {
-		return false
-	}
-	for _, c := range s.history.OpenCalls() {
-		if s.decided(c.CallID) && s.suspension.waitsFor(c.CallID) {
-			return true
-		}
-	}
-	return false
-}
-
 // midResume reports whether a resumed turn is running: its user message is in the
 // history already, so a snapshot of its start would hold the calls' results without
 // the agent's answer.
 func (s *chatState) midResume() bool {
-	return s.active != nil && s.history.IndexOf(s.active.msg.MessageID) < s.active.mark
+	a := s.turnQueue.Active()
+	return a != nil && s.history.IndexOf(a.msg.MessageID) < a.mark
 }
 
 // approveRefusal is the error for a decision the chat cannot apply now, or nil.
@@ -58,7 +45,7 @@ func (s *chatState) approveRefusal() error {
 // resumeDue reports whether the suspended turn has decisions to apply: every call it
 // waits for is decided, or any is (decisions apply one by one).
 func (s *chatState) resumeDue() bool {
-	return s.suspension != nil && (len(s.awaitingApproval()) == 0 || s.decidedOpen())
+	return s.approvals.ResumeDue(s.history.OpenCalls)
 }
 
 // migrateRefusal is the error for a migration asked for while a decision waits to be

@@ -54,8 +54,8 @@ func (s *chatState) snapshot() wire.Snapshot {
 	st := strategyState{sel: s.Selection, term: s.Termination}
 	length := s.history.Len()
 	channels := s.channels.Document()
-	pending := make([]chat.Message, 0, len(s.queue)+1)
-	if a := s.active; a != nil {
+	pending := make([]chat.Message, 0, s.turnQueue.Len()+1)
+	if a := s.turnQueue.Active(); a != nil {
 		st, length = s.boundary, a.mark
 		if s.history.IndexOf(a.msg.MessageID) >= a.mark {
 			pending = append(pending, a.msg) // a new turn; a resumed one is in the history already
@@ -66,7 +66,7 @@ func (s *chatState) snapshot() wire.Snapshot {
 			}
 		}
 	}
-	for _, t := range s.queue {
+	for t := range s.turnQueue.Queued() {
 		pending = append(pending, t.msg)
 	}
 	parts := make([]chatstate.Participant, 0, len(s.Participants))

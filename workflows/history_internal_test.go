@@ -117,12 +117,12 @@ func TestSealableEnd(t *testing.T) {
 
 	s = &chatState{in: in, history: newHistory(slices.Clone(waiting), nil)}
 	assert.Equal(t, 24, s.sealableEnd(), "the open call stays: 32 messages, the calling reply is 31")
-	s.suspension = &suspension{turn: &turn{msg: waiting[10]}}
+	s.approvals.Suspend(&turn{msg: waiting[10]}, wire.Participant{}, nil)
 	assert.Equal(t, 10, s.sealableEnd(), "a turn waiting for an approval (u5, at 10) stays whole")
 
 	s = &chatState{in: in, history: newHistory(slices.Clone(msgs[20:]), &wire.PagedHistory{Base: 20, Lineage: "L"})}
 	assert.Equal(t, 22, s.sealableEnd(), "from a base of 20: the window of 8 stays")
-	s.suspension = &suspension{turn: &turn{msg: msgs[20]}}
+	s.approvals.Suspend(&turn{msg: msgs[20]}, wire.Participant{}, nil)
 	assert.Equal(t, 20, s.sealableEnd(), "never below the base")
 }
 

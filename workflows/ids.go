@@ -55,10 +55,8 @@ func (s *chatState) idHolder(id string, live bool) string {
 		m, _ := s.history.At(i)
 		return describeMessage(m, i)
 	}
-	for _, t := range s.queue {
-		if t.msg.MessageID == id {
-			return "a queued user turn"
-		}
+	if s.turnQueue.IsQueued(id) {
+		return "a queued user turn"
 	}
 	if h := s.replyInFlight(id); live && h != "" {
 		return h

@@ -23,7 +23,7 @@ const (
 
 // queueDepth records the queue's length.
 func (s *chatState) queueDepth(ctx workflow.Context) {
-	workflow.GetMetricsHandler(ctx).Gauge(QueueDepthMetric).Update(float64(len(s.queue)))
+	workflow.GetMetricsHandler(ctx).Gauge(QueueDepthMetric).Update(float64(s.turnQueue.Len()))
 }
 
 // timeTurn records the queue depth as t is taken and returns the function that records

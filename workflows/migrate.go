@@ -112,7 +112,7 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	// It waits for an import, the turn in flight and the start (resolving the
 	// participants, restoring a document): the export takes the whole chat.
 	_ = workflow.Await(ctx, func() bool {
-		return s.active == nil && !s.importing() && s.base() != phaseStarting
+		return s.turnQueue.Active() == nil && !s.importing() && s.base() != phaseStarting
 	})
 	if s.phase == phaseFailed {
 		s.abortMigration(m, s.failure)
@@ -150,7 +150,7 @@ func (s *chatState) runMigration(ctx workflow.Context, m *migration) {
 	m.result = &wire.MigrationResult{Target: loc, Digest: exp.Digest, MessageCount: exp.MessageCount}
 	m.step, m.done = stepForwarding, true
 	s.must(s.to(phaseMigrated))
-	for _, t := range s.queue {
+	for t := range s.turnQueue.Queued() {
 		if t.signal {
 			continue // forwarded by forwardLateTurns, or carried in the document
 		}
@@ -188,12 +188,11 @@ func (s *chatState) forwardLateTurns(ctx workflow.Context) error {
 	m := s.transfers.migration
 	for {
 		var late []wire.SendMessageInput
-		for _, t := range s.queue {
+		for _, t := range s.turnQueue.TakeQueued() {
 			if t.signal && !slices.Contains(m.carried, t.msg.MessageID) {
 				late = append(late, wire.SendMessageInput{MessageID: t.msg.MessageID, Contents: t.msg.Contents, AuthorName: t.msg.AuthorName})
 			}
 		}
-		s.queue = nil
 		for {
 			var in wire.SendMessageInput
 			if !s.signals.ReceiveAsync(&in) {

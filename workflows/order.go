@@ -41,12 +41,12 @@ func (s *chatState) awaitTurnOrder(ctx workflow.Context) error {
 // record, so each may be sent again, with its messageId, once the calls are decided.
 // Signal turns stay queued: nobody waits for them, and they run after the wait.
 func (s *chatState) refuseQueuedUpdates() {
-	if !s.hasUpdateTurn() {
+	if !s.turnQueue.HasUpdateTurn() {
 		return
 	}
-	s.refuseUpdateTurns(func(t *turn) error {
+	s.turnQueue.WithdrawUpdates(func(t *turn) error {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q now waits for the approval of tool call(s) %s, queued before turn %q; approve or reject them, then send turn %q again",
-			s.chatID, pendingIDs(s.awaitingApproval()), t.msg.MessageID, t.msg.MessageID), wire.ErrTypeAwaitingApproval)
+			s.chatID, pendingIDs(s.approvals.Awaiting()), t.msg.MessageID, t.msg.MessageID), wire.ErrTypeAwaitingApproval)
 	})
 }

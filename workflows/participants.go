@@ -29,7 +29,7 @@ func (s *chatState) validateAddParticipants(in wire.AddParticipantsInput) error 
 // the speaking order; an agent whose channel is dormant (kept from an import) resumes
 // it. It waits for the turn in flight, so a turn never sees the order change.
 func (s *chatState) handleAddParticipants(ctx workflow.Context, in wire.AddParticipantsInput) (wire.StateResult, error) {
-	if err := workflow.Await(ctx, func() bool { return s.active == nil }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return s.turnQueue.Active() == nil }); err != nil {
 		return wire.StateResult{}, err
 	}
 	ps, err := s.resolve(ctx, in.AgentIDs)

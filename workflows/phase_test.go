@@ -133,7 +133,7 @@ func TestImportIsAdmittedOnlyIntoARunningChat(t *testing.T) {
 		phaseFailed: wire.ErrTypeNotAcceptingTurns,
 	}
 	for _, p := range allPhases {
-		s := &chatState{chatID: "c1", phase: p, turns: map[string]*turn{}}
+		s := &chatState{chatID: "c1", phase: p, turnQueue: newTurnQueue()}
 		err := s.validateImport(in)
 		if want[p] == "" {
 			assert.NoError(t, err, "%s", p)
@@ -174,7 +174,7 @@ func TestMigrateIsRefusedRetryablyWhileTheRunContinuesAsNew(t *testing.T) {
 		phaseFailed: wire.ErrTypeNotAcceptingTurns,
 	}
 	for _, p := range allPhases {
-		s := &chatState{chatID: "c1", phase: p, turns: map[string]*turn{}}
+		s := &chatState{chatID: "c1", phase: p, turnQueue: newTurnQueue()}
 		err := s.validateMigrate(in)
 		if want[p] == "" {
 			assert.NoError(t, err, "%s", p)
@@ -194,12 +194,12 @@ func TestARefusedImportSaysWhy(t *testing.T) {
 		s     *chatState
 		wants []string
 	}{
-		{"an import runs", &chatState{chatID: "c1", phase: phaseImporting, turns: map[string]*turn{}},
+		{"an import runs", &chatState{chatID: "c1", phase: phaseImporting, turnQueue: newTurnQueue()},
 			[]string{`chat "c1" is importing a document already`, "wait for that import"}},
-		{"a document was restored", &chatState{chatID: "c1", phase: phaseRunning, turns: map[string]*turn{},
+		{"a document was restored", &chatState{chatID: "c1", phase: phaseRunning, turnQueue: newTurnQueue(),
 			transfers: transfers{restored: &wire.CarriedRestore{Digest: "sha256:abc"}}},
 			[]string{`chat "c1" was restored from a document already`, "sha256:abc"}},
-		{"messages", &chatState{chatID: "c1", phase: phaseRunning, turns: map[string]*turn{},
+		{"messages", &chatState{chatID: "c1", phase: phaseRunning, turnQueue: newTurnQueue(),
 			history: newHistory([]chat.Message{{MessageID: "m1"}, {MessageID: "m2"}}, nil)},
 			[]string{`chat "c1" already has 2 messages and 0 turns`}},
 	} {

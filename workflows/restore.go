@@ -44,12 +44,12 @@ func (s *chatState) notEmpty() string {
 	case s.importing():
 		return fmt.Sprintf("chat %q is importing a document already; wait for that import to end "+
 			"(State shows status %q until then), then import only into a new or empty chat", s.chatID, s.phase.status())
-	case s.transfers.restored != nil && s.history.Len() == 0 && len(s.turns) == 0:
+	case s.transfers.restored != nil && s.history.Len() == 0 && s.turnQueue.Accepted() == 0:
 		return fmt.Sprintf("chat %q was restored from a document already (digest %s); import only into a new or empty chat",
 			s.chatID, s.transfers.restored.Digest)
-	case s.history.Len() > 0 || len(s.turns) > 0 || s.transfers.restored != nil:
+	case s.history.Len() > 0 || s.turnQueue.Accepted() > 0 || s.transfers.restored != nil:
 		return fmt.Sprintf("chat %q already has %d messages and %d turns; import only into a new or empty chat",
-			s.chatID, s.history.Len(), len(s.turns))
+			s.chatID, s.history.Len(), s.turnQueue.Accepted())
 	}
 	return ""
 }
@@ -168,26 +168,14 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 		}
 	}
 	s.IsComplete = doc.Strategies.IsComplete
-	s.rebuildTurns()
+	s.turnQueue.Rebuild(&s.history)
 	s.detectSuspension(ctx)
-	s.TurnCount = s.answeredTurns() + pagedTurns
+	s.TurnCount = s.turnQueue.Answered() + pagedTurns
 	s.transfers.restored = &wire.CarriedRestore{Digest: doc.Digest, Source: doc.Source, Repairs: repairs}
 	for _, m := range doc.PendingTurns {
 		s.enqueue(ctx, m, true)
 	}
 	return nil
-}
-
-// answeredTurns counts the turns of the rebuilt record that were answered: not failed,
-// not waiting (detectSuspension).
-func (s *chatState) answeredTurns() int {
-	n := 0
-	for _, t := range s.turns {
-		if t.err == nil && !t.suspended {
-			n++
-		}
-	}
-	return n
 }
 
 // mapIndex turns the document's selection position (an index into its participants)
@@ -198,26 +186,4 @@ func (s *chatState) mapIndex(docParticipants []chatstate.Participant, i int) int
 		return 0
 	}
 	return max(slices.Index(s.ids(), docParticipants[i].ID), 0)
-}
-
-// rebuildTurns recreates the idempotency record from the history: each user message
-// and the replies up to the next user message are one turn. A turn whose replies end on
-// tool results that are not the round limit's (wire.FailedAfterTools) is a resumed turn that
-// failed after its tools ran: it is recorded as failed, so that a retry of its
-// messageId is refused as it was before the continue-as-new, export or migration.
-func (s *chatState) rebuildTurns() {
-	s.turns, s.TurnCount = map[string]*turn{}, 0
-	var failed []*turn
-	for i, end := range s.history.Turns() {
-		m, _ := s.history.At(i)
-		t := &turn{msg: m, done: true, start: i + 1, end: end}
-		s.turns[m.MessageID] = t
-		s.TurnCount++
-		if last, _ := s.history.At(end - 1); end > i+1 && wire.FailedAfterTools(last) {
-			failed = append(failed, t)
-		}
-	}
-	for _, t := range failed {
-		t.err = temporal.NewApplicationError("it failed in an earlier run, or in the chat this one was restored from", wire.ErrTypeTurnFailed)
-	}
 }

@@ -57,11 +57,7 @@ func (s *chatState) seal(ctx workflow.Context) {
 	}
 	// Answered turns now in pages leave the idempotency record: a retry of one is
 	// looked up in the pages (pagedTurn), as after a continue-as-new.
-	for id, t := range s.turns {
-		if t.done && t.err == nil && !t.suspended && t.end > 0 && t.end <= s.history.Base() {
-			delete(s.turns, id)
-		}
-	}
+	s.turnQueue.ForgetPaged(s.history.Base())
 }
 
 // sealableEnd is the end of what pages may take: the window keeps its size, and the
@@ -70,8 +66,8 @@ func (s *chatState) seal(ctx workflow.Context) {
 func (s *chatState) sealableEnd() int {
 	window, _ := s.in.History.Effective()
 	end := min(s.history.OpenCallsFrom(), s.history.Len()-window)
-	if sus := s.suspension; sus != nil {
-		end = min(end, s.history.IndexOf(sus.turn.msg.MessageID))
+	if t := s.approvals.Suspended(); t != nil {
+		end = min(end, s.history.IndexOf(t.msg.MessageID))
 	}
 	return max(min(end, s.summarizedUpTo()), s.history.Base())
 }

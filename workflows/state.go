@@ -7,49 +7,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/wire"
 )
-
-// turn is one user turn from its arrival to its answer.
-type turn struct {
-	msg    chat.Message
-	done   bool
-	err    error // set when the turn failed or was refused after being queued
-	start  int   // index in history of the turn's first reply (when done without err)
-	end    int   // one past its last reply
-	signal bool  // arrived by signal: nobody waits for it
-	// mark is the history's length when the turn (or its resumption) began: what a
-	// failure takes the history back to.
-	mark int
-	// errBefore is the chat's lastError when the turn (or its resumption) began: its
-	// answer clears that one, not one recorded while it ran.
-	errBefore *wire.TurnError
-	// suspended: the turn waits for the approval of tool calls (tools.go).
-	suspended bool
-	// bytes is msg's encoded size as sent (sentBytes), for QueuedTurnsLimit; set when
-	// the turn is queued.
-	bytes int
-	// span is the tracing span of the handler that queued the turn (wire.TraceSpanKey),
-	// nil without tracing; the turn runs under it.
-	span any
-	// cancel cancels the turn's context while it runs; cancelled: CancelTurn stopped
-	// it (dropPartial: without its partial reply); partial is the reply in flight when
-	// its model call was cancelled (cancel.go).
-	cancel      workflow.CancelFunc
-	cancelled   bool
-	dropPartial bool
-	partial     *liveReply
-}
 
 // chatState is the whole state of one chat, with a method per handler.
 //
 // The embedded Carried is the state that continue-as-new hands to the next run, kept
 // here in the form it is carried in: carry copies it by assignment and resume takes it
 // over the same way. What a part owns stays nil here (History, Paged, Channels, Stream,
-// Restored): resume hands it to its part and carry writes the part's into the copy.
-// Pending stays nil too: the live turns queue, which carry writes into the copy.
+// Restored, Pending, Decisions): resume hands it to its part (history, channels, events,
+// transfers, turnQueue, approvals) and carry writes the part's into the copy.
 type chatState struct {
 	wire.Carried
 	chatID string
@@ -77,9 +45,9 @@ type chatState struct {
 	// transfers are the chat's exports, imports and migration (transfers.go);
 	// Carried.Restored stays nil here.
 	transfers transfers
-	// suspension is the turn waiting for approvals, if any; Decisions are the answers
-	// given so far, by callId.
-	suspension *suspension
+	// approvals are the turn waiting for approvals, if any, and the decisions given
+	// (approvals.go); Carried.Decisions stays nil here, as History does.
+	approvals approvals
 	// stalled is why the chat takes no more turns, when its carry passed CarryLimit
 	// because the message store refused its bodies (stall.go); storeErr is the store's
 	// last refusal in this run.
@@ -90,21 +58,20 @@ type chatState struct {
 	sentCommitted int
 	signals       workflow.ReceiveChannel
 
-	queue  []*turn
-	active *turn
-	// turns records every accepted turn by messageId: the idempotency record.
-	turns map[string]*turn
+	// turnQueue is the chat's user turns: queued, active, and the idempotency record
+	// (queue.go).
+	turnQueue turnQueue
 	// events is the chat's stream (stream.go).
 	events eventLog
 }
 
 func newChatState(ctx workflow.Context, in wire.AgentChatInput) *chatState {
 	return &chatState{
-		chatID: workflow.GetInfo(ctx).WorkflowExecution.ID,
-		in:     in,
-		phase:  phaseStarting,
-		log:    func() log.Logger { return workflow.GetLogger(ctx) },
-		turns:  map[string]*turn{},
+		chatID:    workflow.GetInfo(ctx).WorkflowExecution.ID,
+		in:        in,
+		phase:     phaseStarting,
+		log:       func() log.Logger { return workflow.GetLogger(ctx) },
+		turnQueue: newTurnQueue(),
 	}
 }
 
@@ -155,10 +122,7 @@ func failureType(err error) string {
 func (s *chatState) fail(err error) {
 	s.must(s.to(phaseFailed))
 	s.failure = err
-	for _, t := range s.queue {
-		t.done, t.err = true, err
-	}
-	s.queue = nil
+	s.turnQueue.Refuse(func(*turn) error { return err })
 }
 
 // closed reports whether the chat takes no more turns: its termination strategy
@@ -194,18 +158,18 @@ func (s *chatState) state() wire.StateResult {
 	if last, ok := s.history.Last(); ok {
 		r.LastMessage = &last
 	}
-	for _, t := range s.queue {
+	for t := range s.turnQueue.Queued() {
 		r.PendingTurns = append(r.PendingTurns, t.msg.MessageID)
 	}
-	if s.active != nil {
-		r.ActiveTurn = s.active.msg.MessageID
+	if a := s.turnQueue.Active(); a != nil {
+		r.ActiveTurn = a.msg.MessageID
 	}
 	if s.failure != nil {
 		r.Failure = errorMessage(s.failure)
 	}
 	r.Channels = s.channels.Info(s.Participants)
 	r.Store, r.Runs = s.Store, s.Runs
-	r.PendingApprovals = s.awaitingApproval()
+	r.PendingApprovals = s.approvals.Awaiting()
 	s.usageState(&r)
 	s.transfers.State(&r)
 	return r

@@ -74,7 +74,7 @@ func (s *chatState) readStream(in wire.StreamPollInput) (wire.StreamReadResult, 
 func (s *chatState) streamDetached() bool {
 	switch s.phase {
 	case phaseDraining, phaseCompleted, phaseFailed, phaseMigrated:
-		return s.active == nil && !s.hasUpdateTurn()
+		return s.turnQueue.Active() == nil && !s.turnQueue.HasUpdateTurn()
 	}
 	return false
 }
@@ -134,22 +134,22 @@ func (s *chatState) turnEvent(t *turn, ev wire.StreamEvent) {
 // continue-as-new, whose carried log may have dropped the first announcement; a
 // document restored at the start or by Import, whose log begins empty) calls it.
 func (s *chatState) announceWaiting() {
-	waiting := s.awaitingApproval()
+	waiting := s.approvals.Awaiting()
 	if len(waiting) == 0 {
 		return
 	}
 	s.events.DropAnnouncements(waiting)
 	for _, p := range waiting {
 		call := chat.Content{Type: chat.ContentFunctionCall, CallID: p.CallID, Name: p.Tool, Arguments: p.Arguments}
-		s.turnEvent(s.suspension.turn, wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.AgentID, Call: &call})
+		s.turnEvent(s.approvals.Suspended(), wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.AgentID, Call: &call})
 	}
 }
 
 // turnAccepted says turn t was queued, at its place in the queue, with the start of
 // its text.
 func (s *chatState) turnAccepted(t *turn) {
-	pos := len(s.queue)
-	if s.active != nil {
+	pos := s.turnQueue.Len()
+	if s.turnQueue.Active() != nil {
 		pos++
 	}
 	s.turnEvent(t, wire.StreamEvent{Type: wire.EventTurnAccepted, Position: pos,

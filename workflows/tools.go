@@ -17,20 +17,6 @@ import (
 // errSuspended ends an agent's reply that waits for the approval of a tool call.
 var errSuspended = errors.New("suspended for approval")
 
-// suspension is a turn waiting for approvals. Everything in it can be derived from the
-// history (the trailing tool calls without results), so it survives continue-as-new,
-// export and migration without being carried.
-type suspension struct {
-	turn    *turn
-	agent   wire.Participant
-	pending []wire.PendingApproval
-	// resumed counts resumptions, so Approve callers wait for the one they caused.
-	resumed int
-	// answer is what the last resumption added to the turn (up to its end, or to where
-	// it waits again): what Approve answers.
-	answer wire.TurnResult
-}
-
 // runAgent runs agent p's reply to turn t: a model call, and while the model asks for
 // tools, the tool calls and another model call, at most p.MaxToolRounds rounds. It
 // returns the agent's final message, or errSuspended when a call waits for approval.
@@ -102,11 +88,11 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 			results[c.CallID] = errorResult(c, fmt.Sprintf("unknown tool %q; this agent has %s", c.Name, toolNames(p)))
 		case !validArguments(c.Arguments):
 			results[c.CallID] = errorResult(c, "the arguments are not a JSON object: "+c.Arguments)
-		case spec.Approval && !s.decided(c.CallID):
+		case spec.Approval && !s.approvals.Decided(c.CallID):
 			pending = append(pending, pendingApproval(c, p, t))
 			s.turnEvent(t, wire.StreamEvent{Type: wire.EventApprovalNeeded, AgentID: p.ID, Call: &call})
-		case spec.Approval && !s.Decisions[c.CallID].Approved:
-			d := s.Decisions[c.CallID]
+		case spec.Approval && !s.approvals.Approved(c.CallID):
+			d, _ := s.approvals.Decision(c.CallID)
 			results[c.CallID] = errorResult(c, rejectedResult+reasonSuffix(d.Reason))
 		case s.ranBefore(c):
 			results[c.CallID] = s.ranResult(c) // obtained before a rollback: never run twice
@@ -145,7 +131,7 @@ func (s *chatState) runTools(ctx workflow.Context, t *turn, p wire.Participant, 
 	}
 	s.appendResults(ctx, t, p, boundResults(answered))
 	if len(pending) > 0 {
-		s.suspension = &suspension{turn: t, agent: p, pending: pending}
+		s.approvals.Suspend(t, p, pending)
 		s.refuseQueuedUpdates()
 		return errSuspended
 	}
@@ -190,8 +176,8 @@ func toolContext(ctx workflow.Context, spec wire.ToolSpec) workflow.Context {
 // toolInput is the CallTool input of call c of agent p.
 func (s *chatState) toolInput(p wire.Participant, c chat.Content) wire.CallToolInput {
 	in := wire.CallToolInput{ChatID: s.chatID, AgentID: p.ID, CallID: c.CallID, Name: c.Name, Arguments: c.Arguments}
-	if s.active != nil {
-		in.TurnID = s.active.msg.MessageID
+	if a := s.turnQueue.Active(); a != nil {
+		in.TurnID = a.msg.MessageID
 	}
 	return in
 }
@@ -275,25 +261,6 @@ func reasonSuffix(r string) string {
 	return ": " + r
 }
 
-func (s *chatState) decided(callID string) bool {
-	_, ok := s.Decisions[callID]
-	return ok
-}
-
-// awaitingApproval lists the calls a suspended chat waits for.
-func (s *chatState) awaitingApproval() []wire.PendingApproval {
-	if s.suspension == nil {
-		return nil
-	}
-	var out []wire.PendingApproval
-	for _, p := range s.suspension.pending {
-		if !s.decided(p.CallID) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // validateApprove accepts a decision for a call the chat waits for, and a repeat of a
 // decision already taken (decided.go); it refuses a different one.
 func (s *chatState) validateApprove(in wire.ApproveInput) error {
@@ -306,20 +273,14 @@ func (s *chatState) validateApprove(in wire.ApproveInput) error {
 	if err := s.approveRefusal(); err != nil {
 		return err
 	}
-	if s.suspension == nil {
+	if s.approvals.Suspended() == nil {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval", s.chatID), wire.ErrTypeInvalidInput)
 	}
-	if !s.suspension.waitsFor(in.CallID) {
+	if !s.approvals.WaitsFor(in.CallID) {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q waits for no approval of call %q (it waits for %s)",
-			s.chatID, in.CallID, pendingIDs(s.awaitingApproval())), wire.ErrTypeInvalidInput)
+			s.chatID, in.CallID, pendingIDs(s.approvals.Awaiting())), wire.ErrTypeInvalidInput)
 	}
 	return nil
-}
-
-// waitsFor reports whether callID is one of the calls the suspension was waiting for
-// (decided or not).
-func (sus *suspension) waitsFor(callID string) bool {
-	return slices.ContainsFunc(sus.pending, func(p wire.PendingApproval) bool { return p.CallID == callID })
 }
 
 func pendingIDs(ps []wire.PendingApproval) string {
@@ -339,17 +300,14 @@ func (s *chatState) handleApprove(ctx workflow.Context, in wire.ApproveInput) (w
 	if res, ok, err := s.repeatedDecision(ctx, in); ok {
 		return res, err
 	}
-	if i := s.history.AnsweredCall(in.CallID); i >= 0 && (s.suspension == nil || !s.suspension.waitsFor(in.CallID)) {
+	if i := s.history.AnsweredCall(in.CallID); i >= 0 && !s.approvals.WaitsFor(in.CallID) {
 		return s.sinceResult(i), nil // a retried Approve: what the turn did after it
 	}
 	if err := s.approveRefusal(); err != nil {
 		return wire.TurnResult{}, err
 	}
-	if s.Decisions == nil {
-		s.Decisions = map[string]wire.Decision{}
-	}
-	s.Decisions[in.CallID] = wire.Decision{Approved: in.Approved, Reason: in.Reason, By: in.By}
-	return s.awaitResumed(ctx, s.suspension)
+	s.approvals.Decide(in.CallID, wire.Decision{Approved: in.Approved, Reason: in.Reason, By: in.By})
+	return s.approvals.AwaitResumption(ctx)
 }
 
 // sinceResult returns the messages of a turn from index i to the turn's end.
@@ -360,35 +318,29 @@ func (s *chatState) sinceResult(i int) wire.TurnResult {
 		turnID = m.MessageID
 	}
 	return wire.TurnResult{MessageID: turnID, Messages: boundMessages(s.history.Slice(i, end)),
-		IsComplete: s.IsComplete && end == s.history.Len(), AwaitingApproval: s.awaitingApproval()}
+		IsComplete: s.IsComplete && end == s.history.Len(), AwaitingApproval: s.approvals.Awaiting()}
 }
 
 // resumeSuspended continues a suspended turn once every awaited call is decided: the
 // same agent's tool round goes on, then the turn as the strategies say.
 func (s *chatState) resumeSuspended(ctx workflow.Context) {
-	sus := s.suspension
-	t := sus.turn
-	s.active = t
+	t, agent := s.approvals.Resume()
+	s.turnQueue.Begin(t)
 	from := s.history.Len()
-	defer func() { s.active = nil; sus.answer = s.resumedAnswer(t, from); sus.resumed++ }()
-	s.suspension = nil
+	defer func() { s.turnQueue.End(); s.approvals.Resumed(s.resumedAnswer(t, from)) }()
 	t.suspended, t.err = false, nil
 	t.mark, t.errBefore = s.history.Len(), s.LastError
 	s.boundary = s.strategiesNow()
 	calls := s.history.OpenCalls()
-	if err := s.runTools(ctx, t, sus.agent, calls); err != nil { // errSuspended: a call waits again
-		s.suspension.resumed = sus.resumed
+	if err := s.runTools(ctx, t, agent, calls); err != nil { // errSuspended: a call waits again
 		t.suspended = true
 		return
 	}
-	for _, c := range calls {
-		delete(s.Decisions, c.CallID)
-	}
+	s.approvals.Applied(calls)
 	// The tools ran: a failure from here on keeps their results (a person approved a
 	// side effect that happened), fails the turn, and the chat takes the next one.
 	beforeTools := t.mark
 	t.mark = s.history.Len()
-	agent := sus.agent
 	s.continueTurn(ctx, t, &agent)
 	if t.err == nil {
 		return
@@ -412,8 +364,9 @@ func (s *chatState) checkOpenCalls(history []chat.Message) error {
 // detectSuspension rebuilds a suspension from the history (after a continue-as-new or
 // an import): tool calls still open at its end belong to the last user turn and wait
 // for approval, or, for tools that need none, for running when the chat resumes. That
-// turn is suspended, whatever rebuildTurns recorded: a retried Send of it gets its
-// pending result. The calls awaited are announced on the stream (announceWaiting).
+// turn is suspended, whatever the rebuilt record (turnQueue.Rebuild) says: a retried
+// Send of it gets its pending result. The calls awaited are announced on the stream
+// (announceWaiting).
 func (s *chatState) detectSuspension(ctx workflow.Context) {
 	calls := s.history.OpenCalls()
 	if len(calls) == 0 {
@@ -424,21 +377,21 @@ func (s *chatState) detectSuspension(ctx workflow.Context) {
 	if !ok {
 		return
 	}
-	t := s.turns[user.MessageID]
+	t, _ := s.turnQueue.Lookup(user.MessageID)
 	if t == nil {
 		t = &turn{msg: user, done: true}
-		s.turns[t.msg.MessageID] = t
+		s.turnQueue.Record(t)
 	}
 	// Suspended, not failed: a reply that mixed an approval with a plain call ends, while
-	// it waits, on the plain call's result, which rebuildTurns takes for a failure.
+	// it waits, on the plain call's result, which turnQueue.Rebuild takes for a failure.
 	t.suspended, t.err = true, nil
 	p := s.participant(caller.AgentID)
-	sus := &suspension{turn: t, agent: p}
+	var pending []wire.PendingApproval
 	for _, c := range calls {
 		if spec, ok := p.Tool(c.Name); ok && spec.Approval {
-			sus.pending = append(sus.pending, pendingApproval(c, p, t))
+			pending = append(pending, pendingApproval(c, p, t))
 		}
 	}
-	s.suspension = sus
+	s.approvals.Suspend(t, p, pending)
 	s.announceWaiting()
 }

@@ -50,8 +50,8 @@ func (s *chatState) checkMessage(in wire.SendMessageInput) (m chat.Message, know
 	if err != nil {
 		return chat.Message{}, false, temporal.NewApplicationError(err.Error(), wire.ErrTypeInvalidMessage)
 	}
-	t, ok := s.turns[m.MessageID]
-	if !ok || t.err != nil {
+	t, ok := s.turnQueue.Live(m.MessageID)
+	if !ok {
 		return m, false, nil
 	}
 	// A turn whose body moved to the message store (a stub) cannot be compared: its
@@ -68,14 +68,14 @@ func (s *chatState) checkMessage(in wire.SendMessageInput) (m chat.Message, know
 // an approval, continues as new, migrates or moved, could not start, is complete, or is
 // a temporary thread that had its turn; or m's turn failed after its tools ran), or nil.
 func (s *chatState) stateRefusal(m chat.Message) error {
-	t, ok := s.turns[m.MessageID]
+	t, ok := s.turnQueue.Lookup(m.MessageID)
 	switch {
 	case s.stalled != nil:
 		return s.stalled
-	case s.suspension != nil:
+	case s.approvals.Suspended() != nil:
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q waits for the approval of tool call(s) %s; approve or reject each first with the %s update (callId, approved), then send the turn again",
-			s.chatID, pendingIDs(s.awaitingApproval()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
+			s.chatID, pendingIDs(s.approvals.Awaiting()), wire.ApproveUpdate), wire.ErrTypeAwaitingApproval)
 	case ok && s.history.IndexOf(m.MessageID) < s.history.Len():
 		cause := failureOf(t.err)
 		return temporal.NewApplicationError(fmt.Sprintf(
@@ -98,7 +98,7 @@ func (s *chatState) stateRefusal(m chat.Message) error {
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is complete: its termination strategy ended it; start a new chat", s.chatID),
 			wire.ErrTypeNotAcceptingTurns)
-	case s.in.Temporary && (len(s.turns) > 0 || s.Attempted > 0):
+	case s.in.Temporary && (s.turnQueue.Accepted() > 0 || s.Attempted > 0):
 		return temporal.NewApplicationError(
 			fmt.Sprintf("chat %q is a temporary thread and already has its one turn", s.chatID),
 			wire.ErrTypeNotAcceptingTurns)
@@ -120,7 +120,7 @@ func (s *chatState) fullRefusal() error {
 	if n := s.length(); n >= wire.ChatLengthLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q is full: its %d messages take %d bytes as references, and a chat holds at most %d (ChatLengthLimit); "+
-				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, s.history.Len()+len(s.queue), n, wire.ChatLengthLimit),
+				"it can still be read, exported and migrated; start a new chat to go on", s.chatID, s.history.Len()+s.turnQueue.Len(), n, wire.ChatLengthLimit),
 			wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
@@ -129,27 +129,13 @@ func (s *chatState) fullRefusal() error {
 // roomFor refuses m (QueueFull, retryable) when the turns waiting would pass
 // QueuedTurnsLimit with it.
 func (s *chatState) roomFor(m chat.Message) error {
-	waiting := s.queuedBytes()
+	waiting := s.turnQueue.Bytes()
 	if waiting+sentBytes(m) > wire.QueuedTurnsLimit {
 		return temporal.NewApplicationError(fmt.Sprintf(
 			"chat %q has %d bytes of turns waiting; with this message they would pass %d (QueuedTurnsLimit): retry once they are answered",
 			s.chatID, waiting, wire.QueuedTurnsLimit), wire.ErrTypeQueueFull)
 	}
 	return nil
-}
-
-// queuedBytes is the encoded size of the turns waiting, as their clients sent them
-// (without the time the chat adds): the active turn's message and the queue's, what an
-// export's snapshot carries as pending turns.
-func (s *chatState) queuedBytes() int {
-	n := 0
-	if s.active != nil {
-		n += s.active.bytes
-	}
-	for _, t := range s.queue {
-		n += t.bytes
-	}
-	return n
 }
 
 // sentBytes is m's encoded size as its client sent it, without the time the chat adds.
@@ -161,11 +147,7 @@ func sentBytes(m chat.Message) int {
 // length is the chat's length as ChatLengthLimit counts it: the references to its
 // messages (a running total, stubTotal) and queued turns.
 func (s *chatState) length() int {
-	n := s.history.StubBytes()
-	for _, t := range s.queue {
-		n += wire.StubBytes(t.msg)
-	}
-	return n
+	return s.history.StubBytes() + s.turnQueue.StubBytes()
 }
 
 // handleSend is the SendMessage update: once the chat has started and the signals
@@ -179,7 +161,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 	if err != nil {
 		return wire.TurnResult{}, err
 	}
-	prior, known := s.turns[m.MessageID]
+	prior, known := s.turnQueue.Lookup(m.MessageID)
 	if !known {
 		if res, err := s.pagedTurn(ctx, m); err != nil || res != nil { // a paged id: a retry, or taken
 			if err != nil {
@@ -197,7 +179,7 @@ func (s *chatState) handleSend(ctx workflow.Context, in wire.SendMessageInput) (
 		return wire.TurnResult{}, t.err
 	}
 	if t.suspended {
-		res := wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.awaitingApproval()}
+		res := wire.TurnResult{MessageID: t.msg.MessageID, AwaitingApproval: s.approvals.Awaiting()}
 		if i := s.history.IndexOf(t.msg.MessageID); i < s.history.Len() {
 			res.Messages = boundMessages(s.history.Since(i + 1))
 		}
@@ -227,7 +209,7 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 	if !known && s.stalled != nil {
 		err = s.stalled // lastError keeps saying why the chat takes no turns
 	} else if err == nil && !known {
-		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.suspension != nil
+		spared := s.phase == phaseMigrating || s.phase == phaseMigrated || s.draining() || s.approvals.Suspended() != nil
 		if err = s.stateRefusal(m); err != nil && spared {
 			err = s.roomFor(m)
 			if full := s.fullRefusal(); err == nil && full != nil {
@@ -247,7 +229,7 @@ func (s *chatState) takeSignal(ctx workflow.Context, in wire.SendMessageInput) {
 
 // enqueueNew is enqueue for a turn that arrives: a new one is accepted (turnAccepted).
 func (s *chatState) enqueueNew(ctx workflow.Context, m chat.Message, signal bool) *turn {
-	old := s.turns[m.MessageID]
+	old, _ := s.turnQueue.Lookup(m.MessageID)
 	t := s.enqueue(ctx, m, signal)
 	if t != old {
 		s.turnAccepted(t)
@@ -257,15 +239,14 @@ func (s *chatState) enqueueNew(ctx workflow.Context, m chat.Message, signal bool
 
 // enqueue returns the live turn for m's messageId, or queues a new one.
 func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *turn {
-	if t, ok := s.turns[m.MessageID]; ok && t.err == nil {
+	if t, ok := s.turnQueue.Live(m.MessageID); ok {
 		return t
 	}
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = workflow.Now(ctx).UTC()
 	}
 	t := &turn{msg: m, signal: signal, bytes: sentBytes(m), span: ctx.Value(wire.TraceSpanKey)}
-	s.turns[m.MessageID] = t
-	s.queue = append(s.queue, t)
+	s.turnQueue.Enqueue(t)
 	s.queueDepth(ctx)
 	return t
 }
@@ -273,7 +254,7 @@ func (s *chatState) enqueue(ctx workflow.Context, m chat.Message, signal bool) *
 // canTakeTurn reports whether a queued turn may start now: the chat is running (no
 // import, drain or migration), not stalled, and no turn waits for approvals.
 func (s *chatState) canTakeTurn() bool {
-	return len(s.queue) > 0 && s.phase == phaseRunning && s.suspension == nil && s.stalled == nil
+	return s.turnQueue.Len() > 0 && s.phase == phaseRunning && s.approvals.Suspended() == nil && s.stalled == nil
 }
 
 // readyToResume reports whether a suspended turn has decisions to apply now
@@ -285,16 +266,15 @@ func (s *chatState) readyToResume() bool {
 
 // refuseQueued fails the turns still queued when the chat closes.
 func (s *chatState) refuseQueued() {
-	for _, t := range s.queue {
-		t.done = true
-		t.err = temporal.NewApplicationError(
+	s.turnQueue.Refuse(func(t *turn) error {
+		err := temporal.NewApplicationError(
 			fmt.Sprintf("chat %q completed before turn %q was taken; start a new chat", s.chatID, t.msg.MessageID),
 			wire.ErrTypeNotAcceptingTurns)
 		if t.signal { // nobody waits for it: say so where State shows it
-			s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, Type: wire.ErrTypeNotAcceptingTurns, Message: errorMessage(t.err)}
+			s.LastError = &wire.TurnError{MessageID: t.msg.MessageID, Type: wire.ErrTypeNotAcceptingTurns, Message: errorMessage(err)}
 		}
-	}
-	s.queue = nil
+		return err
+	})
 }
 
 // runTurn answers one turn: agents chosen by the selection strategy reply until the
@@ -307,9 +287,9 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 		ctx = workflow.WithValue(ctx, wire.TraceSpanKey, t.span)
 	}
 	ctx = workflow.WithValue(ctx, wire.LogTurnKey, t.msg.MessageID) // on the turn's log lines
-	s.active = t
+	s.turnQueue.Begin(t)
 	defer s.timeTurn(ctx, t)()
-	defer func() { s.active, t.done = nil, true }()
+	defer func() { s.turnQueue.End(); t.done = true }()
 	t.mark, t.errBefore = s.history.Len(), s.LastError
 	s.boundary = s.strategiesNow()
 	s.history.Append(t.msg)
