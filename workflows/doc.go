@@ -9,6 +9,21 @@
 // answered one at a time, and each agent reply is an activity result.
 //
 // The chat's state is chatState (state.go): its lifecycle is one phase with a fixed
-// table of moves (phase.go), and what continue-as-new hands to the next run is the
-// Carried struct it embeds (carry.go), copied whole.
+// table of moves (phase.go), and its data is in parts, each of which owns its fields
+// and keeps its rules; no other file reads or writes a part's fields:
+//
+//   - history (history.go, seal.go): the window of the latest messages and the index
+//     of the pages that hold the older ones;
+//   - turnQueue (queue.go): the queued turns, the active one and the idempotency record
+//     by messageId;
+//   - approvals (approvals.go): the turn waiting for approvals and the decisions given;
+//   - channelSet (channels.go): the agents' channels and their states;
+//   - eventLog (streamlog.go): the chat's stream, read by followers (stream.go);
+//   - transfers (transfers.go, with export.go, restore.go, migrate.go): exports,
+//     imports and a migration.
+//
+// A turn reads from top to bottom in turn.go: accept it (handleSend, enqueue), select
+// and run agents (runTurn), record the replies, answer. What continue-as-new hands to
+// the next run (carry.go) is put together from the parts: the embedded wire.Carried,
+// whose fields a part owns stay nil in chatState, and each part's carried form.
 package workflows
