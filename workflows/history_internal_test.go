@@ -100,8 +100,9 @@ func TestHistoryAnswersByAbsoluteIndex(t *testing.T) {
 	}
 }
 
-// Pages take the oldest messages while the window keeps its size, and never the turn
-// that waits for an approval (from its user message on), nor the calls open at the end.
+// Pages take the oldest messages while the window keeps its size, up to where a turn
+// begins, and never the turn that waits for an approval (from its user message on),
+// nor the calls open at the end.
 func TestSealableEnd(t *testing.T) {
 	var msgs []chat.Message
 	for i := range 15 {
@@ -124,12 +125,27 @@ func TestSealableEnd(t *testing.T) {
 	assert.Equal(t, 22, s.sealableEnd(), "from a base of 20: the window of 8 stays")
 	s.approvals.Suspend(&turn{msg: msgs[20]}, wire.Participant{}, nil)
 	assert.Equal(t, 20, s.sealableEnd(), "never below the base")
+
+	// A turn of tool rounds: pages end where it begins, never inside it.
+	long := slices.Clone(msgs[:10])
+	long = append(long, chat.TextMessage("t", chat.RoleUser, "", "look it up"))
+	for k := range 6 {
+		long = append(long, chat.Message{MessageID: fmt.Sprintf("t/%d", 2*k+1), Role: chat.RoleAssistant,
+			Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: fmt.Sprintf("c%d", k), Name: "lookup"}}},
+			chat.Message{MessageID: fmt.Sprintf("t/%d", 2*k+2), Role: chat.RoleTool,
+				Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: fmt.Sprintf("c%d", k), Result: "r"}}})
+	}
+	long = append(long, chat.TextMessage("t/13", chat.RoleAssistant, "", "found"), chat.TextMessage("v", chat.RoleUser, "", "q"), chat.TextMessage("v/1", chat.RoleAssistant, "", "a"))
+	s = &chatState{in: in, history: newHistory(long, nil)}
+	assert.Equal(t, 10, s.sealableEnd(), "26 messages, a window of 8: 18 falls in turn t (10 to 23), so pages end at 10")
+	s = &chatState{in: in, history: newHistory(slices.Clone(long[11:]), &wire.PagedHistory{Base: 11, Lineage: "L"})}
+	assert.Equal(t, 11, s.sealableEnd(), "no turn begins between the base and the window: nothing")
 }
 
 // Pages close at PageMessages messages or PageBytes encoded: a page whose messages take
 // exactly PageBytes is one page, one byte more moves its last message to the next; a
 // message over PageBodyBytes counts as its stub (its body goes to a row of its own); the
-// messages after the last whole page stay out.
+// last page holds what is left.
 func TestPageCutsAtTheirLimits(t *testing.T) {
 	text := func(id string, n int) chat.Message {
 		return chat.TextMessage(id, chat.RoleUser, "", strings.Repeat("a", n))
@@ -152,6 +168,6 @@ func TestPageCutsAtTheirLimits(t *testing.T) {
 	assert.Equal(t, []int{n}, pageCuts(over, 256)[:1], "one byte over: the last message opens the next page")
 
 	big := sized("big", wire.PageBodyBytes+1)
-	assert.Equal(t, []int{4}, pageCuts([]chat.Message{big, big, big, big, big}, 4), "a body over PageBodyBytes counts as its stub")
-	assert.Empty(t, pageCuts(msgs[:3], 4), "no whole page: nothing is cut")
+	assert.Equal(t, []int{4, 1}, pageCuts([]chat.Message{big, big, big, big, big}, 4), "a body over PageBodyBytes counts as its stub")
+	assert.Equal(t, []int{3}, pageCuts(msgs[:3], 4), "the last page holds what is left")
 }

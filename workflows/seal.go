@@ -14,10 +14,11 @@ import (
 // seal writes the oldest messages of the window to pages of the chat's message store
 // (docs/design/paged-history.md, section 5), so that what the chat carries does not
 // grow with its length. It runs at continue-as-new, once the run is drained (no turn
-// runs, no export reads the history), and cuts whole pages of at most PageMessages
-// (or the chat's history.pageMessages) messages and PageBytes while the window keeps at
-// least WindowMessages (or history.windowMessages), never into the tool calls still
-// open at the end, nor into a turn that waits for an approval.
+// runs, no export reads the history), and cuts pages of at most PageMessages (or the
+// chat's history.pageMessages) messages and PageBytes while the window keeps at least
+// WindowMessages (or history.windowMessages), up to the start of a turn (sealableEnd):
+// never into a turn, the tool calls still open at the end, or a turn that waits for
+// an approval.
 //
 // A store that does not answer, or keeps no pages, leaves the messages in the window
 // (the carry's bodies still move to the store by spillToFit); the next hand-over tries
@@ -69,12 +70,20 @@ func (s *chatState) sealableEnd() int {
 	if t := s.approvals.Suspended(); t != nil {
 		end = min(end, s.history.IndexOf(t.msg.MessageID))
 	}
-	return max(min(end, s.summarizedUpTo()), s.history.Base())
+	end = min(end, s.summarizedUpTo())
+	// Pages end where a turn begins: a turn is never split between the pages and the
+	// window, so that the window, which a model call reads, begins with a user message
+	// (never with tool results whose call is in a page), and the idempotency record's
+	// turns are whole in the one or the other.
+	if user, _ := s.history.TurnAround(end); end > s.history.Base() && end < s.history.Len() && user > s.history.Base() {
+		return user
+	}
+	return s.history.Base()
 }
 
-// pageCuts divides msgs, oldest first, into whole pages: at most perPage messages and
+// pageCuts divides msgs, oldest first, into pages: at most perPage messages and
 // PageBytes each (a message over PageBodyBytes counted as its stub, as WritePages
-// stores it; a larger message alone). The messages after the last whole page stay out.
+// stores it; a larger message alone), the last page holding what is left.
 func pageCuts(msgs []chat.Message, perPage int) []int {
 	var cuts []int
 	n, bytes := 0, 0
@@ -90,6 +99,9 @@ func pageCuts(msgs []chat.Message, perPage int) []int {
 		if n == perPage {
 			cuts, n, bytes = append(cuts, n), 0, 0
 		}
+	}
+	if n > 0 {
+		cuts = append(cuts, n)
 	}
 	return cuts
 }

@@ -68,10 +68,10 @@ func TestContinueAsNewWritesPages(t *testing.T) {
 	next, _ := canInput(t, e)
 	c := next.Carry
 	require.NotNil(t, c.Paged, "22 messages with a window of 8 write pages")
-	assert.Equal(t, 12, c.Paged.Base, "three whole pages of 4: 22 - 12 = 10 messages stay, at least 8")
-	assert.Len(t, c.History, 10)
-	assert.Equal(t, "m6", c.History[0].MessageID, "the window starts at message 12, turn m6")
-	require.Len(t, c.Paged.Pages, 3)
+	assert.Equal(t, 14, c.Paged.Base, "pages up to turn m7, the latest that leaves a window of 8: 22 - 14 = 8 messages stay")
+	assert.Len(t, c.History, 8)
+	assert.Equal(t, "m7", c.History[0].MessageID, "the window starts at message 14, turn m7")
+	require.Len(t, c.Paged.Pages, 4, "pages of 4, the last of 2")
 	var paged []chat.Message
 	for k, ref := range c.Paged.Pages {
 		assert.Equal(t, int64(k), ref.Seq)
@@ -81,10 +81,10 @@ func TestContinueAsNewWritesPages(t *testing.T) {
 		assert.Equal(t, ref.Digest, msgstore.PageDigest(row))
 		body, err := msgstore.DecodePageBody(row)
 		require.NoError(t, err)
-		require.Len(t, body.Messages, 4)
+		require.Len(t, body.Messages, int(ref.Count))
 		paged = append(paged, body.Messages...)
 	}
-	assert.Equal(t, []string{"m0", "m0/1", "m1", "m1/1", "m2", "m2/1", "m3", "m3/1", "m4", "m4/1", "m5", "m5/1"}, ids(paged))
+	assert.Equal(t, []string{"m0", "m0/1", "m1", "m1/1", "m2", "m2/1", "m3", "m3/1", "m4", "m4/1", "m5", "m5/1", "m6", "m6/1"}, ids(paged))
 	assert.Equal(t, "turn 5", paged[10].Text(), "pages hold the messages whole")
 }
 
@@ -112,7 +112,7 @@ func TestAPagedChatTakesTurnsAndAnswersHistory(t *testing.T) {
 	var state wire.StateResult
 	turn.then = func() {
 		below = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 5})
-		window = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 12})
+		window = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: 14})
 		state = e.state()
 	}
 	e.run(next, 3*time.Second)
@@ -126,19 +126,19 @@ func TestAPagedChatTakesTurnsAndAnswersHistory(t *testing.T) {
 	require.Error(t, taken2.err, "a reply's id in a page is taken")
 	assert.Contains(t, taken2.err.Error(), `messageId "m0/1" is taken`)
 	assert.Contains(t, taken2.err.Error(), "history[1]")
-	assert.Equal(t, "helper#1 saw 11 messages, last user: after the pages", turn.result.Messages[0].Text(),
-		"the model sees the window: 10 carried messages and the new turn")
+	assert.Equal(t, "helper#1 saw 9 messages, last user: after the pages", turn.result.Messages[0].Text(),
+		"the model sees the window: 8 carried messages and the new turn")
 	assert.Empty(t, below.Messages)
 	assert.Equal(t, 5, below.Offset)
 	assert.Equal(t, 24, below.Total)
-	require.Len(t, below.Pages, 2, "the pages from the one holding message 5 on")
+	require.Len(t, below.Pages, 3, "the pages from the one holding message 5 on")
 	assert.Equal(t, int64(4), below.Pages[0].First)
 	assert.Equal(t, next.Carry.Paged.Lineage, below.Pages[0].Lineage)
-	assert.Equal(t, 12, window.Offset)
-	assert.Equal(t, []string{"m6", "m6/1"}, ids(window.Messages[:2]))
-	assert.Len(t, window.Messages, 12)
+	assert.Equal(t, 14, window.Offset)
+	assert.Equal(t, []string{"m7", "m7/1"}, ids(window.Messages[:2]))
+	assert.Len(t, window.Messages, 10)
 	assert.Equal(t, 24, state.MessageCount)
-	assert.Equal(t, 12, state.PagedMessages, "State says how many are in pages")
+	assert.Equal(t, 14, state.PagedMessages, "State says how many are in pages")
 }
 
 // A restored document's older messages are written as pages by the import itself
@@ -210,10 +210,9 @@ func TestAPagedChatFoldsItsIndex(t *testing.T) {
 	next, _ := canInput(t, first)
 	c := next.Carry
 	require.NotNil(t, c.Paged)
-	assert.Equal(t, 12, c.Paged.Base)
-	require.Len(t, c.Paged.Pages, 2, "pages 0 and 1 under an index page, then page 2")
-	assert.Equal(t, wire.PageRef{Level: 1, Seq: 0, First: 0, Count: 8}, wire.PageRef{Level: c.Paged.Pages[0].Level, Seq: c.Paged.Pages[0].Seq, First: c.Paged.Pages[0].First, Count: c.Paged.Pages[0].Count})
-	assert.Equal(t, int64(2), c.Paged.Pages[1].Seq)
+	assert.Equal(t, 14, c.Paged.Base)
+	require.Len(t, c.Paged.Pages, 1, "4 pages: two under each of 2 level-1 pages, both under one level-2 page")
+	assert.Equal(t, wire.PageRef{Level: 2, Seq: 0, First: 0, Count: 14}, wire.PageRef{Level: c.Paged.Pages[0].Level, Seq: c.Paged.Pages[0].Seq, First: c.Paged.Pages[0].First, Count: c.Paged.Pages[0].Count})
 
 	e := newEnv(t)
 	e.withPages(t, st)
@@ -227,11 +226,11 @@ func TestAPagedChatFoldsItsIndex(t *testing.T) {
 	assert.Equal(t, []string{"m1/1"}, ids(retried.result.Messages))
 	require.Error(t, taken.err)
 	assert.Contains(t, taken.err.Error(), "history[4]")
-	require.Len(t, below.Pages, 2)
-	assert.Equal(t, 1, below.Pages[0].Level)
+	require.Len(t, below.Pages, 1)
+	assert.Equal(t, 2, below.Pages[0].Level)
 	got, err := transfer.ReadPages(context.Background(), map[string]msgstore.Store{below.Store: st}, below.Store, "default-test-workflow-id", below.Pages, 3, 0)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"m1/1", "m2", "m2/1", "m3", "m3/1", "m4", "m4/1", "m5", "m5/1"}, ids(got))
+	assert.Equal(t, []string{"m1/1", "m2", "m2/1", "m3", "m3/1", "m4", "m4/1", "m5", "m5/1", "m6", "m6/1"}, ids(got))
 }
 
 // An import that fails after its first call wrote pages deletes them (the
