@@ -198,8 +198,14 @@ func approve(t *testing.T, tc client.Client, chatID string, in wire.ApproveInput
 // completed, and the attempts the completed ones took.
 func activityRuns(t *testing.T, tc client.Client, chatID, activityType string) (scheduled, completed, attempts int) {
 	t.Helper()
+	return activityRunsIn(t, tc, chatID, "", activityType)
+}
+
+// activityRunsIn is activityRuns over the run runID of the chat ("" the latest).
+func activityRunsIn(t *testing.T, tc client.Client, chatID, runID, activityType string) (scheduled, completed, attempts int) {
+	t.Helper()
 	ours := map[int64]bool{}
-	it := tc.GetWorkflowHistory(ctxFor(t), chatID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := tc.GetWorkflowHistory(ctxFor(t), chatID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)

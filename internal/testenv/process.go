@@ -76,7 +76,7 @@ func buildMain(pkg string) (string, error) {
 	// ./internal/recordtool/worker) must not overwrite each other.
 	out := filepath.Join(dir, "agentchat-"+strings.ReplaceAll(strings.TrimPrefix(pkg, "github.com/agentchat/agentchat/"), "/", "-"))
 	args := []string{"build", "-o", out}
-	if raceEnabled() {
+	if RaceEnabled() {
 		args = append(args, "-race")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
@@ -104,8 +104,9 @@ func binDir() (string, error) {
 	return dir, nil
 }
 
-// raceEnabled reports whether this binary was built with -race.
-func raceEnabled() bool {
+// RaceEnabled reports whether this binary was built with -race (a test that bounds its
+// own time allows for the race detector's cost).
+func RaceEnabled() bool {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return false

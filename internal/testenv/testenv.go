@@ -394,7 +394,26 @@ var (
 	storesMu sync.Mutex
 	stores   = map[string]msgstore.Store{}
 	pgDir    string
+	pgDSN    string // PostgresDSN's answer, once
 )
+
+// SharedPostgresDSN returns the DSN of the test binary's PostgreSQL database, the one
+// of Options{MessageStore: msgstore.NamePostgres} (PostgresDSN, asked once), for a
+// worker process and a test that share it.
+func SharedPostgresDSN(t testing.TB) string {
+	t.Helper()
+	storesMu.Lock()
+	defer storesMu.Unlock()
+	return sharedDSN(t)
+}
+
+// sharedDSN is SharedPostgresDSN with storesMu held.
+func sharedDSN(t testing.TB) string {
+	if pgDSN == "" {
+		pgDSN = PostgresDSN(t)
+	}
+	return pgDSN
+}
 
 // messageStore returns the test binary's message store of the kind asked for.
 func messageStore(t testing.TB, kind string) msgstore.Store {
@@ -415,7 +434,7 @@ func messageStore(t testing.TB, kind string) msgstore.Store {
 	case msgstore.NameSQLite:
 		st, err = sqlite.Open(filepath.Join(storeDir(t), "messages.db"))
 	case msgstore.NamePostgres:
-		st, err = postgres.Open(context.Background(), PostgresDSN(t))
+		st, err = postgres.Open(context.Background(), sharedDSN(t))
 	default:
 		t.Fatalf("unknown message store %q", kind)
 	}
