@@ -24,34 +24,20 @@ import (
 // doc50kMessages is the length of the document of TestA50kMessageDocument.
 const doc50kMessages = 50_000
 
-// doc50kBudget is what the three subtests of TestA50kMessageDocument may take
-// together. They take about 20 s on two cores (under -race, which the budget allows
-// doc50kRaceFactor times, about 110 s); past it, something went from linear to worse.
-const doc50kBudget = 2 * time.Minute
-
-// doc50kRaceFactor multiplies doc50kBudget in a binary built with -race.
-const doc50kRaceFactor = 5
-
 // A document of 50,000 messages, with the default window (the import writes all but
 // its last turns as pages of 256 messages), goes through a chat's whole life: it is
 // imported, takes a turn, is read by History from its first message to its last, is
 // exported with every message as it came in plus the new turn, and migrates to another
 // namespace, where it answers a retry of its first turn from the pages and takes a new
 // turn, and its History is whole. On SQLite, on PostgreSQL and with encryption at rest.
+// Its speed is the bench's (the long row), not a timed test's: each step logs its time.
 func TestA50kMessageDocument(t *testing.T) {
 	doc, enc := doc50k()
-	start := time.Now()
 	t.Run("sqlite", func(t *testing.T) { doc50kLife(t, testenv.Options{}, doc, enc) })
 	t.Run("postgres", func(t *testing.T) {
 		doc50kLife(t, testenv.Options{MessageStore: msgstore.NamePostgres}, doc, enc)
 	})
 	t.Run("encrypted", func(t *testing.T) { doc50kLife(t, testenv.Options{Keys: testRing(t, "k1")}, doc, enc) })
-	took, budget := time.Since(start), doc50kBudget
-	if testenv.RaceEnabled() {
-		budget *= doc50kRaceFactor
-	}
-	t.Logf("three subtests: %v (budget %v)", took.Round(time.Millisecond), budget)
-	assert.Less(t, took, budget, "the three subtests together")
 }
 
 func doc50kLife(t *testing.T, opts testenv.Options, doc chatstate.Document, enc []byte) {
