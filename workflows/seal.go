@@ -18,7 +18,8 @@ import (
 // chat's history.pageMessages) messages and PageBytes while the window keeps at least
 // WindowMessages (or history.windowMessages), up to the start of a turn (sealableEnd):
 // never into a turn, the tool calls still open at the end, or a turn that waits for
-// an approval.
+// an approval. It waits until at least one whole page can go, so that a page falls
+// short of its size only where it ends at a turn.
 //
 // A store that does not answer, or keeps no pages, leaves the messages in the window
 // (the carry's bodies still move to the store by spillToFit); the next hand-over tries
@@ -28,8 +29,8 @@ import (
 func (s *chatState) seal(ctx workflow.Context) {
 	_, perPage := s.in.History.Effective()
 	cuts := pageCuts(s.history.Slice(s.history.Base(), s.sealableEnd()), perPage)
-	if len(cuts) == 0 {
-		return
+	if len(cuts) == 0 || (len(cuts) == 1 && cuts[0] < perPage) {
+		return // less than a page: it waits for the next hand-over, so pages stay full
 	}
 	fanout := s.in.History.Fanout()
 	lineage, seq := s.history.lineage(), wire.PagesWritten(s.history.index(), 0, fanout)

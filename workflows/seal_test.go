@@ -285,3 +285,25 @@ func TestAFailedImportLeavesNoPages(t *testing.T) {
 		require.ErrorIs(t, err, msgstore.ErrPageMissing, "page %d of the failed import", seq)
 	}
 }
+
+// Less than a whole page past the window waits for the next hand-over: 14 messages,
+// a window of 8 and pages of 4 leave 6 sealable up to the turn at 6 (one page of 4 and
+// 2 over), so one page and a short one go; 10 messages leave 2, and nothing goes.
+func TestContinueAsNewWaitsForAWholePage(t *testing.T) {
+	for turns, want := range map[int]int{7: 6, 5: 0} {
+		e := newEnv(t)
+		e.withPages(t, pageStore(t))
+		for i := range turns {
+			e.send(time.Duration(i+1)*time.Second, msg(fmt.Sprintf("m%d", i), fmt.Sprintf("turn %d", i)))
+		}
+		e.at(time.Duration(turns+1)*time.Second, func() { e.env.SetContinueAsNewSuggested(true) })
+		e.run(pagedThread(), 0)
+		next, _ := canInput(t, e)
+		if want == 0 {
+			assert.Nil(t, next.Carry.Paged, "%d messages", 2*turns)
+			continue
+		}
+		require.NotNil(t, next.Carry.Paged, "%d messages", 2*turns)
+		assert.Equal(t, want, next.Carry.Paged.Base, "%d messages", 2*turns)
+	}
+}
