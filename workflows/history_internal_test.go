@@ -101,8 +101,9 @@ func TestHistoryAnswersByAbsoluteIndex(t *testing.T) {
 }
 
 // Pages take the oldest messages while the window keeps its size, up to where a turn
-// begins, and never the turn that waits for an approval (from its user message on),
-// nor the calls open at the end.
+// begins (a turn longer than the window: before a message that is not a tool result),
+// and never the turn that waits for an approval (from its user message on), nor the
+// calls open at the end.
 func TestSealableEnd(t *testing.T) {
 	var msgs []chat.Message
 	for i := range 15 {
@@ -139,7 +140,7 @@ func TestSealableEnd(t *testing.T) {
 	s = &chatState{in: in, history: newHistory(long, nil)}
 	assert.Equal(t, 10, s.sealableEnd(), "26 messages, a window of 8: 18 falls in turn t (10 to 23), so pages end at 10")
 	s = &chatState{in: in, history: newHistory(slices.Clone(long[11:]), &wire.PagedHistory{Base: 11, Lineage: "L"})}
-	assert.Equal(t, 11, s.sealableEnd(), "no turn begins between the base and the window: nothing")
+	assert.Equal(t, 17, s.sealableEnd(), "no turn begins between the base and the window: the turn is cut before a call (17), never between a call and its result (18)")
 }
 
 // Pages close at PageMessages messages or PageBytes encoded: a page whose messages take

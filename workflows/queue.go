@@ -228,12 +228,13 @@ func (q *turnQueue) StubBytes() int {
 	return n
 }
 
-// ForgetPaged takes out of the record the answered turns whose messages are all
-// before base, in pages: a retry of one is looked up in the pages (pagedTurn), as
-// after a continue-as-new.
+// ForgetPaged takes out of the record the answered turns whose user message is
+// before base, in a page (with all its replies, or the first of them when a turn
+// longer than the window was cut): a retry of one is looked up in the pages
+// (pagedTurn), which reads the rest from the window, as after a continue-as-new.
 func (q *turnQueue) ForgetPaged(base int) {
 	for id, t := range q.turns {
-		if t.done && t.err == nil && !t.suspended && t.end > 0 && t.end <= base {
+		if t.done && t.err == nil && !t.suspended && t.end > 0 && t.start-1 < base {
 			delete(q.turns, id)
 		}
 	}

@@ -72,14 +72,25 @@ func (s *chatState) sealableEnd() int {
 		end = min(end, s.history.IndexOf(t.msg.MessageID))
 	}
 	end = min(end, s.summarizedUpTo())
-	// Pages end where a turn begins: a turn is never split between the pages and the
-	// window, so that the window, which a model call reads, begins with a user message
-	// (never with tool results whose call is in a page), and the idempotency record's
-	// turns are whole in the one or the other.
-	if user, _ := s.history.TurnAround(end); end > s.history.Base() && end < s.history.Len() && user > s.history.Base() {
+	base := s.history.Base()
+	if end <= base || end >= s.history.Len() {
+		return base
+	}
+	// Pages end where a turn begins, so that the window, which a model call reads,
+	// begins with a user message and a turn is whole in the pages or in the window.
+	if user, _ := s.history.TurnAround(end); user > base {
 		return user
 	}
-	return s.history.Base()
+	// A turn longer than the window (a document's one long turn, a run of tool rounds)
+	// is cut before a message that is not a tool result: never between a call and its
+	// results, so the window never begins with a result whose call is in a page. Its
+	// retry is read from the pages (ForgetPaged, pagedTurn).
+	for ; end > base; end-- {
+		if m, _ := s.history.At(end); m.Role != chat.RoleTool {
+			return end
+		}
+	}
+	return base
 }
 
 // pageCuts divides msgs, oldest first, into pages: at most perPage messages and

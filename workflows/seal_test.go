@@ -307,3 +307,47 @@ func TestContinueAsNewWaitsForAWholePage(t *testing.T) {
 		assert.Equal(t, want, next.Carry.Paged.Base, "%d messages", 2*turns)
 	}
 }
+
+// A document whose one turn is longer than the window is paged inside that turn, but
+// never between a call and its result: the window begins with a call, and a retry of
+// the long turn gets all its replies, read from the pages and the window.
+func TestALongTurnIsPagedBetweenRounds(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	history := []chat.Message{chat.TextMessage("u0", chat.RoleUser, "", "look it all up")}
+	for k := range 10 {
+		call := chat.Message{MessageID: fmt.Sprintf("u0/%d", 2*k+1), Role: chat.RoleAssistant, AuthorName: "Helper", AgentID: "helper",
+			Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: fmt.Sprintf("c%d", k), Name: "lookup", Arguments: "{}"}}}
+		result := chat.Message{MessageID: fmt.Sprintf("u0/%d", 2*k+2), Role: chat.RoleTool,
+			Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: fmt.Sprintf("c%d", k), Result: "r"}}}
+		history = append(history, call, result)
+	}
+	history = append(history, chat.TextMessage("u0/21", chat.RoleAssistant, "Helper", "all found"))
+	history[len(history)-1].AgentID = "helper"
+	for i := range history {
+		history[i].CreatedAt = at
+	}
+	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
+		Participants: []chatstate.Participant{helperP},
+		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
+			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(`{"iterations":0}`)}}})
+	require.NoError(t, err)
+	e := newEnv(t)
+	e.withPages(t, pageStore(t))
+	in := restoring(doc, "helper")
+	in.History = &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}
+	retried := e.send(time.Second, msg("u0", "look it all up"))
+	var state wire.StateResult
+	var window wire.HistoryResult
+	retried.then = func() {
+		state = e.state()
+		window = query[wire.HistoryResult](e, wire.HistoryQuery, wire.HistoryInput{Offset: state.PagedMessages})
+	}
+	e.run(in, 2*time.Second)
+	require.NoError(t, retried.err)
+	assert.True(t, retried.result.Replayed)
+	assert.Len(t, retried.result.Messages, 21, "every reply of the long turn, from the pages and the window")
+	require.Positive(t, state.PagedMessages, "the long turn was paged")
+	require.NotEmpty(t, window.Messages)
+	assert.NotEqual(t, chat.RoleTool, window.Messages[0].Role, "the window begins with a call, not a result")
+}
