@@ -134,7 +134,8 @@ func (a *Activities) ResolveParticipants(ctx context.Context, in wire.ResolveInp
 }
 
 // SelectSpeaker asks the selector agent (llm) or a registered function who speaks
-// next (a function not registered here is UnknownFunction, tried on other workers). The agent's answer is matched to a candidate by id or name, whole word, case
+// next (a function not registered here is UnknownFunction, tried on other workers).
+// The agent's answer is matched to a candidate by id or name, whole word, case
 // insensitive; none matched gives AgentID "" and what it said.
 func (a *Activities) SelectSpeaker(ctx context.Context, in wire.SelectInput) (wire.SelectResult, error) {
 	return a.models.SelectSpeaker(ctx, in)
