@@ -71,7 +71,7 @@ const threadScanLimit = 1000
 // the thread; a failed run by its last_error
 // code (serviceFailure: rate_limit_exceeded and server_error are retried); an expired
 // or cancelled run is retried.
-func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition, in wire.InvokeInput,
+func (m *models) invokeAssistant(ctx context.Context, def agents.Definition, in wire.InvokeInput,
 	history []chat.Message) (wire.InvokeResult, error) {
 	var st wire.AssistantThreadState
 	if err := checkServiceInput(def, in, &st); err != nil {
@@ -79,12 +79,12 @@ func (a *Activities) invokeAssistant(ctx context.Context, def agents.Definition,
 	}
 	call := &callInfo{agentID: def.ID, chatID: in.ChatID}
 	ctx = withCall(ctx, call)
-	c := a.models[def.Endpoint]
+	c := m.endpoints[def.Endpoint]
 	prog := startProgress(ctx)
 	defer prog.stop()
 	fail := func(err error, where string) error { return serviceError(ctx, err, call.retryAfter, where) }
 
-	assistantID, err := a.assistantFor(ctx, c, def)
+	assistantID, err := m.assistantFor(ctx, c, def)
 	if err != nil {
 		return wire.InvokeResult{}, fail(err, fmt.Sprintf("%s: create the assistant of agent %q", wire.ChannelAssistantThread, def.ID))
 	}
@@ -375,7 +375,7 @@ func runReply(ctx context.Context, c *openai.Client, run openai.Run, replyID str
 // this process made for the agent on this endpoint, made now on first use with the
 // agent's name, model and instructions (runs override the model and instructions, so a
 // config change needs no new assistant).
-func (a *Activities) assistantFor(ctx context.Context, c *openai.Client, def agents.Definition) (string, error) {
+func (m *models) assistantFor(ctx context.Context, c *openai.Client, def agents.Definition) (string, error) {
 	if def.AssistantID != "" {
 		return def.AssistantID, nil
 	}

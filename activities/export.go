@@ -17,28 +17,24 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// ExportChat builds the document of the calling chat run from its ExportSnapshot and
-// History queries (so the chat's messages never pass through an activity input) and
-// writes it to the requested sink: inline (at most wire.InlineLimit bytes), the
-// worker's document store, or a file path on the worker. Errors: InvalidInput for an
-// inline document that is too large or a bad path.
-func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (wire.ExportResult, error) {
+// ExportChat implements Activities.ExportChat.
+func (tr *transfers) ExportChat(ctx context.Context, in wire.ExportChatInput) (wire.ExportResult, error) {
 	defer heartbeatWhileWaiting(ctx)() // queries, the message store, encoding and the sink may each be slow
 	ns := activity.GetInfo(ctx).WorkflowNamespace
-	tc, err := a.temporal(ns)
+	tc, err := tr.clients.temporal(ns)
 	if err != nil {
 		return wire.ExportResult{}, err
 	}
 	fill := func(ctx context.Context, msgs []chat.Message) ([]chat.Message, error) {
-		return a.fillStubs(ctx, in.ChatID, in.Store, msgs)
+		return tr.stores.fillStubs(ctx, in.ChatID, in.Store, msgs)
 	}
-	if w, err := a.exportWriter(ctx, in.Export); w != nil || err != nil {
+	if w, err := tr.exportWriter(ctx, in.Export); w != nil || err != nil {
 		if err != nil {
 			return wire.ExportResult{}, err
 		}
-		return a.exportStreamed(ctx, tc, in, fill, w)
+		return tr.exportStreamed(ctx, tc, in, fill, w)
 	}
-	doc, err := transfer.BuildDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: a.clusterName}, fill, a.readPages)
+	doc, err := transfer.BuildDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: tr.clusterName}, fill, tr.stores.readPages)
 	if err != nil {
 		return wire.ExportResult{}, err
 	}
@@ -52,7 +48,7 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 	}
 	sink := in.Export.Sink
 	// Inline documents travel in payloads (the codec encrypts those): signed only.
-	inline, err := envelope.Seal(b, digest, envelope.Options{Signer: a.docs.Signer})
+	inline, err := envelope.Seal(b, digest, envelope.Options{Signer: tr.docs.Signer})
 	if err != nil {
 		return wire.ExportResult{}, err
 	}
@@ -63,7 +59,7 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 		}
 	}
 	if sink != wire.SinkInline {
-		if b, err = envelope.Seal(b, digest, a.docs); err != nil {
+		if b, err = envelope.Seal(b, digest, tr.docs); err != nil {
 			return wire.ExportResult{}, err
 		}
 	}
@@ -77,7 +73,7 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 		res.Document = inline
 	case wire.SinkStore:
 		name := fmt.Sprintf("%s-%s.json", safeName(in.ChatID), digest[len("sha256:"):][:16])
-		if res.URI, err = a.store.Put(ctx, name, b); err != nil {
+		if res.URI, err = tr.store.Put(ctx, name, b); err != nil {
 			return wire.ExportResult{}, err
 		}
 	case wire.SinkFile:
@@ -93,8 +89,8 @@ func (a *Activities) ExportChat(ctx context.Context, in wire.ExportChatInput) (w
 // (exportStreamed), or nil when it must build it whole: an inline sink, documents
 // sealed (an envelope is made of the whole document: envelope.Seal), or a store that
 // is not a DocumentCreator. A file the worker cannot create is InvalidInput.
-func (a *Activities) exportWriter(ctx context.Context, out wire.ExportInput) (DocumentWriter, error) {
-	if out.Sink == wire.SinkInline || a.docs.Ring != nil || a.docs.Signer != nil {
+func (tr *transfers) exportWriter(ctx context.Context, out wire.ExportInput) (DocumentWriter, error) {
+	if out.Sink == wire.SinkInline || tr.docs.Ring != nil || tr.docs.Signer != nil {
 		return nil, nil
 	}
 	if out.Sink == wire.SinkFile {
@@ -104,7 +100,7 @@ func (a *Activities) exportWriter(ctx context.Context, out wire.ExportInput) (Do
 		}
 		return w, nil
 	}
-	creator, ok := a.store.(DocumentCreator)
+	creator, ok := tr.store.(DocumentCreator)
 	if !ok {
 		return nil, nil
 	}
@@ -116,10 +112,10 @@ func (a *Activities) exportWriter(ctx context.Context, out wire.ExportInput) (Do
 // so that the worker holds one answer, never the whole history. The sink is the
 // store, a file, or auto: a document that turns out small enough goes inline then, as
 // ExportChat sends it. Errors as ExportChat's.
-func (a *Activities) exportStreamed(ctx context.Context, tc client.Client, in wire.ExportChatInput, fill transfer.Filler, w DocumentWriter) (wire.ExportResult, error) {
+func (tr *transfers) exportStreamed(ctx context.Context, tc client.Client, in wire.ExportChatInput, fill transfer.Filler, w DocumentWriter) (wire.ExportResult, error) {
 	defer w.Abort()
 	ns := activity.GetInfo(ctx).WorkflowNamespace
-	doc, history, err := transfer.StreamDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: a.clusterName}, fill, a.readPages)
+	doc, history, err := transfer.StreamDocument(ctx, tc, in.ChatID, in.RunID, transfer.Source{Namespace: ns, Cluster: tr.clusterName}, fill, tr.stores.readPages)
 	if err != nil {
 		return wire.ExportResult{}, err
 	}

@@ -24,13 +24,13 @@ import (
 // chat cached answers by replaying it) and the store can take seconds on a loaded
 // machine, and a call that missed its heartbeat there would miss it again on every
 // attempt.
-func (a *Activities) historyFor(ctx context.Context, in wire.InvokeInput) ([]chat.Message, error) {
+func (m *models) historyFor(ctx context.Context, in wire.InvokeInput) ([]chat.Message, error) {
 	stop := heartbeatWhileWaiting(ctx)
 	defer stop()
 	if in.HistoryLength == 0 {
-		return a.fillStubs(ctx, in.ChatID, in.Store, in.History)
+		return m.stores.fillStubs(ctx, in.ChatID, in.Store, in.History)
 	}
-	msgs, err := a.readRun(ctx, in)
+	msgs, err := m.readRun(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -40,13 +40,13 @@ func (a *Activities) historyFor(ctx context.Context, in wire.InvokeInput) ([]cha
 	} else {
 		view = in.Reducer.ReduceWith(msgs, in.ChannelState)
 	}
-	filled, err := a.fillStubs(ctx, in.ChatID, in.Store, view)
+	filled, err := m.stores.fillStubs(ctx, in.ChatID, in.Store, view)
 	if err != nil {
 		return nil, err
 	}
 	if len(view) == len(msgs) {
 		// The whole history was filled: keep the bodies, so the next call reads none again.
-		a.runs.put(in.ChatID, in.RunID, filled[:min(in.Committed, len(filled))])
+		m.runs.put(in.ChatID, in.RunID, filled[:min(in.Committed, len(filled))])
 	}
 	return filled, nil
 }
@@ -56,38 +56,38 @@ func (a *Activities) historyFor(ctx context.Context, in wire.InvokeInput) ([]cha
 // long as in.DeltaFrom, the delta completes it and no query is made (the usual case:
 // the same worker made the chat's previous call). Indexes into what it returns and
 // caches are relative to in.Base.
-func (a *Activities) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.Message, error) {
+func (m *models) readRun(ctx context.Context, in wire.InvokeInput) ([]chat.Message, error) {
 	chatID, runID, base := in.ChatID, in.RunID, in.Base
 	length, committed, deltaFrom := in.HistoryLength-base, max(in.Committed-base, 0), max(in.DeltaFrom-base, 0)
-	cached := a.runs.get(chatID, runID)
+	cached := m.runs.get(chatID, runID)
 	if in.Delta != nil && len(cached) >= deltaFrom && deltaFrom+len(in.Delta) == length {
 		msgs := append(append(make([]chat.Message, 0, length), cached[:deltaFrom]...), in.Delta...)
-		a.runs.put(chatID, runID, msgs[:min(committed, len(msgs))])
+		m.runs.put(chatID, runID, msgs[:min(committed, len(msgs))])
 		return msgs, nil
 	}
 	if len(cached) > committed {
 		cached = cached[:committed]
 	}
 	msgs := append(make([]chat.Message, 0, length), cached...)
-	tc, err := a.temporal(activity.GetInfo(ctx).WorkflowNamespace)
+	tc, err := m.clients.temporal(activity.GetInfo(ctx).WorkflowNamespace)
 	if err != nil {
 		return nil, err
 	}
-	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, base+len(msgs), base+length, a.readPages)
+	more, err := transfer.ReadHistory(ctx, tc, chatID, runID, base+len(msgs), base+length, m.stores.readPages)
 	if err != nil {
 		return nil, err
 	}
 	msgs = append(msgs, more...)
-	a.runs.put(chatID, runID, msgs[:min(committed, len(msgs))])
+	m.runs.put(chatID, runID, msgs[:min(committed, len(msgs))])
 	return msgs, nil
 }
 
 // fillStubs replaces stub messages (no contents) by their bodies from the chat's store.
-func (a *Activities) fillStubs(ctx context.Context, chatID, store string, msgs []chat.Message) ([]chat.Message, error) {
+func (s *stores) fillStubs(ctx context.Context, chatID, store string, msgs []chat.Message) ([]chat.Message, error) {
 	if !slices.ContainsFunc(msgs, transfer.IsStub) {
 		return msgs, nil
 	}
-	st, err := a.messageStore(store)
+	st, err := s.messageStore(store)
 	if err != nil {
 		return nil, err
 	}
@@ -98,15 +98,9 @@ func (a *Activities) fillStubs(ctx context.Context, chatID, store string, msgs [
 	return out, nil
 }
 
-// StoreMessages puts message bodies into the named message store (or the worker's
-// default one) and returns the store's name. Retried when the store is unreachable.
-//
-// A body is what a stub lacks: the message's id, role, agent and contents (author and
-// time stay in the workflow's stub). So the same message stored by its model call, by a
-// continue-as-new or by an import (a migration target under the same chat id, sharing
-// the store) is one body, not a conflict.
-func (a *Activities) StoreMessages(ctx context.Context, in wire.StoreMessagesInput) (wire.StoreMessagesResult, error) {
-	st, err := a.messageStore(in.Store)
+// StoreMessages implements Activities.StoreMessages.
+func (s *stores) StoreMessages(ctx context.Context, in wire.StoreMessagesInput) (wire.StoreMessagesResult, error) {
+	st, err := s.messageStore(in.Store)
 	if err != nil {
 		return wire.StoreMessagesResult{}, err
 	}
@@ -121,11 +115,11 @@ func (a *Activities) StoreMessages(ctx context.Context, in wire.StoreMessagesInp
 }
 
 // messageStore returns the store named name, or the default store for "".
-func (a *Activities) messageStore(name string) (msgstore.Store, error) {
+func (s *stores) messageStore(name string) (msgstore.Store, error) {
 	if name == "" {
-		name = a.defaultStore
+		name = s.defaultStore
 	}
-	st, ok := a.stores[name]
+	st, ok := s.byName[name]
 	if !ok || st == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"message store %q is not configured on this worker (worker --message-store URL)", name),

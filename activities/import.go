@@ -19,34 +19,25 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// ImportChat reads a document (inline or from the store), validates, repairs and
-// upgrades it (chatstate.Decode), and returns the messages from in.Offset on, at most
-// about wire.HistoryPageBytes of them (bounded as a History page is: well under
-// the payload limit); the first page carries the header. Errors: InvalidDocument
-// naming the field, or, on the first page, for a document a chat could not hold
-// (wire.CheckDocumentSizes) or whose history ends with open calls of an agent not
-// among in.Participants (chat.CheckOpenCalls), or whose strategy state of the chat's
-// own type does not decode (wire.CheckStrategyStates), not retried: nothing is stored
-// then. An
-// unreadable store is retried.
-func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
+// ImportChat implements Activities.ImportChat.
+func (tr *transfers) ImportChat(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
 	defer heartbeatWhileWaiting(ctx)() // reading, decoding and storing bodies may each be slow
-	if in.Paging != nil && !a.keepsPages(in.Store) {
+	if in.Paging != nil && !tr.stores.keepsPages(in.Store) {
 		in.Paging = nil // a worker without a store of pages imports every message into the workflow
 	}
 	if in.Source.URI != "" {
-		if page, ok, err := a.importStreamed(ctx, in); ok {
+		if page, ok, err := tr.importStreamed(ctx, in); ok {
 			return page, err
 		}
 	}
 	b := []byte(in.Source.Document)
 	if in.Source.URI != "" {
 		var err error
-		if b, err = a.store.Get(ctx, in.Source.URI); err != nil {
+		if b, err = tr.store.Get(ctx, in.Source.URI); err != nil {
 			return wire.ImportPage{}, err
 		}
 	}
-	doc, report, err := decodedDocs.decode(b, a.docs)
+	doc, report, err := decodedDocs.decode(b, tr.docs)
 	if err != nil {
 		return wire.ImportPage{}, InvalidDocument(err)
 	}
@@ -57,19 +48,19 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 			window, _ := in.Paging.Window.Effective()
 			recent = recent[wire.ImportBoundary(recent, window):]
 		}
-		if err := a.firstPage(ctx, in, &page, doc, report, recent); err != nil {
+		if err := tr.firstPage(ctx, in, &page, doc, report, recent); err != nil {
 			return wire.ImportPage{}, err
 		}
 		if in.Paging != nil {
-			if err := a.importPages(ctx, in, doc.History, &page); err != nil {
-				return wire.ImportPage{}, a.dropImportPages(ctx, in, err)
+			if err := tr.importPages(ctx, in, doc.History, &page); err != nil {
+				return wire.ImportPage{}, tr.dropImportPages(ctx, in, err)
 			}
 			in.Offset = page.Base
 		}
 	}
-	if err := a.importMessages(ctx, in, &page, doc.History, 0, len(doc.History), len(b)); err != nil {
+	if err := tr.importMessages(ctx, in, &page, doc.History, 0, len(doc.History), len(b)); err != nil {
 		if in.Offset > 0 && in.Offset == page.Base {
-			err = a.dropImportPages(ctx, in, err)
+			err = tr.dropImportPages(ctx, in, err)
 		}
 		return wire.ImportPage{}, err
 	}
@@ -84,7 +75,7 @@ func (a *Activities) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 // its history from wire.ImportBoundary on, all of it without paging: the messages
 // the chat will hold (the others go to pages, which have no size limit) and the end of
 // the history, which CheckOpenCalls reads back to its latest user message.
-func (a *Activities) firstPage(ctx context.Context, in wire.ImportPageInput, page *wire.ImportPage, doc chatstate.Document, report chatstate.Report, recent []chat.Message) error {
+func (tr *transfers) firstPage(ctx context.Context, in wire.ImportPageInput, page *wire.ImportPage, doc chatstate.Document, report chatstate.Report, recent []chat.Message) error {
 	if err := wire.CheckDocumentSizes(recent, doc.PendingTurns, 0); err != nil {
 		return InvalidDocument(err)
 	}
@@ -99,7 +90,7 @@ func (a *Activities) firstPage(ctx context.Context, in wire.ImportPageInput, pag
 	header := doc
 	header.History = nil
 	page.Header, page.Repairs = &header, report.Repairs
-	return a.stubHeader(ctx, in.Store, page)
+	return tr.stubHeader(ctx, in.Store, page)
 }
 
 // importMessages puts in page the messages from in.Offset on, at most about
@@ -110,7 +101,7 @@ func (a *Activities) firstPage(ctx context.Context, in wire.ImportPageInput, pag
 // store now, so the restored run holds stubs, not megabytes; a page is then sized by
 // its stubs, and carries many more messages. A message over ReplyInlineLimit goes
 // there wherever it is, as a live chat's reply would have.
-func (a *Activities) importMessages(ctx context.Context, in wire.ImportPageInput, page *wire.ImportPage, msgs []chat.Message, from, total, docBytes int) error {
+func (tr *transfers) importMessages(ctx context.Context, in wire.ImportPageInput, page *wire.ImportPage, msgs []chat.Message, from, total, docBytes int) error {
 	stubBelow := 0
 	if docBytes > wire.ImportInlineBytes {
 		stubBelow = total - importKeepInline
@@ -140,7 +131,7 @@ func (a *Activities) importMessages(ctx context.Context, in wire.ImportPageInput
 	}
 	// Stored under the importing chat's id (the workflow calling), not the source's.
 	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
-	return a.stubPage(ctx, chatID, in.Store, page, stub)
+	return tr.stubPage(ctx, chatID, in.Store, page, stub)
 }
 
 // importKeepInline is how many of a document's latest messages keep their bodies
@@ -149,7 +140,7 @@ const importKeepInline = 32
 
 // stubPage stores the bodies of the page's messages at the indexes stub (ascending),
 // in batches of about wire.HistoryPageBytes, and leaves stubs in their place.
-func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *wire.ImportPage, stub []int) error {
+func (tr *transfers) stubPage(ctx context.Context, chatID, store string, page *wire.ImportPage, stub []int) error {
 	page.Messages = slices.Clone(page.Messages) // the cached document's messages stay whole
 	for from := 0; from < len(stub); {
 		to, size := from, 0
@@ -163,7 +154,7 @@ func (a *Activities) stubPage(ctx context.Context, chatID, store string, page *w
 			batch = append(batch, page.Messages[stub[to]])
 			to++
 		}
-		res, err := a.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: chatID, Store: store, Messages: batch})
+		res, err := tr.stores.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: chatID, Store: store, Messages: batch})
 		if err != nil {
 			return err
 		}
@@ -249,13 +240,13 @@ func (c *docCache) forget(b []byte) {
 // stubHeader stores the bodies of the header's pending turns when they would leave the
 // first page too little room (over half of wire.HistoryPageBytes): the restored
 // chat queues stubs, which its model calls fill from the store.
-func (a *Activities) stubHeader(ctx context.Context, store string, page *wire.ImportPage) error {
+func (tr *transfers) stubHeader(ctx context.Context, store string, page *wire.ImportPage) error {
 	h := page.Header
 	if len(h.PendingTurns) == 0 || len(mustEncode(h)) <= wire.HistoryPageBytes/2 {
 		return nil
 	}
 	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
-	res, err := a.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: chatID, Store: store, Messages: h.PendingTurns})
+	res, err := tr.stores.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: chatID, Store: store, Messages: h.PendingTurns})
 	if err != nil {
 		return err
 	}

@@ -28,9 +28,9 @@ var streamDocumentBytes int64 = wire.StreamDocumentBytes
 // writes the older messages as pages. Later calls answer from streamedDocs, or read it
 // twice again. ok is false when the document must be read whole (ImportChat's other
 // path): the store cannot open it, it is an envelope, or signatures are required.
-func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput) (page wire.ImportPage, ok bool, err error) {
-	opener, can := a.store.(DocumentOpener)
-	if !can || a.docs.RequireSignature {
+func (tr *transfers) importStreamed(ctx context.Context, in wire.ImportPageInput) (page wire.ImportPage, ok bool, err error) {
+	opener, can := tr.store.(DocumentOpener)
+	if !can || tr.docs.RequireSignature {
 		return wire.ImportPage{}, false, nil
 	}
 	r, size, err := opener.Open(ctx, in.Source.URI)
@@ -60,7 +60,7 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 	}
 	page = wire.ImportPage{Total: doc.total}
 	if in.Offset == 0 {
-		if err := a.firstPage(ctx, in, &page, doc.header, doc.report, doc.recent); err != nil {
+		if err := tr.firstPage(ctx, in, &page, doc.header, doc.report, doc.recent); err != nil {
 			return wire.ImportPage{}, true, err
 		}
 		if doc.base > 0 {
@@ -69,15 +69,15 @@ func (a *Activities) importStreamed(ctx context.Context, in wire.ImportPageInput
 					return wire.ImportPage{}, true, err
 				}
 			}
-			if err := a.importPagesStreamed(ctx, in, dec.History(), doc.base, &page); err != nil {
-				return wire.ImportPage{}, true, a.dropImportPages(ctx, in, err)
+			if err := tr.importPagesStreamed(ctx, in, dec.History(), doc.base, &page); err != nil {
+				return wire.ImportPage{}, true, tr.dropImportPages(ctx, in, err)
 			}
 			in.Offset = doc.base
 		}
 	}
-	if err := a.importMessages(ctx, in, &page, doc.recent, doc.base, doc.total, int(size)); err != nil {
+	if err := tr.importMessages(ctx, in, &page, doc.recent, doc.base, doc.total, int(size)); err != nil {
 		if in.Offset > 0 && in.Offset == page.Base {
-			err = a.dropImportPages(ctx, in, err)
+			err = tr.dropImportPages(ctx, in, err)
 		}
 		return wire.ImportPage{}, true, err
 	}
@@ -192,7 +192,7 @@ func documentError(err error) error {
 // importPagesStreamed writes the messages of history before base as pages of the
 // importing chat's store, one WritePages call a page, and records them in page as
 // importPages does. It reads history to its end, so that the Decoder checks the digest.
-func (a *Activities) importPagesStreamed(ctx context.Context, in wire.ImportPageInput, history chatstate.History, base int, page *wire.ImportPage) error {
+func (tr *transfers) importPagesStreamed(ctx context.Context, in wire.ImportPageInput, history chatstate.History, base int, page *wire.ImportPage) error {
 	_, perPage := in.Paging.Window.Effective()
 	fanout := in.Paging.Window.Fanout()
 	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
@@ -203,7 +203,7 @@ func (a *Activities) importPagesStreamed(ctx context.Context, in wire.ImportPage
 		seq   int64
 	)
 	flush := func() error {
-		res, err := a.WritePages(ctx, wire.WritePagesInput{ChatID: chatID, Store: in.Store, Lineage: in.Paging.Lineage,
+		res, err := tr.stores.WritePages(ctx, wire.WritePagesInput{ChatID: chatID, Store: in.Store, Lineage: in.Paging.Lineage,
 			Seq: seq, First: int64(i - len(batch)), Cuts: []int{len(batch)}, Messages: batch, Index: page.Pages, Fanout: fanout})
 		if err != nil {
 			return err

@@ -27,11 +27,11 @@ type agentKind interface {
 }
 
 // newKinds returns the implementation of every agent kind, by kind.
-func newKinds(a *Activities) map[wire.Kind]agentKind {
+func newKinds(m *models) map[wire.Kind]agentKind {
 	return map[wire.Kind]agentKind{
-		wire.KindChatCompletion: chatCompletionKind{a},
-		wire.KindResponses:      responsesKind{a},
-		wire.KindAssistant:      assistantKind{a},
+		wire.KindChatCompletion: chatCompletionKind{m},
+		wire.KindResponses:      responsesKind{m},
+		wire.KindAssistant:      assistantKind{m},
 	}
 }
 
@@ -40,8 +40,8 @@ func newKinds(a *Activities) map[wire.Kind]agentKind {
 // not implement (a config that skipped agents.ParseConfig, or written for a newer
 // worker) is a non-retryable InvalidInput naming the agent, the kind and the known
 // kinds: it never falls back to another kind's API.
-func (a *Activities) kindOf(def agents.Definition) (agentKind, error) {
-	k, ok := a.kinds[cmp.Or(def.Kind, wire.KindChatCompletion)]
+func (m *models) kindOf(def agents.Definition) (agentKind, error) {
+	k, ok := m.kinds[cmp.Or(def.Kind, wire.KindChatCompletion)]
 	if !ok {
 		_, err := def.Kind.Channel() // names the known kinds
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("agent %q: %v", def.ID, err),
@@ -58,33 +58,33 @@ func channelOf(k wire.Kind) wire.Channel {
 
 // chatCompletionKind is kind chat_completion: OpenAI Chat Completions, the history
 // kept by agentchat (invokeChatCompletion).
-type chatCompletionKind struct{ a *Activities }
+type chatCompletionKind struct{ m *models }
 
 func (chatCompletionKind) channel() wire.Channel { return channelOf(wire.KindChatCompletion) }
 
 func (k chatCompletionKind) invoke(ctx context.Context, def agents.Definition, in wire.InvokeInput,
 	history []chat.Message) (wire.InvokeResult, error) {
-	return k.a.invokeChatCompletion(ctx, def, history, in.ToolChoice, in.Tools)
+	return k.m.invokeChatCompletion(ctx, def, history, in.ToolChoice, in.Tools)
 }
 
 // responsesKind is kind responses: OpenAI's Responses API, the history kept by the
 // service as a chain of stored responses (invokeResponses).
-type responsesKind struct{ a *Activities }
+type responsesKind struct{ m *models }
 
 func (responsesKind) channel() wire.Channel { return channelOf(wire.KindResponses) }
 
 func (k responsesKind) invoke(ctx context.Context, def agents.Definition, in wire.InvokeInput,
 	history []chat.Message) (wire.InvokeResult, error) {
-	return k.a.invokeResponses(ctx, def, in, history)
+	return k.m.invokeResponses(ctx, def, in, history)
 }
 
 // assistantKind is kind assistant: OpenAI's Assistants API, the history kept by the
 // service in a thread (invokeAssistant).
-type assistantKind struct{ a *Activities }
+type assistantKind struct{ m *models }
 
 func (assistantKind) channel() wire.Channel { return channelOf(wire.KindAssistant) }
 
 func (k assistantKind) invoke(ctx context.Context, def agents.Definition, in wire.InvokeInput,
 	history []chat.Message) (wire.InvokeResult, error) {
-	return k.a.invokeAssistant(ctx, def, in, history)
+	return k.m.invokeAssistant(ctx, def, in, history)
 }

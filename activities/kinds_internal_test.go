@@ -12,7 +12,7 @@ import (
 // Every kind a config may name has its implementation, under its own kind: one built
 // for another kind would show that kind's channel.
 func TestEveryAgentKindHasItsImplementation(t *testing.T) {
-	kinds := newKinds(&Activities{})
+	kinds := newKinds(&models{})
 	assert.Len(t, kinds, len(wire.Kinds))
 	for _, k := range wire.Kinds {
 		impl, ok := kinds[k]

@@ -58,22 +58,22 @@ func (h *mcpHub) agentTools(d agents.Definition) []mcpTool {
 // mcpSpecs returns the participant's ToolSpecs of agent d's MCP tools: name
 // "server__tool", the server's description and input schema, and the call settings of
 // the config (Registry.MCPTool).
-func (a *Activities) mcpSpecs(d agents.Definition) []wire.ToolSpec {
+func (t *tools) mcpSpecs(d agents.Definition) []wire.ToolSpec {
 	var out []wire.ToolSpec
-	for _, t := range a.mcp.agentTools(d) {
-		tool := a.registry.MCPTool(d, t.server, t.name)
-		tool.Description, tool.Parameters = t.description, t.parameters
-		out = append(out, wire.ToolSpec{Name: agents.MCPToolName(t.server, t.name), Tool: tool.WithDefaults()})
+	for _, mt := range t.mcp.agentTools(d) {
+		tool := t.registry.MCPTool(d, mt.server, mt.name)
+		tool.Description, tool.Parameters = mt.description, mt.parameters
+		out = append(out, wire.ToolSpec{Name: agents.MCPToolName(mt.server, mt.name), Tool: tool.WithDefaults()})
 	}
 	return out
 }
 
 // mcpOpenAITools returns agent d's MCP tools for a model request.
-func (a *Activities) mcpOpenAITools(d agents.Definition) []openai.Tool {
+func (t *tools) mcpOpenAITools(d agents.Definition) []openai.Tool {
 	var out []openai.Tool
-	for _, t := range a.mcp.agentTools(d) {
+	for _, mt := range t.mcp.agentTools(d) {
 		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: agents.MCPToolName(t.server, t.name), Description: t.description, Parameters: t.parameters}})
+			Name: agents.MCPToolName(mt.server, mt.name), Description: mt.description, Parameters: mt.parameters}})
 	}
 	return out
 }
@@ -84,7 +84,7 @@ func (a *Activities) mcpOpenAITools(d agents.Definition) []openai.Tool {
 // JSON-RPC error: an unknown tool, bad arguments); a retryable ToolUnavailable error
 // when the server cannot be reached or goes away mid-call (it is connected to, or
 // started, again on the next attempt).
-func (a *Activities) callMCP(ctx context.Context, s *mcpServer, tool string, in wire.CallToolInput) (string, error) {
+func (t *tools) callMCP(ctx context.Context, s *mcpServer, tool string, in wire.CallToolInput) (string, error) {
 	session, err := s.live(ctx)
 	if err != nil {
 		return "", temporal.NewApplicationError(fmt.Sprintf("MCP server %q cannot be reached: %v", s.name, err), wire.ErrTypeToolUnavailable)

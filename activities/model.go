@@ -20,45 +20,56 @@ import (
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/strategies"
+	"github.com/agentchat/agentchat/telemetry"
 	"github.com/agentchat/agentchat/wire"
 )
+
+// models makes the model calls: the agents' replies by kind, the strategies' asks
+// (selection, termination, summaries) and their Go functions, and the participants'
+// look-up. It owns the registry's use for calls, the agent kinds, a go-openai client
+// and base URL per endpoint (Config.Models), the telemetry of the calls, the selection
+// and termination functions (Config.Functions), and the cache of chat runs' histories
+// (Config.Stores.CachedRuns), read through clients (the runs' History query) and
+// stores (pages and stubs). It offers tools through tools and answers UnknownAgent
+// through unknowns.
+type models struct {
+	registry  *agents.Registry
+	kinds     map[wire.Kind]agentKind
+	endpoints map[string]*openai.Client
+	baseURLs  map[string]string
+	telemetry *telemetry.Recorder
+	selectors map[string]SelectFunc
+	judges    map[string]JudgeFunc
+	runs      *runCache
+	clients   *clients
+	stores    *stores
+	tools     *tools
+	unknowns  *unknowns
+}
 
 // ReplyInlineLimit is the largest reply, in encoded bytes, returned in the activity
 // result; a larger one goes to the chat's message store (wire.ReplyInlineLimit,
 // 1 MiB, half the 2 MiB payload limit).
 const ReplyInlineLimit = wire.ReplyInlineLimit
 
-// InvokeAgent runs one reply of an agent, by its kind (agentKind). For
-// chat_completion: one Chat Completions call with the agent's instructions and the
-// history it is given, streamed when the endpoint streams. A streamed call heartbeats
-// on every chunk, so a long answer is never cut while a silent one times out (the
-// agent's heartbeatTimeout) and is retried; a non-streamed call heartbeats while it
-// waits. For responses and assistant, see invokeResponses and invokeAssistant: they
-// send only the messages the service has not seen and return the channel's new state.
-// Reading the history (historyFor) and storing a reply over ReplyInlineLimit heartbeat
-// while they wait too.
-//
-// Errors: UnknownAgent (not retried on this worker; see unknownHere) when the agent
-// is not in the registry; InvalidInput (not retried) when its kind is not one of
-// wire.Kinds (see kindOf); ModelRequestRejected / ModelUnavailable from the provider
-// (see providerError).
-func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire.InvokeResult, error) {
-	def, err := a.agent(ctx, in.AgentID)
+// InvokeAgent implements Activities.InvokeAgent.
+func (m *models) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire.InvokeResult, error) {
+	def, err := m.agent(ctx, in.AgentID)
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	kind, err := a.kindOf(def)
+	kind, err := m.kindOf(def)
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	history, err := a.historyFor(ctx, in)
+	history, err := m.historyFor(ctx, in)
 	if err != nil {
 		return wire.InvokeResult{}, err
 	}
-	pub := newPublisher(ctx, a.selfClient(), in.ReplyID, a.registry.PublishInterval(def))
-	res, err := a.tracedInvoke(ctx, def, in, history, func(ctx context.Context) (wire.InvokeResult, error) {
+	pub := newPublisher(ctx, m.clients.selfClient(), in.ReplyID, m.registry.PublishInterval(def))
+	res, err := m.tracedInvoke(ctx, def, in, history, func(ctx context.Context) (wire.InvokeResult, error) {
 		res, err := kind.invoke(withPublisher(ctx, pub), def, in, history)
-		return withUsage(res, a.registry.Config(), def, res.Usage), err
+		return withUsage(res, m.registry.Config(), def, res.Usage), err
 	})
 	pub.close(ctx)
 	if err != nil {
@@ -79,7 +90,7 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 		// Too large for a Temporal payload: the body goes to the message store and
 		// the workflow keeps a reference.
 		stop := heartbeatWhileWaiting(ctx) // a slow store is not a dead worker
-		stored, err := a.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,
+		stored, err := m.stores.StoreMessages(ctx, wire.StoreMessagesInput{ChatID: in.ChatID, Store: in.Store,
 			Messages: []chat.Message{{MessageID: in.ReplyID, Role: chat.RoleAssistant, AgentID: def.ID, Contents: res.Contents}}})
 		stop()
 		if err != nil {
@@ -92,13 +103,30 @@ func (a *Activities) InvokeAgent(ctx context.Context, in wire.InvokeInput) (wire
 
 // agent returns the definition of agent id; one gone from the registry is UnknownAgent,
 // not retried on this worker (the workflow tries the queue's other workers).
-func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, error) {
-	def, ok := a.registry.Get(id)
+func (m *models) agent(ctx context.Context, id string) (agents.Definition, error) {
+	def, ok := m.registry.Get(id)
 	if !ok {
-		return agents.Definition{}, a.unknownHere(ctx, wire.KindAgent, []string{id}, a.registry.IDs(), fmt.Sprintf(
-			"agent %q is not in this worker's registry, which has %s", id, strings.Join(a.registry.IDs(), ", ")))
+		return agents.Definition{}, m.unknowns.here(ctx, wire.KindAgent, []string{id}, m.registry.IDs(), fmt.Sprintf(
+			"agent %q is not in this worker's registry, which has %s", id, strings.Join(m.registry.IDs(), ", ")))
 	}
 	return def, nil
+}
+
+// ResolveParticipants implements Activities.ResolveParticipants.
+func (m *models) ResolveParticipants(ctx context.Context, in wire.ResolveInput) (wire.ResolveResult, error) {
+	ps, err := m.registry.Resolve(in.AgentIDs)
+	if err != nil {
+		var unknown *agents.UnknownAgentsError
+		if errors.As(err, &unknown) {
+			return wire.ResolveResult{}, m.unknowns.here(ctx, wire.KindAgent, unknown.Unknown, m.registry.IDs(), err.Error())
+		}
+		return wire.ResolveResult{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeInvalidInput, nil)
+	}
+	for i := range ps {
+		d, _ := m.registry.Get(ps[i].ID)
+		ps[i].Tools = append(ps[i].Tools, m.tools.mcpSpecs(d)...)
+	}
+	return wire.ResolveResult{Participants: ps}, nil
 }
 
 // invokeChatCompletion runs one reply of a chat_completion agent: one Chat Completions
@@ -109,13 +137,13 @@ func (a *Activities) agent(ctx context.Context, id string) (agents.Definition, e
 // The history sent is cut to the agent's context budget (withinBudget); when the
 // provider still answers context_length_exceeded (its tokenizer counts more than the
 // estimate), the call is made again with half the budget, while that leaves out more.
-func (a *Activities) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message,
+func (m *models) invokeChatCompletion(ctx context.Context, def agents.Definition, history []chat.Message,
 	toolChoice string, chatTools []string) (wire.InvokeResult, error) {
 	call := &callInfo{agentID: def.ID, chatID: chatIDOf(ctx), reply: true, author: OpenAIName(def.Name)}
 	ctx = withCall(ctx, call)
-	client := a.models[def.Endpoint]
-	streaming := a.registry.Endpoint(def).Streaming()
-	tools := a.offeredTools(def, chatTools)
+	client := m.endpoints[def.Endpoint]
+	streaming := m.registry.Endpoint(def).Streaming()
+	tools := m.tools.offeredTools(def, chatTools)
 	res, err := withinBudget(ctx, def, def.Instructions, history, func(sent []chat.Message) (wire.InvokeResult, error) {
 		req := openai.ChatCompletionRequest{Model: def.Model, Messages: chatMessages(def.Instructions, sent), Tools: tools}
 		if toolChoice != "" && len(req.Tools) > 0 {

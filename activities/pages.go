@@ -15,22 +15,18 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// WritePages writes messages of a chat's history as level-0 pages of its message store
-// (docs/design/paged-history.md, section 5; docs/chat-state-v1.md, "Message store
-// pages") and returns their references, in order. Page k holds the next in.Cuts[k]
-// messages, from absolute index in.First, numbered in.Seq+k in in.Lineage. A message
-// whose encoded size passes wire.PageBodyBytes goes to its own body row first (Put, as
-// StoreMessages), and its page holds the stub.
-//
-// Idempotent: the workflow fixes the lineage, numbers and cuts before it schedules the
-// activity, and pages encode deterministically (sealed ones too), so an attempt retried
-// after a worker died part-way writes the same rows (no-ops) and the rest.
-//
-// Errors: a store not configured, or one without pages (msgstore.PageStore), or cuts
-// that do not add up, are InvalidInput; an unreachable store is StoreUnavailable
-// (retried); a page or id the store holds otherwise is StoreConflict.
-func (a *Activities) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.WritePagesResult, error) {
-	st, err := a.messageStore(in.Store)
+// stores keeps the bodies of older messages and the history pages of long chats in the
+// worker's message stores (Config.Stores), sealed with Config.Keys: storing, writing,
+// looking up, reading and deleting them. It owns the stores by name and the default
+// one's name.
+type stores struct {
+	byName       map[string]msgstore.Store
+	defaultStore string
+}
+
+// WritePages implements Activities.WritePages.
+func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.WritePagesResult, error) {
+	st, err := s.messageStore(in.Store)
 	if err != nil {
 		return wire.WritePagesResult{}, err
 	}
@@ -135,11 +131,9 @@ func writeIndexPage(ctx context.Context, ps msgstore.PageStore, chatID, lineage 
 	return wire.PageRef{Level: level, Seq: seq, First: p.First, Count: p.Count, Bytes: len(body), Digest: digest}, nil
 }
 
-// DeleteLineage removes the pages and id rows of in.Lineage of the chat (an import
-// that failed after it wrote pages: no index names them). A lineage the store lacks
-// is a no-op, so a retry is too. Errors as WritePages'.
-func (a *Activities) DeleteLineage(ctx context.Context, in wire.DeleteLineageInput) error {
-	st, err := a.messageStore(in.Store)
+// DeleteLineage implements Activities.DeleteLineage.
+func (s *stores) DeleteLineage(ctx context.Context, in wire.DeleteLineageInput) error {
+	st, err := s.messageStore(in.Store)
 	if err != nil {
 		return err
 	}
@@ -157,23 +151,20 @@ func (a *Activities) DeleteLineage(ctx context.Context, in wire.DeleteLineageInp
 // failed with err (its lineage, in.Paging.Lineage: no index names them) and returns
 // err; a deletion that fails is logged (the pages stay, named by nothing). A retry of the
 // call writes them again.
-func (a *Activities) dropImportPages(ctx context.Context, in wire.ImportPageInput, err error) error {
+func (tr *transfers) dropImportPages(ctx context.Context, in wire.ImportPageInput, err error) error {
 	if in.Paging == nil {
 		return err
 	}
-	del := a.DeleteLineage(ctx, wire.DeleteLineageInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store, Lineage: in.Paging.Lineage})
+	del := tr.stores.DeleteLineage(ctx, wire.DeleteLineageInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store, Lineage: in.Paging.Lineage})
 	if del != nil {
 		activity.GetLogger(ctx).Warn("the pages of a failed import were not deleted", "lineage", in.Paging.Lineage, "error", del)
 	}
 	return err
 }
 
-// LookupIDs returns where the ids of in are in the chat's pages (msgstore.PageStore's
-// LookupIDs over in.Lineage), by message index; absent ids are not in the pages. The
-// workflow runs it as a local activity when its filter of paged ids says an id may be
-// there. Errors as WritePages'.
-func (a *Activities) LookupIDs(ctx context.Context, in wire.LookupIDsInput) (wire.LookupIDsResult, error) {
-	st, err := a.messageStore(in.Store)
+// LookupIDs implements Activities.LookupIDs.
+func (s *stores) LookupIDs(ctx context.Context, in wire.LookupIDsInput) (wire.LookupIDsResult, error) {
+	st, err := s.messageStore(in.Store)
 	if err != nil {
 		return wire.LookupIDsResult{}, err
 	}
@@ -201,7 +192,7 @@ func (a *Activities) LookupIDs(ctx context.Context, in wire.LookupIDsInput) (wir
 // their references, a filter of their message ids, their answered turns, and Base,
 // where the messages page returns begin. A document too short for pages writes none.
 // Retried, it writes the same pages (no-ops): the lineage is the importing run's.
-func (a *Activities) importPages(ctx context.Context, in wire.ImportPageInput, history []chat.Message, page *wire.ImportPage) error {
+func (tr *transfers) importPages(ctx context.Context, in wire.ImportPageInput, history []chat.Message, page *wire.ImportPage) error {
 	window, perPage := in.Paging.Window.Effective()
 	base := wire.ImportBoundary(history, window)
 	if base == 0 {
@@ -212,7 +203,7 @@ func (a *Activities) importPages(ctx context.Context, in wire.ImportPageInput, h
 	for n := len(paged); n > 0; n -= min(n, perPage) {
 		cuts = append(cuts, min(n, perPage))
 	}
-	res, err := a.WritePages(ctx, wire.WritePagesInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store,
+	res, err := tr.stores.WritePages(ctx, wire.WritePagesInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store,
 		Lineage: in.Paging.Lineage, Cuts: cuts, Messages: paged, Fanout: in.Paging.Window.Fanout()})
 	if err != nil {
 		return err
@@ -265,8 +256,8 @@ func (r *pagedRecord) finish(page *wire.ImportPage) {
 }
 
 // keepsPages reports whether the store named name is configured and keeps pages.
-func (a *Activities) keepsPages(name string) bool {
-	st, err := a.messageStore(name)
+func (s *stores) keepsPages(name string) bool {
+	st, err := s.messageStore(name)
 	if err != nil {
 		return false
 	}
@@ -280,11 +271,11 @@ func (a *Activities) keepsPages(name string) bool {
 // matching its index is returned as ReadPages makes it (HistoryPageUnreadable, not
 // retried); the store's errors as storeError makes them (StoreUnavailable retried; the
 // rest, a store this worker lacks among them, not).
-func (a *Activities) readPages(ctx context.Context, chatID, store string, refs []wire.PageRef, from int64, pages int) ([]chat.Message, error) {
+func (s *stores) readPages(ctx context.Context, chatID, store string, refs []wire.PageRef, from int64, pages int) ([]chat.Message, error) {
 	if store == "" {
-		store = a.defaultStore
+		store = s.defaultStore
 	}
-	msgs, err := transfer.ReadPages(ctx, a.stores, store, chatID, refs, from, pages)
+	msgs, err := transfer.ReadPages(ctx, s.byName, store, chatID, refs, from, pages)
 	var app *temporal.ApplicationError
 	if err != nil && !errors.As(err, &app) {
 		return nil, storeError(err)
@@ -292,18 +283,13 @@ func (a *Activities) readPages(ctx context.Context, chatID, store string, refs [
 	return msgs, err
 }
 
-// ReadTurn reads a paged turn, for the retry of a turn whose messages have gone to
-// pages: the user message at in.User and the replies after it, from the level-0 pages
-// under in.Pages (read and checked as every reader does, transfer.ReadPages), at most
-// readTurnPages of them, up to the next user message or the end of those pages.
-// Replies past wire.HistoryPageBytes come as references (no contents), as a turn's
-// result does. Errors as ReadPages' and storeError's.
-func (a *Activities) ReadTurn(ctx context.Context, in wire.ReadTurnInput) (wire.ReadTurnResult, error) {
+// ReadTurn implements Activities.ReadTurn.
+func (s *stores) ReadTurn(ctx context.Context, in wire.ReadTurnInput) (wire.ReadTurnResult, error) {
 	if last := len(in.Pages) - 1; last < 0 || in.User < in.Pages[0].First || in.User >= in.Pages[last].First+in.Pages[last].Count {
 		return wire.ReadTurnResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"read turn of chat %q: the pages given do not hold message %d", in.ChatID, in.User), wire.ErrTypeInvalidInput, nil)
 	}
-	msgs, err := a.readPages(ctx, in.ChatID, in.Store, in.Pages, in.User, readTurnPages)
+	msgs, err := s.readPages(ctx, in.ChatID, in.Store, in.Pages, in.User, readTurnPages)
 	if err != nil {
 		return wire.ReadTurnResult{}, err
 	}

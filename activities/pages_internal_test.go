@@ -30,19 +30,19 @@ func TestReadPagesOfTheWorker(t *testing.T) {
 	digest, err := st.PutPage(ctx, "c", msgstore.Page{Lineage: "L", Count: 2, Body: body})
 	require.NoError(t, err)
 	ref := wire.PageRef{Count: 2, Bytes: len(body), Digest: digest, Lineage: "L"}
-	a := &Activities{stores: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
+	s := &stores{byName: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
 
-	got, err := a.readPages(ctx, "c", "", []wire.PageRef{ref}, 0, 0)
+	got, err := s.readPages(ctx, "c", "", []wire.PageRef{ref}, 0, 0)
 	require.NoError(t, err)
 	assert.Equal(t, "b", got[1].Text())
 
 	var app *temporal.ApplicationError
-	_, err = a.readPages(ctx, "c", "sqlite", []wire.PageRef{ref, {Seq: 1, First: 2, Count: 2, Digest: digest, Lineage: "L"}}, 0, 0)
+	_, err = s.readPages(ctx, "c", "sqlite", []wire.PageRef{ref, {Seq: 1, First: 2, Count: 2, Digest: digest, Lineage: "L"}}, 0, 0)
 	require.ErrorAs(t, err, &app)
 	assert.Equal(t, wire.ErrTypeHistoryPageUnreadable, app.Type())
 	assert.True(t, app.NonRetryable())
 
-	_, err = a.readPages(ctx, "c", "postgres", []wire.PageRef{ref}, 0, 0)
+	_, err = s.readPages(ctx, "c", "postgres", []wire.PageRef{ref}, 0, 0)
 	require.ErrorAs(t, err, &app)
 	assert.Equal(t, wire.ErrTypeInvalidInput, app.Type())
 	assert.True(t, app.NonRetryable())
@@ -59,7 +59,7 @@ func TestWritePagesFoldsTheIndex(t *testing.T) {
 	st, err := sqlite.Open(filepath.Join(t.TempDir(), "messages.db"))
 	require.NoError(t, err)
 	defer st.Close()
-	a := &Activities{stores: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
+	s := &stores{byName: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
 	var (
 		all   []chat.Message
 		index []wire.PageRef
@@ -76,9 +76,9 @@ func TestWritePagesFoldsTheIndex(t *testing.T) {
 			msgs = append(msgs, chat.TextMessage(fmt.Sprintf("m%d", i), role, "alice", fmt.Sprintf("message %d", i)))
 		}
 		in := wire.WritePagesInput{ChatID: "c", Lineage: "L", Seq: seq, First: int64(len(all)), Cuts: []int{3, 3}, Messages: msgs, Index: index, Fanout: 2}
-		res, err := a.WritePages(ctx, in)
+		res, err := s.WritePages(ctx, in)
 		require.NoError(t, err, "call %d", call)
-		again, err := a.WritePages(ctx, in)
+		again, err := s.WritePages(ctx, in)
 		require.NoError(t, err, "call %d retried", call)
 		require.Equal(t, res, again, "call %d retried", call)
 		require.Len(t, res.Pages, 2)
@@ -95,13 +95,13 @@ func TestWritePagesFoldsTheIndex(t *testing.T) {
 	for i := range index {
 		index[i].Lineage = "L"
 	}
-	got, err := a.readPages(ctx, "c", "", index, 0, 0)
+	got, err := s.readPages(ctx, "c", "", index, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, got, len(all))
 	for i := range all {
 		require.Equal(t, all[i].MessageID, got[i].MessageID)
 	}
-	turn, err := a.ReadTurn(ctx, wire.ReadTurnInput{ChatID: "c", User: 40, Pages: index})
+	turn, err := s.ReadTurn(ctx, wire.ReadTurnInput{ChatID: "c", User: 40, Pages: index})
 	require.NoError(t, err)
 	assert.Equal(t, "m40", turn.User.MessageID)
 	assert.Equal(t, "m41", turn.Replies[0].MessageID)

@@ -98,11 +98,6 @@ func publisherOf(ctx context.Context) *publisher {
 	return p
 }
 
-// selfClient returns the worker's own Temporal client, or nil.
-func (a *Activities) selfClient() client.Client {
-	return a.clients.clusters[a.clients.self].Client
-}
-
 // add queues text for the next batch; the first text of the reply goes at once.
 func (p *publisher) add(text string) {
 	if p == nil || text == "" {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/codec"
+	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/internal/pollers"
 	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/wire"
@@ -101,17 +102,28 @@ func (c *clients) get(cluster, ns string) (client.Client, error) {
 }
 
 // temporal returns a client of this worker's cluster for namespace ns.
-func (a *Activities) temporal(ns string) (client.Client, error) { return a.clients.get("", ns) }
+func (c *clients) temporal(ns string) (client.Client, error) { return c.get("", ns) }
 
-// StartMigrationTarget starts the target chat of a migration with its restore input
-// (Update-With-Start of the Describe update, reusing a chat that a previous attempt
-// started), waits until it has restored the document, and checks that its digest is
-// the one exported. A target with another digest is refused (non-retryable): one that
-// held the id before (ChatNotEmpty) is left alone; one this migration started
-// (wire.MigrationMemo) is terminated, so that no second live chat is left there,
-// and the migration is abandoned (MigrationFailed).
-func (a *Activities) StartMigrationTarget(ctx context.Context, in wire.StartTargetInput) (wire.StartTargetResult, error) {
-	tc, err := a.clients.at(in.Target)
+// selfClient returns the worker's own Temporal client, or nil.
+func (c *clients) selfClient() client.Client { return c.clusters[c.self].Client }
+
+// transfers moves chats between namespaces and clusters: export, import and
+// migration. It owns the clusters' clients, this worker's cluster name, the document
+// store and how documents are sealed (Documents.Ring defaulted to Config.Keys), and
+// Config.Keys to read a migration target's memo; it reads and writes message bodies
+// and pages through stores.
+type transfers struct {
+	clients     *clients
+	clusterName string
+	store       DocumentStore
+	docs        envelope.Options
+	keys        *keyring.Ring
+	stores      *stores
+}
+
+// StartMigrationTarget implements Activities.StartMigrationTarget.
+func (tr *transfers) StartMigrationTarget(ctx context.Context, in wire.StartTargetInput) (wire.StartTargetResult, error) {
+	tc, err := tr.clients.at(in.Target)
 	if err != nil {
 		return wire.StartTargetResult{}, err
 	}
@@ -140,7 +152,7 @@ func (a *Activities) StartMigrationTarget(ctx context.Context, in wire.StartTarg
 		return res, fmt.Errorf("start target %q in namespace %q: %w", in.Target.ChatID, in.Target.Namespace, err)
 	}
 	if res.State.RestoredDigest != in.ExpectedDigest {
-		return res, wrongTarget(ctx, tc, a.keys, in, res.State.RestoredDigest)
+		return res, wrongTarget(ctx, tc, tr.keys, in, res.State.RestoredDigest)
 	}
 	run, err := op.Get(ctx)
 	if err != nil {
@@ -243,10 +255,9 @@ func targetReady(ctx context.Context, tc client.Client, in wire.StartTargetInput
 	return nil
 }
 
-// ForwardTurns signals turns to a migration's target (UserMessage signals; the target
-// drops a messageId it already has).
-func (a *Activities) ForwardTurns(ctx context.Context, in wire.ForwardTurnsInput) error {
-	tc, err := a.clients.at(in.Target)
+// ForwardTurns implements Activities.ForwardTurns.
+func (tr *transfers) ForwardTurns(ctx context.Context, in wire.ForwardTurnsInput) error {
+	tc, err := tr.clients.at(in.Target)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ import (
 // primary history again as a new chain; other provider errors as providerError,
 // prefixed with the previous response's id; a response that failed, by its error code
 // (serviceFailure). A new state keeps the input state's lostResponseId, as a record.
-func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition, in wire.InvokeInput,
+func (m *models) invokeResponses(ctx context.Context, def agents.Definition, in wire.InvokeInput,
 	history []chat.Message) (wire.InvokeResult, error) {
 	var st wire.ResponsesThreadState
 	if err := checkServiceInput(def, in, &st); err != nil {
@@ -51,7 +51,7 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	req := openai.CreateResponseRequest{
 		Model: def.Model, Instructions: def.Instructions, PreviousResponseID: st.PreviousResponseID,
 		Input: responsesInput(def.ID, unsynced(history, st.SyncedThrough)), Store: &store,
-		Tools: responseTools(a.offeredTools(def, in.Tools)),
+		Tools: responseTools(m.tools.offeredTools(def, in.Tools)),
 	}
 	if in.ToolChoice != "" && len(req.Tools) > 0 {
 		req.ToolChoice = in.ToolChoice
@@ -63,7 +63,7 @@ func (a *Activities) invokeResponses(ctx context.Context, def agents.Definition,
 	call := &callInfo{agentID: def.ID, chatID: in.ChatID, reply: true, author: OpenAIName(def.Name)}
 	ctx = withCall(ctx, call)
 	stop := heartbeatWhileWaiting(ctx)
-	resp, err := a.models[def.Endpoint].CreateResponse(ctx, req)
+	resp, err := m.endpoints[def.Endpoint].CreateResponse(ctx, req)
 	stop()
 	if err != nil {
 		if st.PreviousResponseID != "" && chainLost(err) {

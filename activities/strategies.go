@@ -41,18 +41,16 @@ func saysYes(text string) bool {
 	return m != nil && (strings.EqualFold(m[1], "yes") || strings.EqualFold(m[1], "true") || strings.EqualFold(m[1], "done"))
 }
 
-// SelectSpeaker asks the selector agent (llm) or a registered function who speaks
-// next (a function not registered here is UnknownFunction, tried on other workers). The agent's answer is matched to a candidate by id or name, whole word, case
-// insensitive; none matched gives AgentID "" and what it said.
-func (a *Activities) SelectSpeaker(ctx context.Context, in wire.SelectInput) (wire.SelectResult, error) {
-	history, err := a.historyFor(ctx, in.History)
+// SelectSpeaker implements Activities.SelectSpeaker.
+func (m *models) SelectSpeaker(ctx context.Context, in wire.SelectInput) (wire.SelectResult, error) {
+	history, err := m.historyFor(ctx, in.History)
 	if err != nil {
 		return wire.SelectResult{}, err
 	}
 	if in.Function != "" {
-		f, ok := a.functions.Selectors[in.Function]
+		f, ok := m.selectors[in.Function]
 		if !ok {
-			return wire.SelectResult{}, a.unknownHere(ctx, wire.KindSelectionFunction, []string{in.Function}, names(a.functions.Selectors),
+			return wire.SelectResult{}, m.unknowns.here(ctx, wire.KindSelectionFunction, []string{in.Function}, names(m.selectors),
 				fmt.Sprintf("selection function %q is not registered on this worker", in.Function))
 		}
 		id, err := f(ctx, in.Candidates, history)
@@ -62,7 +60,7 @@ func (a *Activities) SelectSpeaker(ctx context.Context, in wire.SelectInput) (wi
 	for _, c := range in.Candidates {
 		list = append(list, fmt.Sprintf("%s (%s)", c.ID, c.Name))
 	}
-	said, err := a.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
+	said, err := m.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, fmt.Sprintf(selectPrompt, strings.Join(list, ", ")), history)
 	if err != nil {
 		return wire.SelectResult{}, err
 	}
@@ -86,25 +84,22 @@ func matchCandidate(text string, cs []wire.Candidate) string {
 	return best
 }
 
-// JudgeTermination asks the judge agent (llm) or a registered function whether the
-// chat is done (a function not registered here is UnknownFunction, tried on other
-// workers). The agent's answer counts as yes when its first yes/no word is yes,
-// true or done.
-func (a *Activities) JudgeTermination(ctx context.Context, in wire.JudgeInput) (wire.JudgeResult, error) {
-	history, err := a.historyFor(ctx, in.History)
+// JudgeTermination implements Activities.JudgeTermination.
+func (m *models) JudgeTermination(ctx context.Context, in wire.JudgeInput) (wire.JudgeResult, error) {
+	history, err := m.historyFor(ctx, in.History)
 	if err != nil {
 		return wire.JudgeResult{}, err
 	}
 	if in.Function != "" {
-		f, ok := a.functions.Judges[in.Function]
+		f, ok := m.judges[in.Function]
 		if !ok {
-			return wire.JudgeResult{}, a.unknownHere(ctx, wire.KindTerminationFunction, []string{in.Function}, names(a.functions.Judges),
+			return wire.JudgeResult{}, m.unknowns.here(ctx, wire.KindTerminationFunction, []string{in.Function}, names(m.judges),
 				fmt.Sprintf("termination function %q is not registered on this worker", in.Function))
 		}
 		done, err := f(ctx, history)
 		return wire.JudgeResult{Done: done}, err
 	}
-	said, err := a.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, judgePrompt, history)
+	said, err := m.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, judgePrompt, history)
 	if err != nil {
 		return wire.JudgeResult{}, err
 	}
@@ -114,24 +109,24 @@ func (a *Activities) JudgeTermination(ctx context.Context, in wire.JudgeInput) (
 // ask makes one Chat Completions call as agent id, with prompt after its instructions,
 // and returns the reply text. The call is traced and measured as a model call of turn
 // turnID (tracedInvoke); its usage is not in State's totals.
-func (a *Activities) ask(ctx context.Context, id, chatID, turnID, prompt string, history []chat.Message) (string, error) {
-	def, err := a.agent(ctx, id)
+func (m *models) ask(ctx context.Context, id, chatID, turnID, prompt string, history []chat.Message) (string, error) {
+	def, err := m.agent(ctx, id)
 	if err != nil {
 		return "", err
 	}
 	instructions := strings.TrimSpace(def.Instructions + "\n\n" + prompt)
 	call := &callInfo{agentID: def.ID, chatID: chatID}
 	ctx = withCall(ctx, call)
-	res, err := a.tracedInvoke(ctx, def, wire.InvokeInput{ChatID: chatID, TurnID: turnID}, history,
+	res, err := m.tracedInvoke(ctx, def, wire.InvokeInput{ChatID: chatID, TurnID: turnID}, history,
 		func(ctx context.Context) (wire.InvokeResult, error) {
 			res, err := withinBudget(ctx, def, instructions, history, func(sent []chat.Message) (wire.InvokeResult, error) {
-				return completeOnce(ctx, a.models[def.Endpoint], openai.ChatCompletionRequest{
+				return completeOnce(ctx, m.endpoints[def.Endpoint], openai.ChatCompletionRequest{
 					Model: def.Model, Messages: chatMessages(instructions, sent)})
 			})
 			if err != nil {
 				return res, providerError(ctx, err, call.retryAfter)
 			}
-			return withUsage(res, a.registry.Config(), def, res.Usage), nil
+			return withUsage(res, m.registry.Config(), def, res.Usage), nil
 		})
 	if err != nil {
 		return "", err
@@ -143,17 +138,16 @@ func (a *Activities) ask(ctx context.Context, id, chatID, turnID, prompt string,
 const summarizePrompt = "Summarize the conversation above in a few sentences for your own later use: " +
 	"keep names, facts, numbers, decisions and open questions. Reply with the summary only."
 
-// Summarize writes the summary of a summarizing reducer: the agent's own model folds
-// the given messages into the previous summary.
-func (a *Activities) Summarize(ctx context.Context, in wire.SummarizeInput) (wire.SummarizeResult, error) {
-	history, err := a.historyFor(ctx, in.History)
+// Summarize implements Activities.Summarize.
+func (m *models) Summarize(ctx context.Context, in wire.SummarizeInput) (wire.SummarizeResult, error) {
+	history, err := m.historyFor(ctx, in.History)
 	if err != nil {
 		return wire.SummarizeResult{}, err
 	}
 	if in.Previous != "" {
 		history = append([]chat.Message{chat.TextMessage("summary", chat.RoleSystem, "", strategies.SummaryPrefix+in.Previous)}, history...)
 	}
-	said, err := a.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, summarizePrompt, history)
+	said, err := m.ask(ctx, in.Agent, in.History.ChatID, in.History.TurnID, summarizePrompt, history)
 	if err != nil {
 		return wire.SummarizeResult{}, err
 	}

@@ -74,13 +74,13 @@ func operationOf(k wire.Kind) string {
 
 // tracedInvoke runs invoke (one agent reply) inside a model call span with its
 // gen_ai.* attributes and records the gen_ai.client.* metrics.
-func (a *Activities) tracedInvoke(ctx context.Context, def agents.Definition, in wire.InvokeInput, history []chat.Message,
+func (m *models) tracedInvoke(ctx context.Context, def agents.Definition, in wire.InvokeInput, history []chat.Message,
 	invoke func(ctx context.Context) (wire.InvokeResult, error)) (wire.InvokeResult, error) {
 	var finish []string
 	ctx = context.WithValue(ctx, finishKey{}, &finish)
-	ctx, span := a.telemetry.StartModelCall(ctx, telemetry.ModelCall{
+	ctx, span := m.telemetry.StartModelCall(ctx, telemetry.ModelCall{
 		Operation: operationOf(def.Kind), RequestModel: def.Model, AgentID: def.ID, AgentName: def.Name,
-		ChatID: in.ChatID, TurnID: in.TurnID, BaseURL: a.baseURLs[def.Endpoint],
+		ChatID: in.ChatID, TurnID: in.TurnID, BaseURL: m.baseURLs[def.Endpoint],
 		Input: func() string { return contentJSON(history) },
 	})
 	res, err := invoke(ctx)

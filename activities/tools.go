@@ -15,6 +15,27 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
+// tools runs tool calls: the Go functions of Config.Functions.Tools and the tools of
+// the agent config's MCP servers, and says which tools an agent is offered. It owns
+// the functions by name and the sessions with the MCP servers (nil without any),
+// reads the tools' definitions in the registry, records a span per call, and answers
+// UnknownFunction through unknowns.
+type tools struct {
+	registry  *agents.Registry
+	functions map[string]ToolFunc
+	mcp       *mcpHub
+	telemetry *telemetry.Recorder
+	unknowns  *unknowns
+}
+
+// close ends the sessions with the MCP servers.
+func (t *tools) close() error {
+	if t.mcp == nil {
+		return nil
+	}
+	return t.mcp.close()
+}
+
 // ToolFunc is a Go function behind a tool of the agent config. It receives the call's
 // arguments (a JSON object, as the model wrote it) and returns the result text the
 // model reads. An error goes back to the model as the call's error result; return a
@@ -36,35 +57,27 @@ func ToolError(format string, a ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, a...), wire.ErrTypeToolError, nil)
 }
 
-// CallTool runs one tool call with the Go function registered under its name, its
-// context carrying the call and its idempotency key (CallOf), or, for a name
-// "server__tool" of an MCP server of the config, as that server's tools/call (callMCP).
-// Errors:
-// the tool's own (retried by the tool's policy unless ToolError); a ToolError for a
-// result over wire.ToolResultLimit encoded bytes (the model reads it); or a non-retryable
-// error for a tool no function backs on this worker: UnknownFunction, with
-// wire.UnknownAgentDetails, so that the chat runs the call on another worker of the
-// queue (a rolling deploy that adds or removes the tool).
-func (a *Activities) CallTool(ctx context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
-	f, ok := a.functions.Tools[in.Name]
-	if server, tool, isMCP := a.mcp.lookup(in.Name); isMCP {
-		f, ok = func(ctx context.Context, _ json.RawMessage) (string, error) { return a.callMCP(ctx, server, tool, in) }, true
+// CallTool implements Activities.CallTool.
+func (t *tools) CallTool(ctx context.Context, in wire.CallToolInput) (wire.CallToolResult, error) {
+	f, ok := t.functions[in.Name]
+	if server, tool, isMCP := t.mcp.lookup(in.Name); isMCP {
+		f, ok = func(ctx context.Context, _ json.RawMessage) (string, error) { return t.callMCP(ctx, server, tool, in) }, true
 	}
 	if !ok {
-		return wire.CallToolResult{}, a.unknownHere(ctx, wire.KindTool, []string{in.Name}, names(a.functions.Tools),
+		return wire.CallToolResult{}, t.unknowns.here(ctx, wire.KindTool, []string{in.Name}, names(t.functions),
 			fmt.Sprintf("tool %q has no function on this worker", in.Name))
 	}
 	ctx = WithToolCall(ctx, ToolCall{ChatID: in.ChatID, AgentID: in.AgentID, CallID: in.CallID, Name: in.Name})
-	ctx, span := a.telemetry.StartToolCall(ctx, telemetry.ToolCall{Name: in.Name, CallID: in.CallID, AgentID: in.AgentID,
+	ctx, span := t.telemetry.StartToolCall(ctx, telemetry.ToolCall{Name: in.Name, CallID: in.CallID, AgentID: in.AgentID,
 		ChatID: in.ChatID, TurnID: in.TurnID, Arguments: in.Arguments})
-	res, err := a.runTool(ctx, f, in)
+	res, err := t.runTool(ctx, f, in)
 	span.End(res.Result, "", err)
 	return res, err
 }
 
 // runTool runs f on in's arguments, heartbeating, and refuses a result over
 // wire.ToolResultLimit.
-func (a *Activities) runTool(ctx context.Context, f ToolFunc, in wire.CallToolInput) (wire.CallToolResult, error) {
+func (t *tools) runTool(ctx context.Context, f ToolFunc, in wire.CallToolInput) (wire.CallToolResult, error) {
 	stop := heartbeatWhileWaiting(ctx)
 	res, err := f(ctx, json.RawMessage(in.Arguments))
 	err = redactError(err)
@@ -98,31 +111,31 @@ func checkTools(cfg agents.Config, funcs map[string]ToolFunc) error {
 // its definition on this worker, and of them only the ones named in chatTools when it
 // is not nil (InvokeInput.Tools: the tools the chat resolved, which it can run; a tool
 // an MCP server added since is not offered to a chat that could not call it).
-func (a *Activities) offeredTools(d agents.Definition, chatTools []string) []openai.Tool {
-	all := a.openAITools(d)
+func (t *tools) offeredTools(d agents.Definition, chatTools []string) []openai.Tool {
+	all := t.openAITools(d)
 	if chatTools == nil {
 		return all
 	}
 	out := all[:0:0]
-	for _, t := range all {
-		if slices.Contains(chatTools, t.Function.Name) {
-			out = append(out, t)
+	for _, tool := range all {
+		if slices.Contains(chatTools, tool.Function.Name) {
+			out = append(out, tool)
 		}
 	}
 	return out
 }
 
 // openAITools returns the function tools of an agent's definition, for a model request.
-func (a *Activities) openAITools(d agents.Definition) []openai.Tool {
+func (t *tools) openAITools(d agents.Definition) []openai.Tool {
 	var out []openai.Tool
 	for _, name := range d.GoTools() {
-		t := a.registry.Config().Tools[name]
-		params := t.Parameters
+		def := t.registry.Config().Tools[name]
+		params := def.Parameters
 		if len(params) == 0 {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
 		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: name, Description: t.Description, Parameters: params}})
+			Name: name, Description: def.Description, Parameters: params}})
 	}
-	return append(out, a.mcpOpenAITools(d)...)
+	return append(out, t.mcpOpenAITools(d)...)
 }

@@ -37,23 +37,35 @@ func defaultIdentity() string {
 
 // WorkerIdentity is the identity the activities name their worker by
 // (Config.WorkerIdentity, defaulted); the worker should poll with it.
-func (a *Activities) WorkerIdentity() string { return a.identity }
+func (a *Activities) WorkerIdentity() string { return a.unknowns.identity }
 
-// unknownHere returns the error for names of kind (wire.KindAgent or a function
+// here returns the error for names of kind (wire.KindAgent or a function
 // kind) that this worker lacks; known are those of the kind it has. The error is
 // UnknownAgent for agents, else UnknownFunction. It is not retried on this worker;
 // its details (wire.UnknownAgentDetails) let the workflow run the call again on the
 // other workers of the task queue, which may have it during a rolling deploy.
 // msg is the error's message; the worker's identity is added to it.
-func (a *Activities) unknownHere(ctx context.Context, kind string, names, known []string, msg string) error {
+func (u *unknowns) here(ctx context.Context, kind string, names, known []string, msg string) error {
 	errType := wire.ErrTypeUnknownFunction
 	if kind == wire.KindAgent {
 		errType = wire.ErrTypeUnknownAgent
 	}
-	d := wire.UnknownAgentDetails{Worker: a.identity, Kind: kind, Unknown: names, Known: known,
-		Pollers: a.pollers(ctx), Wait: wire.Duration(a.unknownAgentWait)}
-	msg = fmt.Sprintf("%s (worker %s)", msg, a.identity)
+	d := wire.UnknownAgentDetails{Worker: u.identity, Kind: kind, Unknown: names, Known: known,
+		Pollers: u.pollers(ctx), Wait: wire.Duration(u.wait)}
+	msg = fmt.Sprintf("%s (worker %s)", msg, u.identity)
 	return temporal.NewNonRetryableApplicationError(msg, errType, nil, d)
+}
+
+// unknowns answers for this worker when it lacks an agent or a function: the
+// UnknownAgent and UnknownFunction errors that let a chat try the task queue's other
+// workers. It owns the worker's identity, how long a chat tries the others
+// (Config.UnknownAgentWait) and the last answers of the task queues' pollers; it
+// reaches the server through clients.
+type unknowns struct {
+	identity string
+	wait     time.Duration
+	answers  pollerAnswers
+	clients  *clients
 }
 
 // names returns the sorted keys of a function map.
@@ -67,16 +79,16 @@ const pollersFresh = time.Second
 // pollers lists the workers that polled this activity's task queue within
 // pollers.Window; nil when that cannot be known (no Temporal client, not an activity,
 // the server did not answer). An answer is kept for pollersFresh.
-func (a *Activities) pollers(ctx context.Context) []string {
+func (u *unknowns) pollers(ctx context.Context) []string {
 	if !activity.IsActivity(ctx) {
 		return nil
 	}
 	info := activity.GetInfo(ctx)
 	key := [2]string{info.WorkflowNamespace, info.TaskQueue}
-	if ps, ok := a.pollerAnswers.get(key); ok {
+	if ps, ok := u.answers.get(key); ok {
 		return ps
 	}
-	tc, err := a.temporal(info.WorkflowNamespace)
+	tc, err := u.clients.temporal(info.WorkflowNamespace)
 	if err != nil {
 		return nil
 	}
@@ -87,7 +99,7 @@ func (a *Activities) pollers(ctx context.Context) []string {
 		return nil
 	}
 	ps := slices.DeleteFunc(pollers.Recent(resp.GetPollers()), goneFromThisHost)
-	a.pollerAnswers.put(key, ps)
+	u.answers.put(key, ps)
 	return ps
 }
 
