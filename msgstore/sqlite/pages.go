@@ -72,33 +72,27 @@ func putPage(ctx context.Context, tx *sql.Tx, chatID string, p msgstore.Page, id
 
 // insertIDs inserts the id rows of part, which page p holds, and checks that those
 // the lineage already held are at the same index and page: ErrConflict otherwise.
+// A first write inserts every row, which the statement's count of changes tells
+// without reading rows back; only when some were held already (a retry, or an id
+// another page holds) are the ids of part read back, one at a time.
 func insertIDs(ctx context.Context, tx *sql.Tx, chatID string, p msgstore.Page, part []msgstore.PageID) error {
 	args := make([]any, 0, 7*len(part))
 	for _, id := range part {
 		args = append(args, chatID, p.Lineage, string(id.Kind), id.ID, id.Index, p.Seq, string(id.Role))
 	}
 	q := "INSERT OR IGNORE INTO chat_message_ids (chat_id, lineage, kind, id, idx, seq, role) VALUES (?, ?, ?, ?, ?, ?, ?)" +
-		strings.Repeat(", (?, ?, ?, ?, ?, ?, ?)", len(part)-1) + " RETURNING kind, id"
-	rows, err := tx.QueryContext(ctx, q, args...)
+		strings.Repeat(", (?, ?, ?, ?, ?, ?, ?)", len(part)-1)
+	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	inserted := make(map[msgstore.PageID]bool, len(part))
-	for rows.Next() {
-		var kind, id string
-		if err := rows.Scan(&kind, &id); err != nil {
-			return err
-		}
-		inserted[msgstore.PageID{Kind: msgstore.IDKind(kind), ID: id}] = true
-	}
-	if err := rows.Err(); err != nil {
+	if n, err := res.RowsAffected(); err != nil {
 		return err
+	} else if n == int64(len(part)) {
+		return nil
 	}
+	// Some were held: each id must be where this page puts it (those just inserted are).
 	for _, id := range part {
-		if inserted[msgstore.PageID{Kind: id.Kind, ID: id.ID}] {
-			continue
-		}
 		var held msgstore.IDLocation
 		err := tx.QueryRowContext(ctx, "SELECT idx, seq FROM chat_message_ids WHERE chat_id = ? AND lineage = ? AND kind = ? AND id = ?",
 			chatID, p.Lineage, string(id.Kind), id.ID).Scan(&held.Index, &held.Seq)
