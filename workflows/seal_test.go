@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
@@ -140,7 +141,8 @@ func TestAPagedChatTakesTurnsAndAnswersHistory(t *testing.T) {
 
 // A restored document's older messages are written as pages by the import itself
 // (whole turns: the window begins at a user message, at least 8 messages before the
-// end), the chat counts all its messages and turns, and its ids stay taken.
+// end), the chat counts all its messages and turns, and its ids stay taken. One
+// ImportChat call does it: its page returns the window whole, which ends the document.
 func TestAnImportWritesPages(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var history []chat.Message
@@ -161,6 +163,12 @@ func TestAnImportWritesPages(t *testing.T) {
 	e.withPages(t, st)
 	in := restoring(doc, "helper")
 	in.History = &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}
+	imports := 0
+	e.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == wire.ImportChatActivity {
+			imports++
+		}
+	})
 	turn := e.send(time.Second, msg("new", "after the import"))
 	taken := e.send(2*time.Second, msg("d2/1", "an imported reply's id"))
 	var below wire.HistoryResult
@@ -175,6 +183,7 @@ func TestAnImportWritesPages(t *testing.T) {
 	assert.Contains(t, taken.err.Error(), "history[5]")
 	assert.Equal(t, 44, state.MessageCount)
 	assert.Equal(t, 22, state.TurnCount, "21 imported turns and the new one")
+	assert.Equal(t, 1, imports, "ImportChat calls")
 	require.NotEmpty(t, below.Pages)
 	var paged []chat.Message
 	for _, ref := range below.Pages {

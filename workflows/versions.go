@@ -39,7 +39,14 @@ import "go.temporal.io/sdk/workflow"
 //
 // Baseline 1 holds no id: the 31 changes made before the first release are folded
 // into it.
-const ()
+const (
+	// changeImportWindowStart: a restore counts the messages of a first ImportChat page
+	// that wrote the document's older messages as pages from the page's Base, where they
+	// begin, and so stops when they reach the document's end. Before, it counted them
+	// from 0 and always made a second ImportChat call, which read and decoded the
+	// document again to return no message.
+	changeImportWindowStart = "import-window-start"
+)
 
 // changed reports whether this run takes change id's new behaviour: true in a run
 // that reaches the call for the first time (a marker is recorded), false when it
