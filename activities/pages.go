@@ -21,6 +21,9 @@ import (
 // whose encoded size passes wire.PageBodyBytes goes to its own body row first (Put, as
 // StoreMessages), and its page holds the stub.
 //
+// A msgstore.PageBatchStore writes them in transactions of about 4 MiB of bodies
+// (one commit for most imports); another store, one page at a time.
+//
 // Idempotent: the workflow fixes the lineage, numbers and cuts before it schedules the
 // activity, and pages encode deterministically (sealed ones too), so an attempt retried
 // after a worker died part-way writes the same rows (no-ops) and the rest.
@@ -67,6 +70,22 @@ func (a *Activities) WritePages(ctx context.Context, in wire.WritePagesInput) (w
 		}
 	}
 	res := wire.WritePagesResult{Store: st.Name(), Pages: make([]wire.PageRef, 0, len(in.Cuts))}
+	var batch []msgstore.Page // encoded, not yet written
+	size := 0                 // their bodies' bytes
+	flush := func() error {
+		digests, err := putPages(ctx, ps, in.ChatID, batch)
+		if err != nil {
+			return storeError(err)
+		}
+		for i, p := range batch {
+			res.Pages = append(res.Pages, wire.PageRef{Seq: p.Seq, First: p.First, Count: p.Count, Bytes: len(p.Body), Digest: digests[i]})
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, len(res.Pages))
+		}
+		batch, size = batch[:0], 0
+		return nil
+	}
 	from := 0
 	for k, n := range in.Cuts {
 		p := msgstore.Page{Lineage: in.Lineage, Seq: in.Seq + int64(k), First: in.First + int64(from), Count: int64(n)}
@@ -79,17 +98,42 @@ func (a *Activities) WritePages(ctx context.Context, in wire.WritePagesInput) (w
 		for i, m := range msgs[from : from+n] {
 			p.IDs = append(p.IDs, msgstore.PageID{Kind: msgstore.IDMessage, ID: m.MessageID, Index: p.First + int64(i), Role: m.Role})
 		}
-		digest, err := ps.PutPage(ctx, in.ChatID, p)
-		if err != nil {
-			return wire.WritePagesResult{}, storeError(err)
-		}
-		res.Pages = append(res.Pages, wire.PageRef{Seq: p.Seq, First: p.First, Count: p.Count, Bytes: len(body), Digest: digest})
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, k+1)
+		batch, size = append(batch, p), size+len(body)
+		if size >= pageBatchBytes {
+			if err := flush(); err != nil {
+				return wire.WritePagesResult{}, err
+			}
 		}
 		from += n
 	}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return wire.WritePagesResult{}, err
+		}
+	}
 	return res, nil
+}
+
+// pageBatchBytes is how many bytes of page bodies WritePages gives a
+// msgstore.PageBatchStore to write in one transaction: one commit for the pages of an
+// import of thousands of messages, with a bounded heap and write lock. Lowered by tests.
+var pageBatchBytes = 4 << 20
+
+// putPages writes pages in one transaction when ps is a msgstore.PageBatchStore, and
+// one at a time otherwise, and returns their digests in order.
+func putPages(ctx context.Context, ps msgstore.PageStore, chatID string, pages []msgstore.Page) ([]string, error) {
+	if bs, ok := ps.(msgstore.PageBatchStore); ok {
+		return bs.PutPages(ctx, chatID, pages)
+	}
+	digests := make([]string, len(pages))
+	for i, p := range pages {
+		d, err := ps.PutPage(ctx, chatID, p)
+		if err != nil {
+			return nil, err
+		}
+		digests[i] = d
+	}
+	return digests, nil
 }
 
 // LookupIDs returns where the ids of in are in the chat's pages (msgstore.PageStore's

@@ -2,7 +2,10 @@ package activities
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +49,48 @@ func TestReadPagesOfTheWorker(t *testing.T) {
 	assert.Equal(t, wire.ErrTypeInvalidInput, app.Type())
 	assert.True(t, app.NonRetryable())
 	assert.Contains(t, app.Message(), `history page 0 (messages 0 to 1, lineage L) is in message store "postgres"`)
+}
+
+// pagesOneByOne hides a store's PutPages: WritePages then writes one page at a time.
+type pagesOneByOne struct{ msgstore.PageStore }
+
+// WritePages writes the same pages, with the same references, whether the store takes
+// them in transactions of several (here of about 2 pages) or one at a time; written
+// again, they are no-ops with the same digests.
+func TestWritePagesInBatches(t *testing.T) {
+	ctx := context.Background()
+	var msgs []chat.Message
+	for i := range 10 {
+		msgs = append(msgs, chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "alice", strings.Repeat("x", 100)))
+	}
+	in := wire.WritePagesInput{ChatID: "c", Store: "sqlite", Lineage: "L", Cuts: []int{3, 3, 3, 1}, Messages: msgs}
+	body, err := msgstore.EncodePageBody(msgstore.PageBody{ChatID: "c", Lineage: "L", Messages: msgs[:3]})
+	require.NoError(t, err)
+	defer func(n int) { pageBatchBytes = n }(pageBatchBytes)
+	pageBatchBytes = 2 * len(body)
+	var refs [][]wire.PageRef
+	for _, wrap := range []func(*sqlite.Store) msgstore.Store{
+		func(st *sqlite.Store) msgstore.Store { return st },
+		func(st *sqlite.Store) msgstore.Store { return pagesOneByOne{st} },
+	} {
+		st, err := sqlite.Open(filepath.Join(t.TempDir(), "messages.db"))
+		require.NoError(t, err)
+		defer st.Close()
+		a := &Activities{stores: map[string]msgstore.Store{"sqlite": wrap(st)}, defaultStore: "sqlite"}
+		res, err := a.WritePages(ctx, in)
+		require.NoError(t, err)
+		again, err := a.WritePages(ctx, in)
+		require.NoError(t, err)
+		assert.Equal(t, res, again)
+		read := slices.Clone(res.Pages)
+		for i := range read {
+			read[i].Lineage = "L" // the workflow names the lineage of the pages it keeps
+		}
+		got, err := a.readPages(ctx, "c", "sqlite", read)
+		require.NoError(t, err)
+		assert.Equal(t, msgs, got)
+		refs = append(refs, res.Pages)
+	}
+	require.Len(t, refs[0], 4)
+	assert.Equal(t, refs[0], refs[1])
 }

@@ -21,27 +21,49 @@ const sqliteIDRows = 200
 // PutPage writes page p of chatID and its id rows in one transaction; see
 // msgstore.PageStore.
 func (s *Store) PutPage(ctx context.Context, chatID string, p msgstore.Page) (string, error) {
-	if s.closed.Load() {
-		return "", fmt.Errorf("msgstore: sqlite put page: %w", msgstore.ErrClosed)
-	}
-	ids, err := msgstore.CheckPage(msgstore.NameSQLite, chatID, p)
+	digests, err := s.PutPages(ctx, chatID, []msgstore.Page{p})
 	if err != nil {
 		return "", err
+	}
+	return digests[0], nil
+}
+
+// PutPages writes pages of chatID and their id rows in one transaction; see
+// msgstore.PageBatchStore. An error names the page that failed.
+func (s *Store) PutPages(ctx context.Context, chatID string, pages []msgstore.Page) ([]string, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("msgstore: sqlite put page: %w", msgstore.ErrClosed)
+	}
+	ids := make([][]msgstore.PageID, len(pages))
+	for i, p := range pages {
+		var err error
+		if ids[i], err = msgstore.CheckPage(msgstore.NameSQLite, chatID, p); err != nil {
+			return nil, err
+		}
+	}
+	if len(pages) == 0 {
+		return nil, nil
 	}
 	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
 	defer cancel()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	var digest string
-	err = s.inTx(opCtx, func(tx *sql.Tx) error {
-		var err error
-		digest, err = putPage(opCtx, tx, chatID, p, ids)
-		return err
+	digests := make([]string, len(pages))
+	at := len(pages) - 1 // the page being written, or the last one at the commit
+	err := s.inTx(opCtx, func(tx *sql.Tx) error {
+		for i, p := range pages {
+			at = i
+			var err error
+			if digests[i], err = putPage(opCtx, tx, chatID, p, ids[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return "", msgstore.WrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID)+" page "+p.Key().String(), err, sqliteUnavailable)
+		return nil, msgstore.WrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID)+" page "+pages[at].Key().String(), err, sqliteUnavailable)
 	}
-	return digest, nil
+	return digests, nil
 }
 
 // putPage writes p and its checked ids in tx, or checks that the same page is there.

@@ -72,7 +72,7 @@ var sqliteSchemaV2 = []string{`CREATE TABLE IF NOT EXISTS chat_pages (
 	PRIMARY KEY (chat_id, lineage, kind, id)
 )`}
 
-// Store is a msgstore.Store, RowStore and PageStore in one SQLite file (WAL mode). Several Store values, in one
+// Store is a msgstore.Store, RowStore and PageBatchStore in one SQLite file (WAL mode). Several Store values, in one
 // process or several, may share a file: writes are serialized by SQLite's lock, waiting
 // up to BusyTimeout.
 type Store struct {
@@ -82,7 +82,7 @@ type Store struct {
 	closed  atomic.Bool
 }
 
-var _ msgstore.PageStore = (*Store)(nil)
+var _ msgstore.PageBatchStore = (*Store)(nil)
 var _ msgstore.RowStore = (*Store)(nil)
 
 // Open opens the SQLite store at path, creating its folder and file if missing, and
