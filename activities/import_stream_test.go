@@ -164,9 +164,10 @@ func TestImportChatRefusesAFileThatIsNotADocument(t *testing.T) {
 }
 
 // failingPages refuses the page of seq failAt (ErrConflict, as a store holding another
-// page there does).
+// page there does). It writes one page at a time (it hides the SQLite store's
+// PutPages), so the pages before failAt are written.
 type failingPages struct {
-	*sqlite.Store
+	msgstore.PageStore
 	failAt int64
 }
 
@@ -174,7 +175,7 @@ func (f failingPages) PutPage(ctx context.Context, chatID string, p msgstore.Pag
 	if p.Level == 0 && p.Seq == f.failAt {
 		return "", fmt.Errorf("%w: page %d", msgstore.ErrConflict, p.Seq)
 	}
-	return f.Store.PutPage(ctx, chatID, p)
+	return f.PageStore.PutPage(ctx, chatID, p)
 }
 
 // An import whose first call fails after it wrote pages deletes them before it

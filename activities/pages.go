@@ -64,6 +64,22 @@ func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.
 		}
 	}
 	res := wire.WritePagesResult{Store: st.Name(), Pages: make([]wire.PageRef, 0, len(in.Cuts))}
+	var batch []msgstore.Page // encoded, not yet written
+	size := 0                 // their bodies' bytes
+	flush := func() error {
+		digests, err := putPages(ctx, ps, in.ChatID, batch)
+		if err != nil {
+			return storeError(err)
+		}
+		for i, p := range batch {
+			res.Pages = append(res.Pages, wire.PageRef{Seq: p.Seq, First: p.First, Count: p.Count, Bytes: len(p.Body), Digest: digests[i]})
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, len(res.Pages))
+		}
+		batch, size = batch[:0], 0
+		return nil
+	}
 	from := 0
 	for k, n := range in.Cuts {
 		p := msgstore.Page{Lineage: in.Lineage, Seq: in.Seq + int64(k), First: in.First + int64(from), Count: int64(n)}
@@ -76,15 +92,18 @@ func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.
 		for i, m := range msgs[from : from+n] {
 			p.IDs = append(p.IDs, msgstore.PageID{Kind: msgstore.IDMessage, ID: m.MessageID, Index: p.First + int64(i), Role: m.Role})
 		}
-		digest, err := ps.PutPage(ctx, in.ChatID, p)
-		if err != nil {
-			return wire.WritePagesResult{}, storeError(err)
-		}
-		res.Pages = append(res.Pages, wire.PageRef{Seq: p.Seq, First: p.First, Count: p.Count, Bytes: len(body), Digest: digest})
-		if activity.IsActivity(ctx) {
-			activity.RecordHeartbeat(ctx, k+1)
+		batch, size = append(batch, p), size+len(body)
+		if size >= pageBatchBytes {
+			if err := flush(); err != nil {
+				return wire.WritePagesResult{}, err
+			}
 		}
 		from += n
+	}
+	if len(batch) > 0 {
+		if err := flush(); err != nil {
+			return wire.WritePagesResult{}, err
+		}
 	}
 	index := append(slices.Clip(in.Index), res.Pages...)
 	res.Index, err = wire.FoldIndex(index, orFanout(in.Fanout), func(level int, seq int64, refs []wire.PageRef) (wire.PageRef, error) {
@@ -94,6 +113,28 @@ func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.
 		return wire.WritePagesResult{}, err
 	}
 	return res, nil
+}
+
+// pageBatchBytes is how many bytes of page bodies WritePages gives a
+// msgstore.PageBatchStore to write in one transaction: one commit for the pages of an
+// import of thousands of messages, with a bounded heap and write lock. Lowered by tests.
+var pageBatchBytes = 4 << 20
+
+// putPages writes pages in one transaction when ps is a msgstore.PageBatchStore, and
+// one at a time otherwise, and returns their digests in order.
+func putPages(ctx context.Context, ps msgstore.PageStore, chatID string, pages []msgstore.Page) ([]string, error) {
+	if bs, ok := ps.(msgstore.PageBatchStore); ok {
+		return bs.PutPages(ctx, chatID, pages)
+	}
+	digests := make([]string, len(pages))
+	for i, p := range pages {
+		d, err := ps.PutPage(ctx, chatID, p)
+		if err != nil {
+			return nil, err
+		}
+		digests[i] = d
+	}
+	return digests, nil
 }
 
 // readTurnPages is the most level-0 pages ReadTurn reads: a turn's replies past them

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +108,48 @@ func TestWritePagesFoldsTheIndex(t *testing.T) {
 	assert.Equal(t, "m40", turn.User.MessageID)
 	assert.Equal(t, "m41", turn.Replies[0].MessageID)
 	assert.True(t, turn.Ended)
+}
+
+// pagesOneByOne hides a store's PutPages: WritePages then writes one page at a time.
+type pagesOneByOne struct{ msgstore.PageStore }
+
+// WritePages writes the same pages, with the same references, whether the store takes
+// them in transactions of several (here of about 2 pages) or one at a time; written
+// again, they are no-ops with the same digests.
+func TestWritePagesInBatches(t *testing.T) {
+	ctx := context.Background()
+	var msgs []chat.Message
+	for i := range 10 {
+		msgs = append(msgs, chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "alice", strings.Repeat("x", 100)))
+	}
+	in := wire.WritePagesInput{ChatID: "c", Store: "sqlite", Lineage: "L", Cuts: []int{3, 3, 3, 1}, Messages: msgs}
+	body, err := msgstore.EncodePageBody(msgstore.PageBody{ChatID: "c", Lineage: "L", Messages: msgs[:3]})
+	require.NoError(t, err)
+	defer func(n int) { pageBatchBytes = n }(pageBatchBytes)
+	pageBatchBytes = 2 * len(body)
+	var refs [][]wire.PageRef
+	for _, wrap := range []func(*sqlite.Store) msgstore.Store{
+		func(st *sqlite.Store) msgstore.Store { return st },
+		func(st *sqlite.Store) msgstore.Store { return pagesOneByOne{st} },
+	} {
+		st, err := sqlite.Open(filepath.Join(t.TempDir(), "messages.db"))
+		require.NoError(t, err)
+		defer st.Close()
+		a := &stores{byName: map[string]msgstore.Store{"sqlite": wrap(st)}, defaultStore: "sqlite"}
+		res, err := a.WritePages(ctx, in)
+		require.NoError(t, err)
+		again, err := a.WritePages(ctx, in)
+		require.NoError(t, err)
+		assert.Equal(t, res, again)
+		read := slices.Clone(res.Pages)
+		for i := range read {
+			read[i].Lineage = "L" // the workflow names the lineage of the pages it keeps
+		}
+		got, err := a.readPages(ctx, "c", "sqlite", read, 0, 0)
+		require.NoError(t, err)
+		assert.Equal(t, msgs, got)
+		refs = append(refs, res.Pages)
+	}
+	require.Len(t, refs[0], 4)
+	assert.Equal(t, refs[0], refs[1])
 }

@@ -66,6 +66,7 @@ var replayScenarios = []struct {
 	{"stream-continue-as-new", []string{"stream-continue-as-new-1", "stream-continue-as-new-2"}, captureStreamContinueAsNew},
 	{"migrate-after-start", []string{"migrate-after-start"}, captureMigrateAfterStart},
 	{"reencrypt", []string{"reencrypt-1", "reencrypt-2"}, captureReencrypt},
+	{"import-paged", []string{"import-paged"}, captureImportPaged},
 }
 
 // TestReplayCapture runs each scenario on the dev server and saves its runs' histories;

@@ -45,6 +45,28 @@ func captureMigrateAfterStart(t *testing.T, name string) {
 	saveRun(t, a, id, "", name, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)
 }
 
+// A restore whose document's older messages go to pages (the replay scenario
+// "import-paged"; a window of 8 messages, pages of 4): the first ImportChat call
+// writes the pages and returns the window, which ends the document, so the restore
+// makes no second call; then one turn.
+func captureImportPaged(t *testing.T, name string) {
+	h := replayHarness(t, name, testenv.Options{})
+	id := replayChat(t, name, h)
+	const n = 20
+	doc, _, err := chatstate.Encode(bigChatDocument(n))
+	require.NoError(t, err)
+	in := wire.AgentChatInput{Version: wire.InputVersion, Participants: []string{"helper"},
+		Restore: &wire.DocumentSource{Document: doc}, History: &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}}
+	_, err = h.Temporal.ExecuteWorkflow(ctxFor(t), client.StartWorkflowOptions{ID: id, TaskQueue: h.TaskQueue}, wire.WorkflowType, in)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := h.Client.State(ctxFor(t), id)
+		return err == nil && st.MessageCount == n
+	}, 30*time.Second, 50*time.Millisecond, "the chat restores the document")
+	send(t, h, id, "m1", "What did we talk about?")
+	saveRun(t, h, id, "", name, atRest)
+}
+
 // A Reencrypt signal (the replay scenario "reencrypt"): a chat takes a turn, gets the
 // signal and continues as new at once; the next run takes a turn.
 // Captured without encryption, so that the replayer reads the payloads; the commands
@@ -67,7 +89,7 @@ func captureReencrypt(t *testing.T, name string) {
 
 // replayChanges name, for a history captured to cover a change made since the
 // baseline, the change id whose marker it must hold: without it the file replays the
-// old branch only, and covers nothing new. The baseline has no change id: empty.
+// old branch only, and covers nothing new.
 var replayChanges = map[string]string{}
 
 // TestReplayHistoriesHoldOnlyCurrentChanges reads the version markers of every committed

@@ -29,6 +29,11 @@ type PageBody struct {
 // the same bytes. A message that does not encode is an error naming its index.
 func EncodePageBody(b PageBody) ([]byte, error) {
 	var out bytes.Buffer
+	size := 128
+	for _, m := range b.Messages {
+		size += 128 + m.Size() // as EncodeMessage sizes one, so the page is copied once
+	}
+	out.Grow(size)
 	head := func(name string) { out.WriteByte(','); out.WriteString(strconv.Quote(name)); out.WriteByte(':') }
 	out.WriteString(`{"v":1`)
 	for _, kv := range []struct{ k, v string }{{"chatId", b.ChatID}, {"lineage", b.Lineage}} {

@@ -50,6 +50,17 @@ type PageStore interface {
 	DeleteLineage(ctx context.Context, chatID, lineage string) error
 }
 
+// PageBatchStore is a PageStore that also writes several pages of a chat in one
+// transaction: one commit, and so one sync of the store's log, for the pages an import
+// or a carry writes, rather than one each. The SQLite store implements it.
+type PageBatchStore interface {
+	PageStore
+	// PutPages is PutPage of each of pages, in order, in one transaction, and returns
+	// their digests in that order. Each page is checked, and is a no-op or a conflict,
+	// as PutPage's; a call that fails writes none of them. No pages is a no-op.
+	PutPages(ctx context.Context, chatID string, pages []Page) (digests []string, err error)
+}
+
 // PageKey names one page of a chat: its lineage, its level (0: messages; n ≥ 1: index
 // entries of level n-1 pages) and its sequence number within (chat, lineage, level),
 // from 0.

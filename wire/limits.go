@@ -208,16 +208,8 @@ func TextBytes(s string) int { return jsonStringBytes(s) }
 func jsonStringBytes(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			switch {
-			case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
-				n += 2
-			case b < 0x20 || b == '<' || b == '>' || b == '&':
-				n += 6
-			default:
-				n++
-			}
+		if b := s[i]; b < utf8.RuneSelf {
+			n += int(jsonASCIIBytes[b])
 			i++
 			continue
 		}
@@ -232,6 +224,22 @@ func jsonStringBytes(s string) int {
 	}
 	return n
 }
+
+// jsonASCIIBytes[b] is the length of ASCII byte b as encoding/json writes it in a
+// string (jsonStringBytes).
+var jsonASCIIBytes = func() (t [utf8.RuneSelf]uint8) {
+	for b := range t {
+		switch {
+		case b == '"' || b == '\\' || b == '\b' || b == '\f' || b == '\n' || b == '\r' || b == '\t':
+			t[b] = 2
+		case b < 0x20 || b == '<' || b == '>' || b == '&':
+			t[b] = 6
+		default:
+			t[b] = 1
+		}
+	}
+	return t
+}()
 
 // EncodedBytes returns the size of v's JSON.
 func EncodedBytes(v any) int {

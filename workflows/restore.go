@@ -134,7 +134,11 @@ func (s *chatState) restoreUnder(ctx workflow.Context, src wire.DocumentSource, 
 		if page.Store != "" {
 			s.Store = page.Store
 		}
-		if offset+len(page.Messages) >= page.Total || len(page.Messages) == 0 {
+		start := offset // the index of the page's first message
+		if offset == 0 && page.Base > 0 {
+			start = page.Base // a first page that wrote pages returns the window
+		}
+		if start+len(page.Messages) >= page.Total || len(page.Messages) == 0 {
 			break
 		}
 	}

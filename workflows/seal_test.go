@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentchat/agentchat/activities"
@@ -143,7 +144,8 @@ func TestAPagedChatTakesTurnsAndAnswersHistory(t *testing.T) {
 
 // A restored document's older messages are written as pages by the import itself
 // (whole turns: the window begins at a user message, at least 8 messages before the
-// end), the chat counts all its messages and turns, and its ids stay taken.
+// end), the chat counts all its messages and turns, and its ids stay taken. One
+// ImportChat call does it: its page returns the window whole, which ends the document.
 func TestAnImportWritesPages(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var history []chat.Message
@@ -164,6 +166,12 @@ func TestAnImportWritesPages(t *testing.T) {
 	e.withPages(t, st)
 	in := restoring(doc, "helper")
 	in.History = &wire.HistoryWindow{WindowMessages: 8, PageMessages: 4}
+	imports := 0
+	e.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == wire.ImportChatActivity {
+			imports++
+		}
+	})
 	turn := e.send(time.Second, msg("new", "after the import"))
 	taken := e.send(2*time.Second, msg("d2/1", "an imported reply's id"))
 	var below wire.HistoryResult
@@ -178,6 +186,7 @@ func TestAnImportWritesPages(t *testing.T) {
 	assert.Contains(t, taken.err.Error(), "history[5]")
 	assert.Equal(t, 44, state.MessageCount)
 	assert.Equal(t, 22, state.TurnCount, "21 imported turns and the new one")
+	assert.Equal(t, 1, imports, "ImportChat calls")
 	require.NotEmpty(t, below.Pages)
 	var paged []chat.Message
 	for _, ref := range below.Pages {
@@ -241,11 +250,12 @@ func TestAFailedImportLeavesNoPages(t *testing.T) {
 	var history []chat.Message
 	for i := range 21 {
 		text := fmt.Sprintf("turn %d", i)
-		if i >= 17 {
-			text = strings.Repeat("x", 200<<10) // the window's messages take more than one ImportChat answer
+		reply := fmt.Sprintf("reply %d", i)
+		if i >= 17 { // the window's 8 messages take more than one ImportChat answer (1 MiB)
+			text, reply = strings.Repeat("x", 200<<10), strings.Repeat("y", 200<<10)
 		}
 		u := chat.TextMessage(fmt.Sprintf("d%d", i), chat.RoleUser, "", text)
-		r := chat.TextMessage(fmt.Sprintf("d%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
+		r := chat.TextMessage(fmt.Sprintf("d%d/1", i), chat.RoleAssistant, "Helper", reply)
 		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
 		history = append(history, u, r)
 	}

@@ -111,6 +111,46 @@ func runPages(t *testing.T, open func(t *testing.T) msgstore.PageStore) {
 		assert.Equal(t, string(index.Body), string(got))
 	})
 
+	t.Run("PutPagesInOneTransaction", func(t *testing.T) {
+		s, ok := open(t).(msgstore.PageBatchStore)
+		if !ok {
+			t.Skip("not a msgstore.PageBatchStore")
+		}
+		chatID := NewChatID(t)
+		pages := []msgstore.Page{SamplePage(t, chatID, "L", 0, 0, 4), SamplePage(t, chatID, "L", 1, 4, 4), SamplePage(t, chatID, "L", 2, 8, 4)}
+		digests, err := s.PutPages(ctx, chatID, pages[:2])
+		require.NoError(t, err)
+		require.Len(t, digests, 2)
+		for i, d := range digests {
+			assert.Equal(t, msgstore.PageDigest(pages[i].Body), d)
+		}
+		again, err := s.PutPages(ctx, chatID, pages)
+		require.NoError(t, err, "pages stored already are no-ops beside a new one")
+		assert.Equal(t, digests, again[:2])
+		got, err := s.GetPage(ctx, chatID, pages[2].Key())
+		require.NoError(t, err)
+		assert.Equal(t, string(pages[2].Body), string(got))
+		found, err := s.LookupIDs(ctx, chatID, msgstore.IDMessage, []string{"m9"}, []msgstore.LineageRange{{Lineage: "L"}})
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), found["m9"].Seq)
+
+		// A conflict on the last page writes none of the call's pages.
+		fresh, clash := SamplePage(t, chatID, "L", 3, 12, 4), pages[1]
+		clash.Body = bytes.Replace(clash.Body, []byte("message 4"), []byte("message 5"), 1)
+		_, err = s.PutPages(ctx, chatID, []msgstore.Page{fresh, clash})
+		require.ErrorIs(t, err, msgstore.ErrConflict)
+		assert.Contains(t, err.Error(), `lineage "L" level 0 seq 1`, "the error names the page")
+		_, err = s.GetPage(ctx, chatID, fresh.Key())
+		require.ErrorIs(t, err, msgstore.ErrPageMissing, "the page before the conflict was rolled back")
+		found, err = s.LookupIDs(ctx, chatID, msgstore.IDMessage, []string{"m12"}, []msgstore.LineageRange{{Lineage: "L"}})
+		require.NoError(t, err)
+		assert.Empty(t, found, "and its ids")
+
+		none, err := s.PutPages(ctx, chatID, nil)
+		require.NoError(t, err)
+		assert.Empty(t, none)
+	})
+
 	t.Run("ConcurrentPutPage", func(t *testing.T) {
 		s := open(t)
 		chatID := NewChatID(t)

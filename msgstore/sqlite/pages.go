@@ -15,37 +15,62 @@ import (
 	"github.com/agentchat/agentchat/msgstore"
 )
 
-// sqliteIDRows is how many id rows one INSERT of PutPage writes (7 parameters each).
-const sqliteIDRows = 200
+// sqliteIDRows is how many id rows one INSERT of PutPage writes (7 parameters each):
+// a page of 256 messages (wire.PageMessages) in one statement.
+const sqliteIDRows = 256
 
 // PutPage writes page p of chatID and its id rows in one transaction; see
 // msgstore.PageStore.
 func (s *Store) PutPage(ctx context.Context, chatID string, p msgstore.Page) (string, error) {
-	if s.closed.Load() {
-		return "", fmt.Errorf("msgstore: sqlite put page: %w", msgstore.ErrClosed)
-	}
-	ids, err := msgstore.CheckPage(msgstore.NameSQLite, chatID, p)
+	digests, err := s.PutPages(ctx, chatID, []msgstore.Page{p})
 	if err != nil {
 		return "", err
+	}
+	return digests[0], nil
+}
+
+// PutPages writes pages of chatID and their id rows in one transaction; see
+// msgstore.PageBatchStore. An error names the page that failed.
+func (s *Store) PutPages(ctx context.Context, chatID string, pages []msgstore.Page) ([]string, error) {
+	if s.closed.Load() {
+		return nil, fmt.Errorf("msgstore: sqlite put page: %w", msgstore.ErrClosed)
+	}
+	ids := make([][]msgstore.PageID, len(pages))
+	for i, p := range pages {
+		var err error
+		if ids[i], err = msgstore.CheckPage(msgstore.NameSQLite, chatID, p); err != nil {
+			return nil, err
+		}
+	}
+	if len(pages) == 0 {
+		return nil, nil
 	}
 	opCtx, cancel := context.WithTimeout(ctx, msgstore.OpTimeout)
 	defer cancel()
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	var digest string
-	err = s.inTx(opCtx, func(tx *sql.Tx) error {
-		var err error
-		digest, err = putPage(opCtx, tx, chatID, p, ids)
-		return err
+	digests := make([]string, len(pages))
+	at := len(pages) - 1 // the page being written, or the last one at the commit
+	err := s.inTx(opCtx, func(tx *sql.Tx) error {
+		ins := &idInserter{tx: tx}
+		defer ins.close()
+		for i, p := range pages {
+			at = i
+			var err error
+			if digests[i], err = putPage(opCtx, tx, ins, chatID, p, ids[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return "", msgstore.WrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID)+" page "+p.Key().String(), err, sqliteUnavailable)
+		return nil, msgstore.WrapOp(ctx, opCtx, "sqlite put chat "+strconv.Quote(chatID)+" page "+pages[at].Key().String(), err, sqliteUnavailable)
 	}
-	return digest, nil
+	return digests, nil
 }
 
 // putPage writes p and its checked ids in tx, or checks that the same page is there.
-func putPage(ctx context.Context, tx *sql.Tx, chatID string, p msgstore.Page, ids []msgstore.PageID) (string, error) {
+func putPage(ctx context.Context, tx *sql.Tx, ins *idInserter, chatID string, p msgstore.Page, ids []msgstore.PageID) (string, error) {
 	var stored []byte
 	err := tx.QueryRowContext(ctx, "SELECT body FROM chat_pages WHERE chat_id = ? AND lineage = ? AND level = ? AND seq = ?",
 		chatID, p.Lineage, p.Level, p.Seq).Scan(&stored)
@@ -63,44 +88,70 @@ func putPage(ctx context.Context, tx *sql.Tx, chatID string, p msgstore.Page, id
 		return "", err
 	}
 	for part := range slices.Chunk(ids, sqliteIDRows) {
-		if err := insertIDs(ctx, tx, chatID, p, part); err != nil {
+		if err := ins.insert(ctx, chatID, p, part); err != nil {
 			return "", err
 		}
 	}
 	return msgstore.PageDigest(p.Body), nil
 }
 
-// insertIDs inserts the id rows of part, which page p holds, and checks that those
-// the lineage already held are at the same index and page: ErrConflict otherwise.
-func insertIDs(ctx context.Context, tx *sql.Tx, chatID string, p msgstore.Page, part []msgstore.PageID) error {
+// idInserter writes the id rows of a transaction's pages, up to sqliteIDRows a
+// statement; the statement of a full chunk is prepared once a transaction, as parsing
+// it costs as much as running it.
+type idInserter struct {
+	tx   *sql.Tx
+	full *sql.Stmt // prepared on first use
+}
+
+// close releases the prepared statement.
+func (ins *idInserter) close() {
+	if ins.full != nil {
+		_ = ins.full.Close()
+	}
+}
+
+// idInsertSQL is the INSERT of n id rows. Its parameters are anonymous: the driver
+// looks up the name of every numbered one in a list, which makes binding a statement
+// of numbered ones quadratic.
+func idInsertSQL(n int) string {
+	return "INSERT OR IGNORE INTO chat_message_ids (chat_id, lineage, kind, id, idx, seq, role) VALUES (?, ?, ?, ?, ?, ?, ?)" +
+		strings.Repeat(", (?, ?, ?, ?, ?, ?, ?)", n-1)
+}
+
+// insert inserts the id rows of part, which page p holds, and checks that those the
+// lineage already held are at the same index and page: ErrConflict otherwise. A
+// first write inserts every row, which the statement's count of changes tells without
+// reading rows back; only when some were held already (a retry, or an id another page
+// holds) are the ids of part read back, one at a time.
+func (ins *idInserter) insert(ctx context.Context, chatID string, p msgstore.Page, part []msgstore.PageID) error {
 	args := make([]any, 0, 7*len(part))
 	for _, id := range part {
 		args = append(args, chatID, p.Lineage, string(id.Kind), id.ID, id.Index, p.Seq, string(id.Role))
 	}
-	q := "INSERT OR IGNORE INTO chat_message_ids (chat_id, lineage, kind, id, idx, seq, role) VALUES (?, ?, ?, ?, ?, ?, ?)" +
-		strings.Repeat(", (?, ?, ?, ?, ?, ?, ?)", len(part)-1) + " RETURNING kind, id"
-	rows, err := tx.QueryContext(ctx, q, args...)
+	var res sql.Result
+	var err error
+	if len(part) == sqliteIDRows {
+		if ins.full == nil {
+			if ins.full, err = ins.tx.PrepareContext(ctx, idInsertSQL(sqliteIDRows)); err != nil {
+				return err
+			}
+		}
+		res, err = ins.full.ExecContext(ctx, args...)
+	} else {
+		res, err = ins.tx.ExecContext(ctx, idInsertSQL(len(part)), args...)
+	}
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	inserted := make(map[msgstore.PageID]bool, len(part))
-	for rows.Next() {
-		var kind, id string
-		if err := rows.Scan(&kind, &id); err != nil {
-			return err
-		}
-		inserted[msgstore.PageID{Kind: msgstore.IDKind(kind), ID: id}] = true
-	}
-	if err := rows.Err(); err != nil {
+	if n, err := res.RowsAffected(); err != nil {
 		return err
+	} else if n == int64(len(part)) {
+		return nil
 	}
+	// Some were held: each id must be where this page puts it (those just inserted are).
 	for _, id := range part {
-		if inserted[msgstore.PageID{Kind: id.Kind, ID: id.ID}] {
-			continue
-		}
 		var held msgstore.IDLocation
-		err := tx.QueryRowContext(ctx, "SELECT idx, seq FROM chat_message_ids WHERE chat_id = ? AND lineage = ? AND kind = ? AND id = ?",
+		err := ins.tx.QueryRowContext(ctx, "SELECT idx, seq FROM chat_message_ids WHERE chat_id = ? AND lineage = ? AND kind = ? AND id = ?",
 			chatID, p.Lineage, string(id.Kind), id.ID).Scan(&held.Index, &held.Seq)
 		if err != nil {
 			return err

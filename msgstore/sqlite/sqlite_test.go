@@ -46,6 +46,9 @@ func TestCreatesFolderFileAndSchema(t *testing.T) {
 	var version int
 	require.NoError(t, s.db.QueryRow("PRAGMA user_version").Scan(&version))
 	assert.Equal(t, SchemaVersion, version)
+	var pageSize int
+	require.NoError(t, s.db.QueryRow("PRAGMA page_size").Scan(&pageSize))
+	assert.Equal(t, PageSize, pageSize)
 
 	// The stored body is the canonical JSON, and created_at is set.
 	ctx := context.Background()
@@ -200,6 +203,9 @@ func TestMigratesVersion1(t *testing.T) {
 	var version int
 	require.NoError(t, s.db.QueryRow("PRAGMA user_version").Scan(&version))
 	assert.Equal(t, 2, version)
+	var pageSize int
+	require.NoError(t, s.db.QueryRow("PRAGMA page_size").Scan(&pageSize))
+	assert.Equal(t, 4096, pageSize, "a file made before keeps its page size")
 	var tables []string
 	rows, err := s.db.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
 	require.NoError(t, err)
