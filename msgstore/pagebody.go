@@ -34,21 +34,8 @@ func EncodePageBody(b PageBody) ([]byte, error) {
 		size += 128 + m.Size() // as EncodeMessage sizes one, so the page is copied once
 	}
 	out.Grow(size)
-	head := func(name string) { out.WriteByte(','); out.WriteString(strconv.Quote(name)); out.WriteByte(':') }
-	out.WriteString(`{"v":1`)
-	for _, kv := range []struct{ k, v string }{{"chatId", b.ChatID}, {"lineage", b.Lineage}} {
-		v, _ := json.Marshal(kv.v)
-		head(kv.k)
-		out.Write(v)
-	}
-	head("level")
-	out.WriteString(strconv.Itoa(b.Level))
-	head("seq")
-	out.WriteString(strconv.FormatInt(b.Seq, 10))
-	head("first")
-	out.WriteString(strconv.FormatInt(b.First, 10))
-	head("messages")
-	out.WriteByte('[')
+	writeHead(&out, b.ChatID, b.Lineage, b.Level, b.Seq, b.First)
+	out.WriteString(`,"messages":[`)
 	for i, m := range b.Messages {
 		enc, err := chatstate.EncodeMessage(m)
 		if err != nil {
@@ -71,19 +58,11 @@ func EncodePageBody(b PageBody) ([]byte, error) {
 // ErrPageMismatch naming what is wrong.
 func DecodePageBody(body []byte) (PageBody, error) {
 	var raw struct {
-		V        *int              `json:"v"`
-		ChatID   string            `json:"chatId"`
-		Lineage  string            `json:"lineage"`
-		Level    int               `json:"level"`
-		Seq      int64             `json:"seq"`
-		First    int64             `json:"first"`
+		pageHead
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return PageBody{}, fmt.Errorf("%w: the body is not a page: %v", ErrPageMismatch, err)
-	}
-	if raw.V == nil || *raw.V != 1 {
-		return PageBody{}, fmt.Errorf("%w: page version %v, this reader knows 1", ErrPageMismatch, raw.V)
+	if err := decodeHead(body, &raw, &raw.pageHead, "a page"); err != nil {
+		return PageBody{}, err
 	}
 	if raw.Level != 0 {
 		return PageBody{}, fmt.Errorf("%w: a level %d page where a level 0 page was expected", ErrPageMismatch, raw.Level)
@@ -132,12 +111,8 @@ func EncodeIndexBody(b IndexBody) ([]byte, error) {
 		return nil, fmt.Errorf("index page %d: level %d with %d references: an index page is level 1 or more and lists at least one page", b.Seq, b.Level, len(b.Refs))
 	}
 	var out bytes.Buffer
-	out.WriteString(`{"v":1,"chatId":`)
-	out.Write(quoteJSON(b.ChatID))
-	out.WriteString(`,"lineage":`)
-	out.Write(quoteJSON(b.Lineage))
-	out.WriteString(`,"level":` + strconv.Itoa(b.Level) + `,"seq":` + strconv.FormatInt(b.Seq, 10) +
-		`,"first":` + strconv.FormatInt(b.First, 10) + `,"refs":`)
+	writeHead(&out, b.ChatID, b.Lineage, b.Level, b.Seq, b.First)
+	out.WriteString(`,"refs":`)
 	refs, err := json.Marshal(b.Refs)
 	if err != nil {
 		return nil, fmt.Errorf("index page %d: %w", b.Seq, err)
@@ -153,19 +128,11 @@ func EncodeIndexBody(b IndexBody) ([]byte, error) {
 // its first on, is ErrPageMismatch naming what is wrong.
 func DecodeIndexBody(body []byte) (IndexBody, error) {
 	var raw struct {
-		V       *int         `json:"v"`
-		ChatID  string       `json:"chatId"`
-		Lineage string       `json:"lineage"`
-		Level   int          `json:"level"`
-		Seq     int64        `json:"seq"`
-		First   int64        `json:"first"`
-		Refs    []IndexEntry `json:"refs"`
+		pageHead
+		Refs []IndexEntry `json:"refs"`
 	}
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return IndexBody{}, fmt.Errorf("%w: the body is not an index page: %v", ErrPageMismatch, err)
-	}
-	if raw.V == nil || *raw.V != 1 {
-		return IndexBody{}, fmt.Errorf("%w: page version %v, this reader knows 1", ErrPageMismatch, raw.V)
+	if err := decodeHead(body, &raw, &raw.pageHead, "an index page"); err != nil {
+		return IndexBody{}, err
 	}
 	if raw.Level < 1 || len(raw.Refs) == 0 {
 		return IndexBody{}, fmt.Errorf("%w: a level %d page with %d references where an index page was expected", ErrPageMismatch, raw.Level, len(raw.Refs))
@@ -190,8 +157,38 @@ func (b IndexBody) Count() int64 {
 	return n
 }
 
-// quoteJSON is s as a JSON string.
-func quoteJSON(s string) []byte {
-	v, _ := json.Marshal(s)
-	return v
+// pageHead is the members every page body begins with (docs/chat-state-v1.md,
+// "Message store pages").
+type pageHead struct {
+	V       *int   `json:"v"`
+	ChatID  string `json:"chatId"`
+	Lineage string `json:"lineage"`
+	Level   int    `json:"level"`
+	Seq     int64  `json:"seq"`
+	First   int64  `json:"first"`
+}
+
+// writeHead writes a page body's opening brace and head members, in the documented
+// order: {"v":1,"chatId":…,"lineage":…,"level":…,"seq":…,"first":…
+func writeHead(out *bytes.Buffer, chatID, lineage string, level int, seq, first int64) {
+	chat, _ := json.Marshal(chatID)
+	lin, _ := json.Marshal(lineage)
+	out.WriteString(`{"v":1,"chatId":`)
+	out.Write(chat)
+	out.WriteString(`,"lineage":`)
+	out.Write(lin)
+	out.WriteString(`,"level":` + strconv.Itoa(level) + `,"seq":` + strconv.FormatInt(seq, 10) + `,"first":` + strconv.FormatInt(first, 10))
+}
+
+// decodeHead unmarshals body into raw, whose head is head, and checks its version: a
+// body that is not JSON, or of a version other than 1, is ErrPageMismatch saying so
+// (what names the kind of page expected).
+func decodeHead(body []byte, raw any, head *pageHead, what string) error {
+	if err := json.Unmarshal(body, raw); err != nil {
+		return fmt.Errorf("%w: the body is not %s: %v", ErrPageMismatch, what, err)
+	}
+	if head.V == nil || *head.V != 1 {
+		return fmt.Errorf("%w: page version %v, this reader knows 1", ErrPageMismatch, head.V)
+	}
+	return nil
 }
