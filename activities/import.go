@@ -59,7 +59,7 @@ func (tr *transfers) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 		}
 	}
 	if err := tr.importMessages(ctx, in, &page, doc.History, 0, len(doc.History), len(b)); err != nil {
-		if in.Offset > 0 && in.Offset == page.Base {
+		if page.Base > 0 { // this call wrote the document's older messages as pages
 			err = tr.dropImportPages(ctx, in, err)
 		}
 		return wire.ImportPage{}, err

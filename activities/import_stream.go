@@ -76,7 +76,7 @@ func (tr *transfers) importStreamed(ctx context.Context, in wire.ImportPageInput
 		}
 	}
 	if err := tr.importMessages(ctx, in, &page, doc.recent, doc.base, doc.total, int(size)); err != nil {
-		if in.Offset > 0 && in.Offset == page.Base {
+		if page.Base > 0 { // this call wrote the document's older messages as pages
 			err = tr.dropImportPages(ctx, in, err)
 		}
 		return wire.ImportPage{}, true, err

@@ -103,9 +103,8 @@ func (s *chatState) pagedTurn(ctx workflow.Context, m chat.Message) (*wire.TurnR
 		return nil, taken
 	}
 	var turn wire.ReadTurnResult
-	refs := s.history.pagesFrom(int(at.Index))
-	refs = refs[:min(len(refs), 4)] // a turn's replies are read from at most 4 pages
-	read := wire.ReadTurnInput{ChatID: s.chatID, Store: store, User: at.Index, Pages: refs}
+	// ReadTurn reads as few pages under these refs as the turn takes (a bounded number).
+	read := wire.ReadTurnInput{ChatID: s.chatID, Store: store, User: at.Index, Pages: s.history.pagesFrom(int(at.Index))}
 	if err := workflow.ExecuteLocalActivity(lctx, wire.ReadTurnActivity, read).Get(ctx, &turn); err != nil {
 		return nil, unavailable(err)
 	}
