@@ -33,8 +33,8 @@ func pageStore(t *testing.T) *sqlite.Store {
 }
 
 // withPages registers the real WritePages, LookupIDs (local) and StoreMessages
-// activities over st.
-func (e *env) withPages(t *testing.T, st *sqlite.Store) {
+// activities over st, and returns them.
+func (e *env) withPages(t *testing.T, st *sqlite.Store) *activities.Activities {
 	reg := agents.NewRegistry(agents.Config{Agents: []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default"}},
 		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
 	acts, err := activities.New(activities.Config{Registry: reg,
@@ -45,6 +45,7 @@ func (e *env) withPages(t *testing.T, st *sqlite.Store) {
 	e.env.RegisterActivityWithOptions(acts.LookupIDs, activity.RegisterOptions{Name: wire.LookupIDsActivity})
 	e.env.RegisterActivityWithOptions(acts.ReadTurn, activity.RegisterOptions{Name: wire.ReadTurnActivity})
 	e.env.RegisterActivityWithOptions(acts.ImportChat, activity.RegisterOptions{Name: wire.ImportChatActivity})
+	return acts
 }
 
 // pagedThread is a thread with a window of 8 messages and pages of 4.
@@ -155,12 +156,7 @@ func TestAnImportWritesPages(t *testing.T) {
 		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
 		history = append(history, u, r)
 	}
-	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
-		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
-		Participants: []chatstate.Participant{helperP},
-		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
-			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(`{"iterations":1}`)}}})
-	require.NoError(t, err)
+	doc := helperDocument(t, at, history, 1)
 	e := newEnv(t)
 	st := pageStore(t)
 	e.withPages(t, st)
@@ -259,20 +255,10 @@ func TestAFailedImportLeavesNoPages(t *testing.T) {
 		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
 		history = append(history, u, r)
 	}
-	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
-		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
-		Participants: []chatstate.Participant{helperP},
-		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
-			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(`{"iterations":1}`)}}})
-	require.NoError(t, err)
+	doc := helperDocument(t, at, history, 1)
 	e := newEnv(t)
 	st := pageStore(t)
-	e.withPages(t, st)
-	reg := agents.NewRegistry(agents.Config{Agents: []agents.Definition{{ID: "helper", Model: "m", Endpoint: "default"}},
-		Endpoints: map[string]agents.Endpoint{"default": {BaseURL: "http://127.0.0.1:1/v1"}}})
-	acts, err := activities.New(activities.Config{Registry: reg,
-		Stores: activities.StoreConfig{MessageStores: map[string]msgstore.Store{"sqlite": st}}})
-	require.NoError(t, err)
+	acts := e.withPages(t, st)
 	var lineage string
 	var written, calls int
 	e.env.RegisterActivityWithOptions(func(ctx context.Context, in wire.ImportPageInput) (wire.ImportPage, error) {
@@ -336,12 +322,7 @@ func TestALongTurnIsPagedBetweenRounds(t *testing.T) {
 	for i := range history {
 		history[i].CreatedAt = at
 	}
-	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
-		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
-		Participants: []chatstate.Participant{helperP},
-		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
-			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(`{"iterations":0}`)}}})
-	require.NoError(t, err)
+	doc := helperDocument(t, at, history, 0)
 	e := newEnv(t)
 	e.withPages(t, pageStore(t))
 	in := restoring(doc, "helper")
@@ -360,4 +341,17 @@ func TestALongTurnIsPagedBetweenRounds(t *testing.T) {
 	require.Positive(t, state.PagedMessages, "the long turn was paged")
 	require.NotEmpty(t, window.Messages)
 	assert.NotEqual(t, chat.RoleTool, window.Messages[0].Role, "the window begins with a call, not a result")
+}
+
+// helperDocument encodes the document of a helper thread holding history, exported at
+// at, whose maxIterations termination has counted iterations.
+func helperDocument(t *testing.T, at time.Time, history []chat.Message, iterations int) []byte {
+	t.Helper()
+	doc, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
+		Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: history,
+		Participants: []chatstate.Participant{helperP},
+		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
+			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(fmt.Sprintf(`{"iterations":%d}`, iterations))}}})
+	require.NoError(t, err)
+	return doc
 }
