@@ -153,3 +153,34 @@ func TestWritePagesInBatches(t *testing.T) {
 	require.Len(t, refs[0], 4)
 	assert.Equal(t, refs[0], refs[1])
 }
+
+// At the default fanout, IndexFanout pages fold into one index page (its body lists all
+// of them, about 64 KiB) and read back whole; one page more stays beside it, level 0.
+func TestWritePagesAtTheIndexFanoutAndOneOver(t *testing.T) {
+	ctx := context.Background()
+	for _, pages := range []int{wire.IndexFanout, wire.IndexFanout + 1} {
+		st, err := sqlite.Open(filepath.Join(t.TempDir(), "messages.db"))
+		require.NoError(t, err)
+		defer st.Close()
+		s := &stores{byName: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
+		msgs := make([]chat.Message, pages)
+		cuts := make([]int, pages)
+		for i := range msgs {
+			msgs[i] = chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "alice", "x")
+			cuts[i] = 1
+		}
+		res, err := s.WritePages(ctx, wire.WritePagesInput{ChatID: "c", Lineage: "L", Cuts: cuts, Messages: msgs})
+		require.NoError(t, err, "%d pages", pages)
+		require.Equal(t, 1, res.Index[0].Level, "%d pages", pages)
+		require.EqualValues(t, wire.IndexFanout, res.Index[0].Count)
+		assert.Greater(t, res.Index[0].Bytes, 60<<10, "an index page of IndexFanout references")
+		require.Len(t, res.Index, 1+pages-wire.IndexFanout, "%d pages", pages)
+		for i := range res.Index {
+			res.Index[i].Lineage = "L"
+		}
+		got, err := s.readPages(ctx, "c", "", res.Index, 0, 0)
+		require.NoError(t, err)
+		require.Len(t, got, pages)
+		assert.Equal(t, fmt.Sprintf("m%d", pages-1), got[pages-1].MessageID)
+	}
+}
