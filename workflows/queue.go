@@ -42,6 +42,18 @@ type turn struct {
 	partial     *liveReply
 }
 
+// releaseContext lets go of the turn's cancellable context once the turn is over: the
+// context stays among the workflow context's children (and keeps the callbacks of the
+// turn's activities) until it is cancelled, so each turn of a run would otherwise stay
+// in memory until the run ends. Everything the turn started has finished by then, so
+// the cancellation cancels nothing and emits no command.
+func (t *turn) releaseContext() {
+	if t.cancel != nil {
+		t.cancel()
+		t.cancel = nil
+	}
+}
+
 // turnQueue is the chat's user turns: those queued, in arrival order; the active one
 // (taken from the queue and running, or a suspended turn resuming); and every turn
 // accepted, by messageId, which is the chat's idempotency record: a messageId sent

@@ -33,7 +33,7 @@ import (
 //
 // Nothing here emits a command: the log is state, rebuilt by replay.
 type eventLog struct {
-	items []wire.StreamItem
+	items []logItem
 	// base is the first offset the log can answer; offsets before it were dropped at a
 	// continue-as-new. next is one past the last item.
 	base, next int64
@@ -51,6 +51,47 @@ type eventLog struct {
 	// stopping is the number of stops that wait for the text a model call holds back
 	// (AwaitHeldText): it counts as following.
 	stopping int
+}
+
+// logItem is an item of the log. The workflow's own events are kept as it made them
+// and encoded (wire.EncodeStreamData) only when a poll, a StreamRead or the carry
+// asks: an idle chat's log then shares its texts with the history instead of holding
+// a base64 copy of each (about 2.5 KB of heap a chat after one turn). An item a
+// previous run carried keeps the data it came with. An event shares its strings and
+// contents with the history, so they must never change in place once emitted: the
+// history replaces a message's fields (history.Update, storeBodies' Contents = nil),
+// it never writes into a message's Contents.
+type logItem struct {
+	offset int64
+	ev     *wire.StreamEvent // nil: topic and data hold the item as it came
+	topic  string
+	data   string
+}
+
+// topicOf is its topic.
+func (it logItem) topicOf() string {
+	if it.ev == nil {
+		return it.topic
+	}
+	return wire.StreamTopic
+}
+
+// item is it as the protocol sends it. Encoding is deterministic (the default data
+// converter's JSON, a deterministic protobuf), so every answer gives the same bytes.
+func (it logItem) item() wire.StreamItem {
+	if it.ev == nil {
+		return wire.StreamItem{Topic: it.topic, Data: it.data, Offset: it.offset}
+	}
+	return wire.StreamItem{Topic: wire.StreamTopic, Data: wire.EncodedStreamEvent(*it.ev), Offset: it.offset}
+}
+
+// event is its event; false for a carried item that is not one.
+func (it logItem) event() (wire.StreamEvent, bool) {
+	if it.ev != nil {
+		return *it.ev, true
+	}
+	var ev wire.StreamEvent
+	return ev, it.topic == wire.StreamTopic && wire.DecodeStreamData(it.data, &ev) == nil
 }
 
 // liveReply is the reply whose text deltas the log takes.
@@ -71,10 +112,13 @@ func (l *eventLog) Resume(c *wire.StreamCarry) {
 	if c == nil {
 		return
 	}
-	l.items = append([]wire.StreamItem(nil), c.Items...)
+	l.items = make([]logItem, 0, len(c.Items))
+	for _, it := range c.Items {
+		l.items = append(l.items, logItem{offset: it.Offset, topic: it.Topic, data: it.Data})
+	}
 	l.next, l.base = c.NextOffset, c.NextOffset
 	if len(l.items) > 0 {
-		l.base = l.items[0].Offset
+		l.base = l.items[0].offset
 	}
 }
 
@@ -102,13 +146,13 @@ func (l *eventLog) CaughtUp() bool { return l.read == 0 || l.read >= l.next }
 
 // Emit appends ev to the log.
 func (l *eventLog) Emit(ev wire.StreamEvent) {
-	l.items = append(l.items, wire.StreamItem{Topic: wire.StreamTopic, Data: wire.EncodedStreamEvent(ev), Offset: l.next})
+	l.items = append(l.items, logItem{offset: l.next, ev: &ev})
 	l.next++
 }
 
 // from returns the index in items of the first item at or after offset.
 func (l *eventLog) from(offset int64) int {
-	return sort.Search(len(l.items), func(i int) bool { return l.items[i].Offset >= offset })
+	return sort.Search(len(l.items), func(i int) bool { return l.items[i].offset >= offset })
 }
 
 // Poll waits until the log holds an item at or after in.FromOffset (0: the log's base)
@@ -135,7 +179,7 @@ func (l *eventLog) Poll(ctx workflow.Context, in wire.StreamPollInput, detached 
 	}()
 	if err := workflow.Await(ctx, func() bool {
 		for _, it := range l.items[l.from(from):] {
-			if wanted(it.Topic) {
+			if wanted(it.topicOf()) {
 				return true
 			}
 		}
@@ -154,10 +198,11 @@ func (l *eventLog) Poll(ctx workflow.Context, in wire.StreamPollInput, detached 
 func (l *eventLog) Page(from int64, topics []string) wire.StreamPollResult {
 	res := wire.StreamPollResult{Items: []wire.StreamItem{}, NextOffset: l.next}
 	size := 0
-	for _, it := range l.items[l.from(from):] {
-		if len(topics) > 0 && !contains(topics, it.Topic) {
+	for _, li := range l.items[l.from(from):] {
+		if len(topics) > 0 && !contains(topics, li.topicOf()) {
 			continue
 		}
+		it := li.item()
 		n := len(it.Data) + len(it.Topic)
 		if size+n > wire.StreamPollBytes && len(res.Items) > 0 {
 			res.NextOffset, res.MoreReady = it.Offset, true
@@ -297,9 +342,9 @@ func (l *eventLog) AwaitHeldText(ctx workflow.Context, turnID string, wait time.
 // DropAnnouncements takes out the approvalNeeded events of the calls in waiting, to be
 // announced again at the end of the log.
 func (l *eventLog) DropAnnouncements(waiting []wire.PendingApproval) {
-	l.items = slices.DeleteFunc(l.items, func(it wire.StreamItem) bool {
-		var ev wire.StreamEvent
-		return wire.DecodeStreamData(it.Data, &ev) == nil && ev.Type == wire.EventApprovalNeeded && ev.Call != nil &&
+	l.items = slices.DeleteFunc(l.items, func(it logItem) bool {
+		ev, ok := it.event()
+		return ok && ev.Type == wire.EventApprovalNeeded && ev.Call != nil &&
 			slices.ContainsFunc(waiting, func(p wire.PendingApproval) bool { return p.CallID == ev.Call.CallID })
 	})
 }
@@ -310,11 +355,10 @@ func (l *eventLog) Carry() *wire.StreamCarry {
 	c := &wire.StreamCarry{NextOffset: l.next}
 	size := 0
 	for i := len(l.items) - 1; i >= 0; i-- {
-		it := l.items[i]
-		var ev wire.StreamEvent
-		if wire.DecodeStreamData(it.Data, &ev) == nil && (ev.Type == wire.EventTextDelta || ev.Type == wire.EventRetry) {
+		if ev, ok := l.items[i].event(); ok && (ev.Type == wire.EventTextDelta || ev.Type == wire.EventRetry) {
 			continue
 		}
+		it := l.items[i].item()
 		if size += len(it.Data) + len(it.Topic); size > wire.StreamCarryBytes {
 			break
 		}

@@ -20,7 +20,7 @@ func TestStreamPageAtItsLimitAndJustOver(t *testing.T) {
 	log := func(sizes ...int) *eventLog {
 		l := &eventLog{base: 1, next: 1}
 		for _, n := range sizes {
-			l.items = append(l.items, wire.StreamItem{Topic: topic, Data: strings.Repeat("A", n-len(topic)), Offset: l.next})
+			l.items = append(l.items, logItem{offset: l.next, topic: topic, data: strings.Repeat("A", n-len(topic))})
 			l.next++
 		}
 		return l

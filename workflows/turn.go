@@ -298,6 +298,7 @@ func (s *chatState) runTurn(ctx workflow.Context, t *turn) {
 		s.IsComplete = false // the strategy resets for the next user turn
 	}
 	ctx, t.cancel = workflow.WithCancel(ctx)
+	defer t.releaseContext()
 	s.continueTurn(ctx, t, nil)
 }
 

@@ -16,20 +16,20 @@ const memorySamples = 5
 // memSample is what the process holds after a full collection, in bytes: the heap
 // in use, and the goroutine stacks (each cached workflow keeps its coroutines).
 type memSample struct {
-	heap, stacks float64
+	heap, live, stacks float64
 }
 
 func sampleMemory() memSample {
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return memSample{heap: float64(m.HeapInuse), stacks: float64(m.StackInuse)}
+	return memSample{heap: float64(m.HeapInuse), live: float64(m.HeapAlloc), stacks: float64(m.StackInuse)}
 }
 
 // footprint is what opening and then driving chats added, in bytes: heap and stacks
 // once idle, heap while some were active.
 type footprint struct {
-	idle, idleStacks, active float64
+	idle, idleLive, idleStacks, active float64
 }
 
 // memory measures the heap this process holds for IdleChats open chats (each started
@@ -63,6 +63,7 @@ func (r *runner) memory(ctx context.Context) error {
 	r.t.Add(
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " idle chats (MB)", Value: chat.idle / mb, Floor: floor.idle / mb},
 		Row{Group: "memory", Name: "Heap per idle chat (KB)", Value: chat.idle / idle / kb, Floor: floor.idle / idle / kb, Target: AtMost(1.5)},
+		Row{Group: "memory", Name: "Live heap objects per idle chat (KB)", Value: chat.idleLive / idle / kb, Floor: floor.idleLive / idle / kb},
 		Row{Group: "memory", Name: "Goroutine stacks per idle chat (KB)", Value: chat.idleStacks / idle / kb, Floor: floor.idleStacks / idle / kb},
 		Row{Group: "memory", Name: "Heap, " + itoa(sz.IdleChats) + " chats, " + itoa(sz.ActiveChats) + " active (MB)",
 			Value: chat.active / mb, Floor: floor.active / mb},
@@ -96,7 +97,7 @@ func (r *runner) footprint(ctx context.Context, who string, open func(context.Co
 	}
 	time.Sleep(time.Second) // let the last workflow tasks and activities finish
 	idle := sampleMemory()
-	fp := footprint{idle: idle.heap - before.heap, idleStacks: idle.stacks - before.stacks}
+	fp := footprint{idle: idle.heap - before.heap, idleLive: idle.live - before.live, idleStacks: idle.stacks - before.stacks}
 	if err := stopProfile(); err != nil {
 		return footprint{}, err
 	}
