@@ -64,45 +64,22 @@ func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.
 		}
 	}
 	res := wire.WritePagesResult{Store: st.Name(), Pages: make([]wire.PageRef, 0, len(in.Cuts))}
-	var batch []msgstore.Page // encoded, not yet written
-	size := 0                 // their bodies' bytes
-	flush := func() error {
-		digests, err := putPages(ctx, ps, in.ChatID, batch)
-		if err != nil {
-			return storeError(err)
+	batches, stop := make(chan pageBatch, 1), make(chan struct{})
+	defer close(stop)
+	go encodePages(in, msgs, batches, stop) // the next batch is encoded while this one is written
+	for b := range batches {
+		if b.err != nil {
+			return wire.WritePagesResult{}, b.err
 		}
-		for i, p := range batch {
+		digests, err := putPages(ctx, ps, in.ChatID, b.pages)
+		if err != nil {
+			return wire.WritePagesResult{}, storeError(err)
+		}
+		for i, p := range b.pages {
 			res.Pages = append(res.Pages, wire.PageRef{Seq: p.Seq, First: p.First, Count: p.Count, Bytes: len(p.Body), Digest: digests[i]})
 		}
 		if activity.IsActivity(ctx) {
 			activity.RecordHeartbeat(ctx, len(res.Pages))
-		}
-		batch, size = batch[:0], 0
-		return nil
-	}
-	from := 0
-	for k, n := range in.Cuts {
-		p := msgstore.Page{Lineage: in.Lineage, Seq: in.Seq + int64(k), First: in.First + int64(from), Count: int64(n)}
-		body, err := msgstore.EncodePageBody(msgstore.PageBody{ChatID: in.ChatID, Lineage: p.Lineage, Seq: p.Seq, First: p.First, Messages: msgs[from : from+n]})
-		if err != nil {
-			return wire.WritePagesResult{}, temporal.NewNonRetryableApplicationError(
-				fmt.Sprintf("write pages of chat %q: %v", in.ChatID, err), wire.ErrTypeInvalidInput, nil)
-		}
-		p.Body = body
-		for i, m := range msgs[from : from+n] {
-			p.IDs = append(p.IDs, msgstore.PageID{Kind: msgstore.IDMessage, ID: m.MessageID, Index: p.First + int64(i), Role: m.Role})
-		}
-		batch, size = append(batch, p), size+len(body)
-		if size >= pageBatchBytes {
-			if err := flush(); err != nil {
-				return wire.WritePagesResult{}, err
-			}
-		}
-		from += n
-	}
-	if len(batch) > 0 {
-		if err := flush(); err != nil {
-			return wire.WritePagesResult{}, err
 		}
 	}
 	index := append(slices.Clip(in.Index), res.Pages...)
@@ -116,9 +93,58 @@ func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.
 }
 
 // pageBatchBytes is how many bytes of page bodies WritePages gives a
-// msgstore.PageBatchStore to write in one transaction: one commit for the pages of an
-// import of thousands of messages, with a bounded heap and write lock. Lowered by tests.
-var pageBatchBytes = 4 << 20
+// msgstore.PageBatchStore to write in one transaction: a few commits for the pages of
+// an import of thousands of messages, with a bounded heap and write lock, and the
+// encoding of the next batch alongside. Lowered by tests.
+var pageBatchBytes = 2 << 20
+
+// pageBatch is pages WritePages encoded, or why it could not.
+type pageBatch struct {
+	pages []msgstore.Page
+	err   error
+}
+
+// encodePages encodes the pages of in, whose messages are msgs (stubs for bodies of
+// their own), and sends them to out in batches of about pageBatchBytes, then closes
+// it; a page that does not encode ends it with an InvalidInput error. It stops when
+// stop is closed.
+func encodePages(in wire.WritePagesInput, msgs []chat.Message, out chan<- pageBatch, stop <-chan struct{}) {
+	defer close(out)
+	send := func(b pageBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	var batch []msgstore.Page
+	size, from := 0, 0
+	for k, n := range in.Cuts {
+		p := msgstore.Page{Lineage: in.Lineage, Seq: in.Seq + int64(k), First: in.First + int64(from), Count: int64(n)}
+		body, err := msgstore.EncodePageBody(msgstore.PageBody{ChatID: in.ChatID, Lineage: p.Lineage, Seq: p.Seq, First: p.First, Messages: msgs[from : from+n]})
+		if err != nil {
+			send(pageBatch{err: temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("write pages of chat %q: %v", in.ChatID, err), wire.ErrTypeInvalidInput, nil)})
+			return
+		}
+		p.Body = body
+		for i, m := range msgs[from : from+n] {
+			p.IDs = append(p.IDs, msgstore.PageID{Kind: msgstore.IDMessage, ID: m.MessageID, Index: p.First + int64(i), Role: m.Role})
+		}
+		batch, size = append(batch, p), size+len(body)
+		if size >= pageBatchBytes {
+			if !send(pageBatch{pages: batch}) {
+				return
+			}
+			batch, size = nil, 0
+		}
+		from += n
+	}
+	if len(batch) > 0 {
+		send(pageBatch{pages: batch})
+	}
+}
 
 // putPages writes pages in one transaction when ps is a msgstore.PageBatchStore, and
 // one at a time otherwise, and returns their digests in order.

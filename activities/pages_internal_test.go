@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -183,4 +184,30 @@ func TestWritePagesAtTheIndexFanoutAndOneOver(t *testing.T) {
 		require.Len(t, got, pages)
 		assert.Equal(t, fmt.Sprintf("m%d", pages-1), got[pages-1].MessageID)
 	}
+}
+
+// A page that does not encode fails WritePages with InvalidInput, not retried, after
+// the batches before it were written (a retry writes them again as no-ops).
+func TestWritePagesRefusesAPageThatDoesNotEncode(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "messages.db"))
+	require.NoError(t, err)
+	defer st.Close()
+	defer func(n int) { pageBatchBytes = n }(pageBatchBytes)
+	pageBatchBytes = 1
+	bad := chat.Message{MessageID: "m2", Role: chat.RoleUser, Contents: []chat.Content{{Type: "custom", Raw: json.RawMessage(`{"type":`)}}}
+	msgs := []chat.Message{chat.TextMessage("m0", chat.RoleUser, "alice", "a"), chat.TextMessage("m1", chat.RoleUser, "alice", "b"), bad}
+	s := &stores{byName: map[string]msgstore.Store{"sqlite": st}, defaultStore: "sqlite"}
+	_, err = s.WritePages(ctx, wire.WritePagesInput{ChatID: "c", Store: "sqlite", Lineage: "L", Cuts: []int{1, 1, 1}, Messages: msgs})
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	assert.Equal(t, wire.ErrTypeInvalidInput, app.Type())
+	assert.True(t, app.NonRetryable())
+	assert.Contains(t, app.Message(), "message 2")
+	for seq := range int64(2) {
+		_, err := st.GetPage(ctx, "c", msgstore.PageKey{Lineage: "L", Seq: seq})
+		assert.NoError(t, err, "page %d, of a batch before the bad page, is written", seq)
+	}
+	_, err = st.GetPage(ctx, "c", msgstore.PageKey{Lineage: "L", Seq: 2})
+	assert.Error(t, err, "the bad page is not")
 }
