@@ -157,20 +157,26 @@ func (s *chatState) apply(ctx workflow.Context, doc chatstate.Document, history 
 	if err := s.checkOpenCalls(history); err != nil {
 		return err
 	}
-	s.history = newHistory(history, paged)
-	s.channels.Adopt(doc.Channels)
+	// Everything that can refuse the document is read before the chat changes, so a
+	// refused import leaves the chat as it was (the ImportChat activity checked the
+	// states already: wire.CheckStrategyStates).
+	sel, term := s.Selection, s.Termination
 	if doc.Strategies.Selection.Type == s.selectionType() {
 		var st strategies.SelectionState
 		if err := json.Unmarshal(doc.Strategies.Selection.State, &st); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.selection.state: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 		}
-		s.Selection = strategies.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
+		sel = strategies.SelectionState{NextIndex: s.mapIndex(doc.Participants, st.NextIndex)}
 	}
 	if doc.Strategies.Termination.Type == s.terminationType() {
-		if err := json.Unmarshal(doc.Strategies.Termination.State, &s.Termination); err != nil {
+		term = strategies.TerminationState{}
+		if err := json.Unmarshal(doc.Strategies.Termination.State, &term); err != nil {
 			return temporal.NewNonRetryableApplicationError("import: strategies.termination.state: "+err.Error(), wire.ErrTypeInvalidDocument, nil)
 		}
 	}
+	s.history = newHistory(history, paged)
+	s.channels.Adopt(doc.Channels)
+	s.Selection, s.Termination = sel, term
 	s.IsComplete = doc.Strategies.IsComplete
 	s.turnQueue.Rebuild(&s.history)
 	s.detectSuspension(ctx)

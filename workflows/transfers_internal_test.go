@@ -1,11 +1,16 @@
 package workflows
 
 import (
+	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/strategies"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -75,4 +80,33 @@ func TestTransfersReportTheMigration(t *testing.T) {
 	res := tr.MigrationResult()
 	res.Digest = "changed"
 	assert.Equal(t, "sha256:cd", tr.MigrationResult().Digest, "the result is a copy")
+}
+
+// A document apply refuses (a strategy state of the chat's own type that does not
+// decode) leaves the chat as it was: its history, its strategies' states, its channels
+// — never a half-imported chat — whichever of the two states is bad.
+func TestApplyRefusedChangesNothing(t *testing.T) {
+	for name, bad := range map[string]chatstate.Strategies{
+		"selection":   {Selection: chatstate.Strategy{Type: strategies.SelectionSequential, State: json.RawMessage(`{"nextIndex":"one"}`)}},
+		"termination": {Termination: chatstate.Strategy{Type: strategies.TerminationMaxIterations, State: json.RawMessage(`{"iterations":[1]}`)}},
+		"both, selection good": {
+			Selection:   chatstate.Strategy{Type: strategies.SelectionSequential, State: json.RawMessage(`{"nextIndex":1}`)},
+			Termination: chatstate.Strategy{Type: strategies.TerminationMaxIterations, State: json.RawMessage(`"x"`)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := []chat.Message{chat.TextMessage("u1", chat.RoleUser, "alice", "hi"), chat.TextMessage("u1/1", chat.RoleAssistant, "Writer", "hello")}
+			s := &chatState{history: newHistory(slices.Clone(before), nil)}
+			s.Selection = strategies.SelectionState{NextIndex: 0}
+			s.Termination = strategies.TerminationState{Iterations: 3}
+			doc := chatstate.Document{Strategies: bad}
+			imported := []chat.Message{chat.TextMessage("d1", chat.RoleUser, "bob", "other")}
+			err := s.apply(nil, doc, imported, nil, 0, nil)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "strategies.")
+			assert.Equal(t, before, s.history.Window(), "the history is the chat's own")
+			assert.Equal(t, strategies.SelectionState{NextIndex: 0}, s.Selection)
+			assert.Equal(t, strategies.TerminationState{Iterations: 3}, s.Termination)
+		})
+	}
 }
