@@ -60,11 +60,30 @@ func (cs *channelSet) Of(p wire.Participant) *channel {
 	return nil
 }
 
-// States returns every channel's state by key, for Restore.
-func (cs *channelSet) States() map[string]json.RawMessage {
-	states := map[string]json.RawMessage{}
+// channelStates is every channel's state at one moment, by key (States): a list, as a
+// chat has a few channels and a turn keeps one of these for its whole run.
+type channelStates []channelState
+
+type channelState struct {
+	key   string
+	state json.RawMessage
+}
+
+// Of returns the state of the channel with key, if it was there.
+func (cs channelStates) Of(key string) (json.RawMessage, bool) {
+	for _, c := range cs {
+		if c.key == key {
+			return c.state, true
+		}
+	}
+	return nil, false
+}
+
+// States returns every channel's state, for Restore.
+func (cs *channelSet) States() channelStates {
+	states := make(channelStates, 0, len(cs.list))
 	for _, c := range cs.list {
-		states[c.key] = c.state
+		states = append(states, channelState{key: c.key, state: c.state})
 	}
 	return states
 }
@@ -72,9 +91,9 @@ func (cs *channelSet) States() map[string]json.RawMessage {
 // Restore puts back the channels' states captured by States: a turn that failed
 // leaves no trace in a service's chain either (its responses become an unused branch).
 // A channel opened since keeps its state.
-func (cs *channelSet) Restore(states map[string]json.RawMessage) {
+func (cs *channelSet) Restore(states channelStates) {
 	for _, c := range cs.list {
-		if st, ok := states[c.key]; ok {
+		if st, ok := states.Of(c.key); ok {
 			c.state = st
 		}
 	}
@@ -140,7 +159,7 @@ func (cs *channelSet) Adopt(doc []chatstate.Channel) {
 type strategyState struct {
 	sel      strategies.SelectionState
 	term     strategies.TerminationState
-	channels map[string]json.RawMessage
+	channels channelStates
 }
 
 // strategiesNow captures the strategies' and channels' state.

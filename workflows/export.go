@@ -61,7 +61,7 @@ func (s *chatState) snapshot() wire.Snapshot {
 			pending = append(pending, a.msg) // a new turn; a resumed one is in the history already
 		}
 		for i, c := range channels {
-			if state, ok := st.channels[c.ChannelKey]; ok {
+			if state, ok := st.channels.Of(c.ChannelKey); ok {
 				channels[i].ChannelState = state
 			}
 		}
