@@ -94,6 +94,28 @@ func TestExportUpdateWritesToTheWorkersSinks(t *testing.T) {
 	assert.Zero(t, len(file.Document))
 }
 
+// Whichever way a chat is exported (the client's queries, or the worker's Export
+// update), the document's source names the chat's run it was read from.
+func TestEveryExportNamesTheRunItReadFrom(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	seedThread(t, h, id)
+	desc, err := h.Temporal.DescribeWorkflowExecution(ctxFor(t), id, "")
+	require.NoError(t, err)
+	run := desc.WorkflowExecutionInfo.Execution.RunId
+	require.NotEmpty(t, run)
+
+	plain, _, err := h.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	inline, err := h.Client.ExportTo(ctxFor(t), id, wire.ExportInput{Sink: wire.SinkInline})
+	require.NoError(t, err)
+	for name, b := range map[string][]byte{"client": plain, "worker": inline.Document} {
+		doc, _, err := chatstate.Decode(b)
+		require.NoError(t, err, name)
+		assert.Equal(t, chatstate.Source{Namespace: "default", WorkflowID: id, RunID: run, Cluster: doc.Source.Cluster}, doc.Source, name)
+	}
+}
+
 func TestImportRefusalsLeaveNothingBehind(t *testing.T) {
 	h := testenv.New(t, testenv.Options{})
 	src := testenv.ChatID(t)

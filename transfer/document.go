@@ -33,7 +33,9 @@ type Filler func(ctx context.Context, msgs []chat.Message) ([]chat.Message, erro
 // returns its chat-state document (without digest; chatstate.Encode adds it). The
 // snapshot fixes a turn boundary, and only the history up to it is taken, so the
 // document is consistent even while the chat takes turns. It works on finished chats
-// too. An empty runID means the latest run. Stub messages (bodies in a message store)
+// too. An empty runID means the latest run: the run that answers the snapshot
+// (wire.Snapshot.RunID) is then read to the end, even if the chat continues as new
+// meanwhile, and the document's source names it. Stub messages (bodies in a message store)
 // are filled by fill; with no fill, or what it cannot fill, the error is ErrStoredMessages.
 // History pages (HistoryResult.Pages) are read by pages (FollowPages; nil:
 // ErrStoredMessages naming the first page). A failed query is returned wrapped,
@@ -42,6 +44,9 @@ func BuildDocument(ctx context.Context, tc client.Client, chatID, runID string, 
 	var snap wire.Snapshot
 	if err := query(ctx, tc, chatID, runID, wire.SnapshotQuery, &snap); err != nil {
 		return chatstate.Document{}, err
+	}
+	if runID == "" { // the latest run answered: read the rest from it, and name it
+		runID = snap.RunID
 	}
 	if fill == nil && snap.Stubbed {
 		return chatstate.Document{}, fmt.Errorf("export %q: %w; export through the worker or give the client the store", chatID, ErrStoredMessages)
@@ -83,6 +88,9 @@ func StreamDocument(ctx context.Context, tc client.Client, chatID, runID string,
 	var snap wire.Snapshot
 	if err := query(ctx, tc, chatID, runID, wire.SnapshotQuery, &snap); err != nil {
 		return chatstate.Document{}, nil, err
+	}
+	if runID == "" { // the latest run answered: read the rest from it, and name it
+		runID = snap.RunID
 	}
 	if fill == nil && snap.Stubbed {
 		return chatstate.Document{}, nil, fmt.Errorf("export %q: %w; export through the worker or give the client the store", chatID, ErrStoredMessages)

@@ -150,6 +150,9 @@ type Snapshot struct {
 	// Stubbed reports that some of those messages are stubs, their bodies in the chat's
 	// message store: an exporter that cannot read the store goes through the worker.
 	Stubbed bool `json:"stubbed,omitempty"`
+	// RunID is the run that answered: an exporter that asked the chat's latest run
+	// reads the history from this one, and names it in the document's source.
+	RunID string `json:"runId,omitempty"`
 }
 
 // ChatLocation names a chat anywhere: cluster (a name the worker knows; "" = the

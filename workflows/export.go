@@ -23,7 +23,11 @@ const (
 
 // registerTransfer sets the handlers of export, import, migration and participants.
 func (s *chatState) registerTransfer(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, wire.SnapshotQuery, func() (wire.Snapshot, error) { return s.snapshot(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, wire.SnapshotQuery, func() (wire.Snapshot, error) {
+		snap := s.snapshot()
+		snap.RunID = workflow.GetInfo(ctx).WorkflowExecution.RunID
+		return snap, nil
+	}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.ExportUpdate, s.handleExport,
