@@ -22,7 +22,7 @@ const (
 // of the worker's registry or its registered functions: resolving participants, a
 // model call, a strategy's call. See tryElsewhere.
 func (s *chatState) agentActivity(ctx workflow.Context, name string, in, out any) error {
-	err := workflow.ExecuteActivity(ctx, name, in).Get(ctx, out)
+	err := s.getPublishing(ctx, workflow.ExecuteActivity(ctx, name, in), out)
 	return s.tryElsewhere(ctx, name, in, out, err)
 }
 
@@ -59,7 +59,7 @@ func (s *chatState) tryElsewhere(ctx workflow.Context, name string, in, out any,
 			return err
 		}
 		delay = min(2*delay, unknownAgentMaxDelay)
-		err = workflow.ExecuteActivity(elsewhere, name, in).Get(ctx, out)
+		err = s.getPublishing(ctx, workflow.ExecuteActivity(elsewhere, name, in), out)
 		if d, _, ok = unknownDetails(err); !ok {
 			return err
 		}

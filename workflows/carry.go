@@ -139,6 +139,7 @@ func (s *chatState) handOverUpdateTurns() {
 // the Reencrypt signals (takeReencrypt).
 func (s *chatState) drainSignals(ctx workflow.Context) {
 	s.takeReencrypt()
+	s.takePublished() // late batches of a finished reply: dropped
 	for {
 		var in wire.SendMessageInput
 		if !s.signals.ReceiveAsync(&in) {

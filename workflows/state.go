@@ -57,6 +57,8 @@ type chatState struct {
 	// of this run (what that call's worker has cached); not carried to the next run.
 	sentCommitted int
 	signals       workflow.ReceiveChannel
+	// publish is the stream's publish signal (stream.go: getPublishing).
+	publish workflow.ReceiveChannel
 
 	// turnQueue is the chat's user turns: queued, active, and the idempotency record
 	// (queue.go).

@@ -28,20 +28,12 @@ func (s *chatState) lingerForSubscribers(ctx workflow.Context) bool {
 	return true
 }
 
-// registerStream sets the protocol's handlers: the publish signal (taken by a
-// goroutine of its own), the poll update and the offset query; and agentchat's
-// followers query. None emits a command.
+// registerStream sets the protocol's handlers: the publish signal's channel (taken
+// while a model call runs, getPublishing, and drained with the other signals), the
+// poll update and the offset query; and agentchat's followers query. None emits a
+// command.
 func (s *chatState) registerStream(ctx workflow.Context) error {
-	publish := workflow.GetSignalChannel(ctx, wire.StreamPublishSignal)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		for {
-			var in wire.StreamPublishInput
-			if !publish.Receive(ctx, &in) {
-				return
-			}
-			s.events.Publish(in)
-		}
-	})
+	s.publish = workflow.GetSignalChannel(ctx, wire.StreamPublishSignal)
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, wire.StreamPollUpdate, s.poll,
 		workflow.UpdateHandlerOptions{Validator: s.validatePoll}); err != nil {
 		return err
@@ -55,6 +47,33 @@ func (s *chatState) registerStream(ctx workflow.Context) error {
 	return workflow.SetQueryHandler(ctx, wire.StreamFollowersQuery, func() (wire.StreamFollowers, error) {
 		return s.events.Followers(workflow.Now(ctx)), nil
 	})
+}
+
+// takePublished takes the publish signals that have arrived (eventLog.Publish keeps
+// the text deltas of the reply in flight and drops the rest).
+func (s *chatState) takePublished() {
+	for {
+		var in wire.StreamPublishInput
+		if !s.publish.ReceiveAsync(&in) {
+			return
+		}
+		s.events.Publish(in)
+	}
+}
+
+// getPublishing waits for f, an activity's result, into out, taking the publish
+// signals that arrive meanwhile: a model call publishes its reply's text while it
+// runs. The chat has no coroutine of its own for them (each costs an idle chat a
+// goroutine stack); a signal that comes when no call runs waits for the next drain.
+func (s *chatState) getPublishing(ctx workflow.Context, f workflow.Future, out any) error {
+	sel := workflow.NewSelector(ctx)
+	sel.AddFuture(f, func(workflow.Future) {})
+	sel.AddReceive(s.publish, func(workflow.ReceiveChannel, bool) { s.takePublished() })
+	for !f.IsReady() {
+		sel.Select(ctx)
+	}
+	s.takePublished() // sent before the call returned
+	return f.Get(ctx, out)
 }
 
 // readStream is the StreamRead query: the items a poll from in.FromOffset would
