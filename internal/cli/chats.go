@@ -447,7 +447,7 @@ func stateCmd(g *globals, s Streams) *cobra.Command {
 		},
 	}
 	chatFlag(cmd, &chatID)
-	jsonFlag(cmd, &asJSON, "print the messages as JSON ({messages, offset, total}, older messages read from their pages)")
+	jsonFlag(cmd, &asJSON, "print the state as JSON (the State query's answer, wire.StateResult: history and historyBudget are the chat's window, page size, index fanout and run budget)")
 	return cmd
 }
 
