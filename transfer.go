@@ -204,6 +204,12 @@ type ImportOptions struct {
 	// Path is a document file. Documents over 1 MiB go to the worker by this path, so
 	// the worker must be able to read it (same machine or a shared volume).
 	Path string
+	// History and HistoryBudget are StartOptions'. A document carries neither (nor the
+	// window or page sizes of the chat it was exported from): the new chat has the
+	// defaults unless they are set here, and its import writes the document's older
+	// messages as pages of these sizes.
+	HistoryBudget wire.HistoryBudget
+	History       *wire.HistoryWindow
 }
 
 // Import restores a document into a new chat and returns its state once restored. The
@@ -222,7 +228,8 @@ func (c *Client) Import(ctx context.Context, opts ImportOptions) (StateResult, e
 		}
 	}
 	in, err := StartOptions{Participants: opts.Participants, Selection: opts.Selection,
-		Termination: opts.Termination, MaxMessageBytes: opts.MaxMessageBytes}.input(false)
+		Termination: opts.Termination, MaxMessageBytes: opts.MaxMessageBytes,
+		HistoryBudget: opts.HistoryBudget, History: opts.History}.input(false)
 	if err != nil {
 		return StateResult{}, err
 	}

@@ -379,3 +379,34 @@ func TestDecodeErrorsAreValidUTF8(t *testing.T) {
 		})
 	}
 }
+
+// A history may begin with an assistant message (a greeting, a handed-over chat): it
+// imports as it is, with no repair, whatever follows it.
+func TestDecodeTakesAHistoryThatBeginsWithTheAssistant(t *testing.T) {
+	greeting := msg("g", chat.RoleAssistant, "Assistant", "assistant", 0, chat.Text("Hi, I'm the assistant. How can I help?"))
+	withCall := msg("g", chat.RoleAssistant, "Assistant", "assistant", 0, call("c0", "lookup", `{"order":7}`))
+	callResult := msg("g/r", chat.RoleTool, "", "", 0, result("c0", `{"status":"shipped"}`))
+	thread := goldenDocs()["v1-thread.json"].History
+	for _, tt := range []struct {
+		name    string
+		history []chat.Message
+	}{
+		{"greeting, then the thread", append([]chat.Message{greeting}, thread...)},
+		{"the greeting alone", []chat.Message{greeting}},
+		{"the thread without its first user message", thread[1:]},
+		{"a tool call and its result first", append([]chat.Message{withCall, callResult}, thread...)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := goldenDocs()["v1-thread.json"]
+			d.History = tt.history
+			b, _, err := Encode(d)
+			require.NoError(t, err)
+			got, report, err := Decode(b)
+			require.NoError(t, err)
+			assert.Empty(t, report.Repairs)
+			require.Len(t, got.History, len(tt.history))
+			assert.Equal(t, chat.RoleAssistant, got.History[0].Role)
+			assert.Equal(t, tt.history[0].MessageID, got.History[0].MessageID)
+		})
+	}
+}

@@ -24,6 +24,10 @@ var (
 	// binary form) and the store was read without the key ring; the error names the
 	// key id. Read it through Sealed with the ring (ClientOptions.Keys, AGENTCHAT_KEYS).
 	ErrEncrypted = errors.New("message body is encrypted at rest: read the store with its key ring (AGENTCHAT_KEYS)")
+	// ErrNoStore: a reader was pointed at a store that does not exist (an SQLite path
+	// with no file, or a file without the store's tables: sqlite.OpenExisting). Readers
+	// never create a store; the error names the path.
+	ErrNoStore = errors.New("message store does not exist")
 	// ErrSchema: the database holds a schema version newer than this build knows.
 	ErrSchema = errors.New("message store schema version not supported")
 	// ErrPageMissing: GetPage was asked for a history page the chat does not have

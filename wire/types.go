@@ -55,6 +55,28 @@ type HistoryBudget struct {
 	MaxBytes  int `json:"maxBytes,omitempty"`
 }
 
+// Defaults of HistoryBudget.
+const (
+	// DefaultMaxEvents is HistoryBudget.MaxEvents when zero: events of one run.
+	DefaultMaxEvents = 4000
+	// DefaultMaxHistoryBytes is HistoryBudget.MaxBytes when zero: bytes of one run's
+	// event history (4 MiB).
+	DefaultMaxHistoryBytes = 4 << 20
+)
+
+// Effective returns the events and bytes b allows one run, with the defaults for zero
+// (or negative) fields.
+func (b HistoryBudget) Effective() (events, bytes int) {
+	events, bytes = DefaultMaxEvents, DefaultMaxHistoryBytes
+	if b.MaxEvents > 0 {
+		events = b.MaxEvents
+	}
+	if b.MaxBytes > 0 {
+		bytes = b.MaxBytes
+	}
+	return events, bytes
+}
+
 // AgentChatResult is what a finished chat workflow returns.
 type AgentChatResult struct {
 	Status       string `json:"status"`
@@ -169,10 +191,18 @@ type StateResult struct {
 	MessageCount int               `json:"messageCount"`
 	// PagedMessages are the oldest messages kept in pages of the message store, not in
 	// the workflow (README, "Chats of any length"); zero before the first page.
-	PagedMessages int           `json:"pagedMessages,omitempty"`
-	TurnCount     int           `json:"turnCount"`
-	IsComplete    bool          `json:"isComplete"`
-	LastMessage   *chat.Message `json:"lastMessage,omitempty"`
+	PagedMessages int `json:"pagedMessages,omitempty"`
+	// History is the chat's window, page size and index fanout in effect: its
+	// AgentChatInput.History with the defaults (WindowMessages, PageMessages,
+	// IndexFanout) for zero fields. Nil from a worker before this field.
+	History *HistoryWindow `json:"history,omitempty"`
+	// HistoryBudget is the budget of one run in effect: AgentChatInput.HistoryBudget
+	// with the defaults (DefaultMaxEvents, DefaultMaxHistoryBytes) for zero fields. Nil
+	// from a worker before this field.
+	HistoryBudget *HistoryBudget `json:"historyBudget,omitempty"`
+	TurnCount     int            `json:"turnCount"`
+	IsComplete    bool           `json:"isComplete"`
+	LastMessage   *chat.Message  `json:"lastMessage,omitempty"`
 	// PendingTurns are the messageIds queued behind the active turn, in order.
 	PendingTurns []string `json:"pendingTurns"`
 	// ActiveTurn is the messageId being answered now, if any.

@@ -11,10 +11,8 @@ import (
 	"github.com/agentchat/agentchat/wire"
 )
 
-// Defaults of HistoryBudget and of what a run carries inline.
+// What a run carries inline.
 const (
-	defaultMaxEvents = 4000
-	defaultMaxBytes  = 4 << 20
 	// carryInlineBytes is the most a continue-as-new input carries (encoded) before older
 	// message bodies go to the message store.
 	carryInlineBytes = 512 << 10
@@ -52,14 +50,7 @@ func (s *chatState) resume(ctx workflow.Context, c *wire.Carried) {
 // suggests it, or the run's history passed its budget.
 func (s *chatState) continueAsNewDue(ctx workflow.Context) bool {
 	info := workflow.GetInfo(ctx)
-	b := s.in.HistoryBudget
-	maxEvents, maxBytes := b.MaxEvents, b.MaxBytes
-	if maxEvents <= 0 {
-		maxEvents = defaultMaxEvents
-	}
-	if maxBytes <= 0 {
-		maxBytes = defaultMaxBytes
-	}
+	maxEvents, maxBytes := s.in.HistoryBudget.Effective()
 	return s.reencrypt || info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= maxEvents ||
 		info.GetCurrentHistorySize() >= maxBytes
 }

@@ -157,6 +157,10 @@ func (s *chatState) state() wire.StateResult {
 		Selection:       wire.StrategyState{Type: s.selectionType(), State: s.Selection},
 		Termination:     wire.StrategyState{Type: s.terminationType(), State: s.Termination},
 	}
+	window, page := s.in.History.Effective()
+	r.History = &wire.HistoryWindow{WindowMessages: window, PageMessages: page, IndexFanout: s.in.History.Fanout()}
+	events, bytes := s.in.HistoryBudget.Effective()
+	r.HistoryBudget = &wire.HistoryBudget{MaxEvents: events, MaxBytes: bytes}
 	if last, ok := s.history.Last(); ok {
 		r.LastMessage = &last
 	}

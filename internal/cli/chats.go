@@ -40,7 +40,7 @@ func startCmd(g *globals, s Streams) *cobra.Command {
 		strat    strategyFlags
 		asJSON   bool
 		maxBytes int
-		window   wire.HistoryWindow
+		history  historyFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "start --agents ID[,ID...] [--chat ID]",
@@ -49,7 +49,7 @@ func startCmd(g *globals, s Streams) *cobra.Command {
 makes a thread, several make a group chat that the strategies steer. The chat then
 takes turns: send, chat.
 
-` + strategyHelp,
+` + strategyHelp + "\n\n" + historyFlagsHelp,
 		Example: `  starter start --chat support-42 --agents helper
   starter start --chat slogan --agents writer,reviewer --termination regex --pattern APPROVED --termination-agents reviewer --max-iterations 6
   starter start --chat panel --agents writer,reviewer --selection llm --selector moderator --fallback sequential
@@ -61,16 +61,18 @@ takes turns: send, chat.
 			if err != nil {
 				return err
 			}
+			window, budget, err := history.options(cmd)
+			if err != nil {
+				return err
+			}
 			c, err := g.connectChat(cmd.Context(), "")
 			if err != nil {
 				return err
 			}
 			defer c.Close()
 			opts := agentchat.StartOptions{ChatID: chatID, Participants: ids,
-				Selection: sel, Termination: term, MaxMessageBytes: maxBytes}
-			if window != (wire.HistoryWindow{}) {
-				opts.History = &window
-			}
+				Selection: sel, Termination: term, MaxMessageBytes: maxBytes,
+				History: window, HistoryBudget: budget}
 			st, err := c.Start(cmd.Context(), opts)
 			if err != nil {
 				return err
@@ -87,8 +89,7 @@ takes turns: send, chat.
 	cmd.Flags().StringSliceVar(&ids, "agents", nil, "participant agent ids, in speaking order (required)")
 	jsonFlag(cmd, &asJSON, "print the chat's state as JSON")
 	cmd.Flags().IntVar(&maxBytes, "max-message-bytes", 0, "largest user message the chat accepts (default 256 KiB)")
-	cmd.Flags().IntVar(&window.WindowMessages, "window-messages", 0, "latest messages the workflow keeps at least before older ones go to pages of the message store at continue-as-new (default 256, at least 8; for trying paging out)")
-	cmd.Flags().IntVar(&window.PageMessages, "page-messages", 0, "messages per page of the message store (default 256; 4 to 256)")
+	history.add(cmd)
 	strat.add(cmd)
 	_ = cmd.MarkFlagRequired("agents")
 	return cmd
@@ -447,7 +448,7 @@ func stateCmd(g *globals, s Streams) *cobra.Command {
 		},
 	}
 	chatFlag(cmd, &chatID)
-	jsonFlag(cmd, &asJSON, "print the messages as JSON ({messages, offset, total}, older messages read from their pages)")
+	jsonFlag(cmd, &asJSON, "print the state as JSON (the State query's answer, wire.StateResult: history and historyBudget are the chat's window, page size, index fanout and run budget)")
 	return cmd
 }
 

@@ -159,6 +159,15 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	if st.PagedMessages > 0 {
 		row("paged", "the oldest %s are in pages of message store %q (the workflow keeps the latest %d)",
 			plural(st.PagedMessages, "message"), st.Store, st.MessageCount-st.PagedMessages)
+	} else if st.History != nil {
+		row("paged", "none yet (older messages go to pages when the chat continues as new holding more than its window)")
+	}
+	if h := st.History; h != nil {
+		row("history", "window of %s at least, %s a page, index fanout %d",
+			plural(h.WindowMessages, "message"), plural(h.PageMessages, "message"), h.IndexFanout)
+	}
+	if b := st.HistoryBudget; b != nil {
+		row("run budget", "continues as new after %s or %s of history a run", plural(b.MaxEvents, "event"), sizeText(b.MaxBytes))
 	}
 	row("complete", "%s", yesNo(st.IsComplete))
 	switch {
@@ -199,6 +208,18 @@ func printState(w io.Writer, st agentchat.StateResult) {
 	if st.Failure != "" {
 		row("failure", "%s", st.Failure)
 	}
+}
+
+// sizeText is n bytes for people: "4 MiB" when n is whole mebibytes, "1536 KiB" when
+// whole kibibytes, else "1234 bytes".
+func sizeText(n int) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return plural(n, "byte")
 }
 
 // describeUsage is a usage total for people: "3 calls, 120 input tokens (64 cached), 30

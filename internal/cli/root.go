@@ -238,7 +238,7 @@ a command's Temporal calls are then traced, and the trace continues on the worke
 	pf.StringVar(&g.dial.TaskQueue, "task-queue", wire.TaskQueue, "task queue of the worker that runs new chats")
 	pf.DurationVar(&g.timeout, "timeout", 10*time.Minute, "give up on a command after this long (0: never)")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "print the Temporal SDK's warnings on stderr too (such as TMPRL1103, a payload over 512 KiB); without it only its errors")
-	pf.StringArrayVar(&g.stores, "message-store", nil, "message store URL the worker keeps long chats' older messages in, read by history and export: sqlite:///path.db or postgres://... (repeatable; default the worker's default, sqlite in $AGENTCHAT_DATA_DIR/messages.db, when that file exists)")
+	pf.StringArrayVar(&g.stores, "message-store", nil, "message store URL the worker keeps long chats' older messages in, read by history and export: sqlite:///path.db or postgres://... (repeatable; default the worker's default, sqlite in $AGENTCHAT_DATA_DIR/messages.db, when that file exists). Only read: a sqlite file that does not exist is an error, never created")
 	pf.DurationVar(&g.dial.WorkerWait, "worker-wait", agentchat.WorkerWait, "how long a command waits for a worker to poll the task queue before it says none does (a restarted server lists its workers again within about 10 s)")
 	root.AddCommand(demoCmd(g, s), startCmd(g, s), sendCmd(g, s), chatCmd(g, s), followCmd(g, s), stopCmd(g, s),
 		stateCmd(g, s), historyCmd(g, s), listCmd(g, s), approveCmd(g, s), exportCmd(g, s), importCmd(g, s), participantsCmd(g, s), migrateCmd(g, s), serverCmd(g, s), modelCmd(s),

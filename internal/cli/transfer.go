@@ -80,6 +80,7 @@ func importCmd(g *globals, s Streams) *cobra.Command {
 		chatID, in string
 		ids        []string
 		strat      strategyFlags
+		history    historyFlags
 		asJSON     bool
 	)
 	cmd := &cobra.Command{
@@ -94,12 +95,24 @@ agent kinds the document lacks get new channels synchronized from the history; k
 the new chat lacks keep their channel states, resumed if such an agent joins later.
 Strategy state is taken over when the strategy types match. The strategy flags
 (--selection, --selector, --termination, --judge, ...) are those of start; see
-starter start --help.`,
+starter start --help.
+
+A document keeps the history, participants, channel states, strategy state and
+pending turns. It does not keep the exported chat's window, page size, index fanout
+or run budget, nor its message store: the new chat has the defaults unless the
+history flags below set them (as on start), and the import writes the document's
+older messages as pages of those sizes to the worker's default message store.
+
+` + historyFlagsHelp,
 		Example: `  starter import --chat support-42b --in support-42.json
   starter import --chat slogan-2 --in slogan.json --agents writer,reviewer --termination regex --pattern APPROVED`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sel, term, err := strat.strategies()
+			if err != nil {
+				return err
+			}
+			window, budget, err := history.options(cmd)
 			if err != nil {
 				return err
 			}
@@ -109,7 +122,7 @@ starter start --help.`,
 			}
 			defer c.Close()
 			st, err := c.Import(cmd.Context(), agentchat.ImportOptions{ChatID: chatID, Participants: ids, Path: in,
-				Selection: sel, Termination: term})
+				Selection: sel, Termination: term, History: window, HistoryBudget: budget})
 			if err != nil {
 				return err
 			}
@@ -128,6 +141,7 @@ starter start --help.`,
 	cmd.Flags().StringVar(&in, "in", "", "document file (required)")
 	cmd.Flags().StringSliceVar(&ids, "agents", nil, "participants of the new chat (default: the document's)")
 	jsonFlag(cmd, &asJSON, "print the new chat's state as JSON")
+	history.add(cmd)
 	strat.add(cmd)
 	_ = cmd.MarkFlagRequired("in")
 	return cmd

@@ -229,24 +229,31 @@ func documents(opts Options) (envelope.Options, error) {
 
 // ReaderStores opens the message stores a client reads older messages from (history
 // pages, stored bodies): urls when given, else the worker's default SQLite file in the
-// data folder when it exists (nil without it: nothing is created).
+// data folder when it exists and is not empty (nil without it). It never creates a
+// store: a sqlite URL whose file does not exist is an error wrapping
+// msgstore.ErrNoStore that names the path (storeurl.OpenExisting).
 func ReaderStores(urls []string) (map[string]msgstore.Store, error) {
 	if len(urls) == 0 {
 		path, err := filepath.Abs(filepath.Join(DataDir(), "messages.db"))
 		if err != nil {
 			return nil, err
 		}
-		if _, err := os.Stat(path); err != nil {
+		if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
 			return nil, nil
 		}
 	}
-	stores, _, err := openStores(urls)
+	stores, _, err := openStoresWith(urls, storeurl.OpenExisting)
 	return stores, err
 }
 
-// openStores opens the message stores by URL and names the first; with none given,
-// SQLite in the data folder.
+// openStores opens the message stores by URL, creating a missing SQLite file, and
+// names the first; with none given, SQLite in the data folder.
 func openStores(urls []string) (map[string]msgstore.Store, string, error) {
+	return openStoresWith(urls, storeurl.Open)
+}
+
+// openStoresWith is openStores, each URL opened by open.
+func openStoresWith(urls []string, open func(context.Context, string) (msgstore.Store, error)) (map[string]msgstore.Store, string, error) {
 	if len(urls) == 0 {
 		path, err := filepath.Abs(filepath.Join(DataDir(), "messages.db"))
 		if err != nil {
@@ -257,7 +264,7 @@ func openStores(urls []string) (map[string]msgstore.Store, string, error) {
 	stores := map[string]msgstore.Store{}
 	first := ""
 	for _, u := range urls {
-		st, err := storeurl.Open(context.Background(), u)
+		st, err := open(context.Background(), u)
 		if err != nil {
 			for _, s := range stores {
 				_ = s.Close()

@@ -101,6 +101,20 @@ var _ msgstore.RowStore = (*Store)(nil)
 // msgstore.ErrInvalid; a file whose schema version is newer than SchemaVersion is
 // msgstore.ErrSchema; a file locked past BusyTimeout is msgstore.ErrUnavailable.
 func Open(path string) (*Store, error) {
+	return open(path, true)
+}
+
+// OpenExisting opens the SQLite store at path for a reader: it creates no folder,
+// file or table. A path where no file is is msgstore.ErrNoStore, whose message names
+// the absolute path, and a file without the store's tables (schema version 0, such
+// as an empty file) is msgstore.ErrNoStore too; otherwise it is Open (a version 1
+// file is brought to SchemaVersion, a newer one is msgstore.ErrSchema).
+func OpenExisting(path string) (*Store, error) {
+	return open(path, false)
+}
+
+// open is Open, and with create false OpenExisting.
+func open(path string, create bool) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("msgstore: open sqlite: %w: empty path", msgstore.ErrInvalid)
 	}
@@ -108,15 +122,26 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return nil, fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+	if create {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return nil, fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+		}
+	} else if err := checkExisting(abs); err != nil {
+		return nil, err
 	}
 	q := url.Values{}
+	if !create {
+		q.Set("mode", "rw") // never create the file, even if it goes away meanwhile
+	}
 	q.Set("_busy_timeout", strconv.FormatInt(BusyTimeout.Milliseconds(), 10))
-	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "FULL")                             // a Put that returned survives a power cut
-	q.Set("_txlock", "immediate")                             // take the write lock at BEGIN, so the busy timeout applies
-	q.Add("_pragma", "page_size("+strconv.Itoa(PageSize)+")") // a new file's; an older file keeps its own
+	q.Set("_synchronous", "FULL") // a Put that returned survives a power cut
+	q.Set("_txlock", "immediate") // take the write lock at BEGIN, so the busy timeout applies
+	// WAL and the page size stay in the file: a store that Open wrote has them, and a
+	// reader sets nothing that would write to a file that is not a store.
+	if create {
+		q.Set("_journal_mode", "WAL")
+		q.Add("_pragma", "page_size("+strconv.Itoa(PageSize)+")") // a new file's; an older file keeps its own
+	}
 	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -125,11 +150,31 @@ func Open(path string) (*Store, error) {
 	s := &Store{db: db, path: abs}
 	ctx, cancel := context.WithTimeout(context.Background(), msgstore.OpTimeout)
 	defer cancel()
-	if err := s.migrate(ctx); err != nil {
+	if err := s.migrate(ctx, create); err != nil {
 		_ = db.Close()
+		if errors.Is(err, msgstore.ErrNoStore) {
+			return nil, fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+		}
 		return nil, msgstore.WrapOp(context.Background(), ctx, "open sqlite "+strconv.Quote(abs), err, sqliteUnavailable)
 	}
 	return s, nil
+}
+
+// checkExisting returns nil when abs is a file that may hold a store (not empty), and
+// otherwise an error wrapping msgstore.ErrNoStore that names abs.
+func checkExisting(abs string) error {
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("msgstore: open sqlite: %w: the store file %s does not exist (reading never creates one: name the file the worker writes)", msgstore.ErrNoStore, abs)
+	case err != nil:
+		return fmt.Errorf("msgstore: open sqlite %q: %w", abs, err)
+	case fi.IsDir():
+		return fmt.Errorf("msgstore: open sqlite %q: %w: it is a folder, not a store file", abs, msgstore.ErrNoStore)
+	case fi.Size() == 0:
+		return fmt.Errorf("msgstore: open sqlite %q: %w: the file is empty, it holds no message store", abs, msgstore.ErrNoStore)
+	}
+	return nil
 }
 
 // inTx runs f in a transaction, committed when f returns nil and rolled back otherwise.
@@ -146,8 +191,9 @@ func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 }
 
 // migrate brings the file to SchemaVersion in one transaction: a new file gets every
-// table, a version 1 file the tables of version 2.
-func (s *Store) migrate(ctx context.Context) error {
+// table (with create; without it, a file of version 0 is msgstore.ErrNoStore), a
+// version 1 file the tables of version 2.
+func (s *Store) migrate(ctx context.Context, create bool) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var version int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
@@ -159,6 +205,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("%w: file has version %d, this build knows up to %d", msgstore.ErrSchema, version, SchemaVersion)
 		case version == SchemaVersion:
 			return nil
+		case version < 1 && !create:
+			return fmt.Errorf("%w: the file holds no message store (schema version 0: no tables; a reader never creates them)", msgstore.ErrNoStore)
 		case version < 1:
 			steps = append(steps, sqliteSchemaV1)
 		}

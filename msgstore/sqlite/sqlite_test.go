@@ -232,3 +232,55 @@ func TestMigratesVersion1(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(p.Body), string(page))
 }
+
+// OpenExisting refuses, naming the path and creating nothing, a path with no store:
+// a missing file (in a missing folder or not), an empty file, a folder. A store that
+// Open wrote opens and reads.
+func TestOpenExistingNeverCreates(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	other := filepath.Join(dir, "other.db") // an SQLite file without the store's tables
+	db, err := sql.Open("sqlite", "file:"+other)
+	require.NoError(t, err)
+	_, err = db.Exec("CREATE TABLE t (x INTEGER)")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"missing folder", filepath.Join(dir, "missing", "dir", "x.db"), "does not exist"},
+		{"missing file", filepath.Join(dir, "x.db"), "does not exist"},
+		{"empty file", empty, "holds no message store"},
+		{"file of another kind", other, "holds no message store"},
+		{"folder", dir, "is a folder"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := OpenExisting(tt.path)
+			require.ErrorIs(t, err, msgstore.ErrNoStore)
+			assert.Contains(t, err.Error(), tt.path)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "missing"))
+	assert.NoFileExists(t, filepath.Join(dir, "x.db"))
+	fi, err := os.Stat(empty)
+	require.NoError(t, err)
+	_, err = os.Stat(other + "-wal")
+	assert.ErrorIs(t, err, os.ErrNotExist, "another file is not turned to WAL")
+	assert.Zero(t, fi.Size(), "the empty file stays empty")
+
+	ctx := context.Background()
+	path := filepath.Join(dir, "store.db")
+	w, err := Open(path)
+	require.NoError(t, err)
+	m := msgstoretest.TextMessage("m1", "kept")
+	require.NoError(t, w.Put(ctx, "c", []chat.Message{m}))
+	require.NoError(t, w.Close())
+	r, err := OpenExisting(path)
+	require.NoError(t, err)
+	defer r.Close()
+	got, err := r.Get(ctx, "c", []string{"m1"})
+	require.NoError(t, err)
+	assert.Equal(t, []chat.Message{m}, got)
+}

@@ -25,6 +25,18 @@ import (
 // Anything else, and a sqlite URL with a host, a query or no path, is
 // msgstore.ErrInvalid; errors never show the URL's password.
 func Open(ctx context.Context, url string) (msgstore.Store, error) {
+	return open(ctx, url, sqlite.Open)
+}
+
+// OpenExisting is Open for a reader: a sqlite URL opens with sqlite.OpenExisting, so
+// a path with no store file is msgstore.ErrNoStore (naming the path) and nothing is
+// created. A postgres URL opens as in Open.
+func OpenExisting(ctx context.Context, url string) (msgstore.Store, error) {
+	return open(ctx, url, sqlite.OpenExisting)
+}
+
+// open is Open with openSQLite for sqlite URLs.
+func open(ctx context.Context, url string, openSQLite func(string) (*sqlite.Store, error)) (msgstore.Store, error) {
 	scheme, rest, ok := strings.Cut(url, ":")
 	switch {
 	case ok && scheme == "sqlite":
@@ -32,7 +44,7 @@ func Open(ctx context.Context, url string) (msgstore.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("msgstore: open %q: %w", url, err)
 		}
-		return sqlite.Open(path)
+		return openSQLite(path)
 	case ok && (scheme == "postgres" || scheme == "postgresql"):
 		return postgres.Open(ctx, url)
 	case ok && !strings.ContainsAny(scheme, "/@ "):

@@ -70,3 +70,32 @@ func TestOpenPostgresURLs(t *testing.T) {
 		})
 	}
 }
+
+// OpenExisting opens a sqlite URL's file only when it is there: a missing one is
+// msgstore.ErrNoStore naming the path, and nothing is created; Open creates it.
+func TestOpenExistingSQLite(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, tt := range []struct{ name, url, path string }{
+		{"absolute", "sqlite://" + filepath.Join(dir, "missing", "x.db"), filepath.Join(dir, "missing", "x.db")},
+		{"relative", "sqlite:rel/x.db", filepath.Join(dir, "rel", "x.db")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(dir)
+			_, err := OpenExisting(ctx, tt.url)
+			require.ErrorIs(t, err, msgstore.ErrNoStore)
+			assert.Contains(t, err.Error(), tt.path+" does not exist")
+			assert.NoDirExists(t, filepath.Dir(tt.path))
+
+			s, err := Open(ctx, tt.url)
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+			s, err = OpenExisting(ctx, tt.url)
+			require.NoError(t, err)
+			assert.Equal(t, tt.path, s.(*sqlite.Store).Path())
+			require.NoError(t, s.Close())
+		})
+	}
+	_, err := OpenExisting(ctx, "sqlite://host/x.db")
+	require.ErrorIs(t, err, msgstore.ErrInvalid)
+}
