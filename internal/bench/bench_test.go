@@ -18,6 +18,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // wantRows are the names of every row a run prints, by group.
 var wantRows = []string{
+	"Heap, 20 idle chats (MB)", "Heap per idle chat (KB)", "Live heap objects per idle chat (KB)",
+	"Goroutine stacks per idle chat (KB)", "Heap, 20 chats, 5 active (MB)", "Heap added per active chat (KB)",
 	"Turn p50 (ms)", "Turn p99 (ms)", "Turn p50, history up to 16 KB (ms)", "Turn p50, history over 16 KB (ms)",
 	"Turn phase p50: update to activity scheduled (ms)", "Turn phase p50: activity (ms)",
 	"Turn phase p50: activity scheduled to started (ms)", "Turn phase p50: activity started to completed (ms)",
@@ -27,8 +29,6 @@ var wantRows = []string{
 	"Start + first reply p50 (ms)", "Start + first reply p99 (ms)",
 	"Group turn, 3 agents, p50 (ms)", "Group turn, per agent reply p50 (ms)",
 	"Export, 500 messages (ms)", "Import, 500 messages (ms)", "Document size, 500 messages (MB)",
-	"Heap, 20 idle chats (MB)", "Heap per idle chat (KB)",
-	"Goroutine stacks per idle chat (KB)", "Heap, 20 chats, 5 active (MB)", "Heap added per active chat (KB)",
 	"Turn p50, 2,000-message chat vs 100 (ms)", "Import, 2,000 vs 200 messages (s)", "Peak heap, import of 2,000 vs 200 messages (MB)", "Heap kept for the idle chat after its import, 2,000 vs 200 messages (KB)",
 	"Export, 2,000 vs 200 messages (s)", "Peak heap, export of 2,000 vs 200 messages (MB)",
 }
@@ -75,9 +75,9 @@ func TestShortRun(t *testing.T) {
 }
 
 func TestSelectGroups(t *testing.T) {
-	got, err := selectGroups([]string{"memory", "turn"})
+	got, err := selectGroups([]string{"transfer", "turn", "memory"})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"turn", "memory"}, got, "in the order Run measures them")
+	assert.Equal(t, []string{"memory", "turn", "transfer"}, got, "in the order Run measures them: memory first, in a process that ran no other row")
 	all, err := selectGroups(nil)
 	require.NoError(t, err)
 	assert.True(t, slices.Equal(Groups, all))
