@@ -106,7 +106,10 @@ func (s *chatState) validateExport(in wire.ExportInput) error {
 	default:
 		return temporal.NewApplicationError(fmt.Sprintf("unknown sink %q (auto, inline, store, file)", in.Sink), wire.ErrTypeInvalidInput)
 	}
-	if s.phase == phaseStarting || s.phase == phaseFailed {
+	// A continued run took its carry over before the handlers were registered: an
+	// Export delivered with its first task (sent while the run before continued as
+	// new) finds the chat whole, and waits for the start to end (handleExport).
+	if s.phase == phaseFailed || (s.phase == phaseStarting && !s.continuedStart()) {
 		return temporal.NewApplicationError("chat "+s.chatID+" has not started; nothing to export", wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
@@ -115,6 +118,12 @@ func (s *chatState) validateExport(in wire.ExportInput) error {
 // handleExport runs the ExportChat activity, which reads this run's snapshot and
 // history through queries and writes the document to the sink.
 func (s *chatState) handleExport(ctx workflow.Context, in wire.ExportInput) (wire.ExportResult, error) {
+	if err := workflow.Await(ctx, func() bool { return s.phase != phaseStarting }); err != nil {
+		return wire.ExportResult{}, err
+	}
+	if err := s.validateExport(in); err != nil { // the start failed meanwhile
+		return wire.ExportResult{}, err
+	}
 	release, err := s.awaitExportBoundary(ctx)
 	if err != nil {
 		return wire.ExportResult{}, err

@@ -1,11 +1,13 @@
 package workflows_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/wire"
@@ -34,4 +36,50 @@ func TestSignalThenSendInTheFirstTaskOfAContinuedRunKeepTheirOrder(t *testing.T)
 		}
 	}
 	assert.Equal(t, []string{"m1", "s2", "u3"}, users, "arrival order")
+}
+
+// An Export that reaches a continued run with its first workflow task (a client's
+// update admitted while the run it was sent to continued as new is delivered to the
+// next) runs: the carry is taken over before the handlers are registered, so the
+// chat is there to export. It was refused as "has not started" (found by the
+// integration test of a chat with a small run budget).
+func TestExportInTheFirstTaskOfAContinuedRun(t *testing.T) {
+	_, next := continuedChat(t)
+
+	e2 := newEnv(t)
+	var snap wire.Snapshot
+	e2.env.RegisterActivityWithOptions(func(ctx context.Context, in wire.ExportChatInput) (wire.ExportResult, error) {
+		snap = e2.snapshot()
+		return wire.ExportResult{Digest: "sha256:x"}, nil
+	}, activity.RegisterOptions{Name: wire.ExportChatActivity})
+	exported := &importOutcome{}
+	e2.at(0, func() {
+		e2.env.UpdateWorkflow(wire.ExportUpdate, "export", &importCallbacks{exported}, wire.ExportInput{})
+	})
+	e2.run(next, time.Minute)
+	require.True(t, exported.done)
+	require.NoError(t, exported.err)
+	assert.Equal(t, 2, snap.HistoryLength, "the export read the carried chat")
+}
+
+// AddParticipants delivered with a continued run's first task, likewise: it was
+// refused as "chat is starting".
+func TestAddParticipantsInTheFirstTaskOfAContinuedRun(t *testing.T) {
+	_, next := continuedChat(t)
+
+	e2 := newEnv(t)
+	added := &importOutcome{}
+	e2.at(0, func() {
+		e2.env.UpdateWorkflow(wire.AddParticipantsUpdate, "add", &importCallbacks{added}, wire.AddParticipantsInput{AgentIDs: []string{"trimmer"}})
+	})
+	var after wire.StateResult
+	e2.at(time.Second, func() { after = e2.state() })
+	e2.run(next, time.Minute)
+	require.True(t, added.done)
+	require.NoError(t, added.err)
+	var ids []string
+	for _, p := range after.Participants {
+		ids = append(ids, p.ID)
+	}
+	assert.Equal(t, []string{"helper", "trimmer"}, ids)
 }

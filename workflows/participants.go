@@ -19,7 +19,9 @@ func (s *chatState) validateAddParticipants(in wire.AddParticipantsInput) error 
 			return temporal.NewApplicationError(fmt.Sprintf("agent %q is already a participant", id), wire.ErrTypeInvalidInput)
 		}
 	}
-	if st := s.phase.status(); st != wire.StatusRunning { // running, importing or draining
+	// Running, importing or draining; or a continued run's start, whose carry was taken
+	// over before the handlers were registered (the handler waits for the start).
+	if st := s.phase.status(); st != wire.StatusRunning && !s.continuedStart() {
 		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, st), wire.ErrTypeNotAcceptingTurns)
 	}
 	return nil
@@ -29,8 +31,11 @@ func (s *chatState) validateAddParticipants(in wire.AddParticipantsInput) error 
 // the speaking order; an agent whose channel is dormant (kept from an import) resumes
 // it. It waits for the turn in flight, so a turn never sees the order change.
 func (s *chatState) handleAddParticipants(ctx workflow.Context, in wire.AddParticipantsInput) (wire.StateResult, error) {
-	if err := workflow.Await(ctx, func() bool { return s.turnQueue.Active() == nil }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return s.phase != phaseStarting && s.turnQueue.Active() == nil }); err != nil {
 		return wire.StateResult{}, err
+	}
+	if st := s.phase.status(); st != wire.StatusRunning { // a continued run's start failed meanwhile
+		return wire.StateResult{}, temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, st), wire.ErrTypeNotAcceptingTurns)
 	}
 	ps, err := s.resolve(ctx, in.AgentIDs)
 	if err != nil {

@@ -68,6 +68,15 @@ func (p phase) String() string {
 	return fmt.Sprintf("phase(%d)", p)
 }
 
+// continuedStart reports whether the run is starting from a previous run's carry:
+// the carry was taken over before the handlers were registered (resumeEarly), so an
+// update delivered with the run's first task (sent while the run before continued as
+// new) finds the chat whole; its handler waits for the start to end, which it does in
+// that same task.
+func (s *chatState) continuedStart() bool {
+	return s.phase == phaseStarting && s.in.Carry != nil
+}
+
 // status is the Status clients read in phase p: an import and a drain read "running".
 func (p phase) status() string {
 	switch p {
