@@ -397,6 +397,20 @@ func (c *Client) Run(ctx context.Context, opts RunOptions, msg SendMessageInput)
 	return res, err
 }
 
+// cutShort reports whether err ended a call because the caller's ctx ended: ctx is
+// done, or err is the deadline or cancellation of ctx as gRPC or the SDK words it
+// (its timer may fire a moment before ctx's own, so ctx.Err() can still be nil).
+func cutShort(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	var upd *client.WorkflowUpdateServiceTimeoutOrCanceledError
+	if _, ok := ctx.Deadline(); ok && errors.As(err, &upd) {
+		return true
+	}
+	return cutOff(err)
+}
+
 // updateWithStart starts chat id with the update. When the id is taken by a chat that
 // failed at start (its workflow failed before it took any turn: nothing of it is
 // lost), it starts the chat again under the id; any other holder of the id gives
@@ -419,9 +433,9 @@ func (c *Client) updateWithStart(ctx context.Context, id string, in wire.AgentCh
 	if errors.Is(err, ErrNoKeyRing) || errors.Is(err, ErrNoWorker) || errors.Is(err, ErrKeyMismatch) {
 		return err // says which chat already
 	}
-	if err != nil && ctx.Err() != nil { // cut short by the caller: the server may have created it
+	if err != nil && cutShort(ctx, err) { // cut short by the caller: the server may have created it
 		return fmt.Errorf("agentchat: start chat %q: %w (the chat may have been created and may take its first turn: "+
-			"read it with State; the call cannot say)", id, ctx.Err())
+			"read it with State; the call cannot say)", id, cmp.Or(ctx.Err(), context.DeadlineExceeded))
 	}
 	if err != nil {
 		if ce := asChatError("start", id, err); ce != nil {
