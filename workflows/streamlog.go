@@ -78,11 +78,17 @@ func (it logItem) topicOf() string {
 
 // item is it as the protocol sends it. Encoding is deterministic (the default data
 // converter's JSON, a deterministic protobuf), so every answer gives the same bytes.
-func (it logItem) item() wire.StreamItem {
+// The encoding is kept once made: a subscriber's polls, StreamRead and each measure of
+// the carry at a hand-over read the same items again, and a large reply's messageDone
+// must not be encoded on every one. An idle chat nobody read keeps none.
+func (it *logItem) item() wire.StreamItem {
 	if it.ev == nil {
 		return wire.StreamItem{Topic: it.topic, Data: it.data, Offset: it.offset}
 	}
-	return wire.StreamItem{Topic: wire.StreamTopic, Data: wire.EncodedStreamEvent(*it.ev), Offset: it.offset}
+	if it.data == "" {
+		it.data = wire.EncodedStreamEvent(*it.ev)
+	}
+	return wire.StreamItem{Topic: wire.StreamTopic, Data: it.data, Offset: it.offset}
 }
 
 // event is its event; false for a carried item that is not one.
@@ -198,7 +204,8 @@ func (l *eventLog) Poll(ctx workflow.Context, in wire.StreamPollInput, detached 
 func (l *eventLog) Page(from int64, topics []string) wire.StreamPollResult {
 	res := wire.StreamPollResult{Items: []wire.StreamItem{}, NextOffset: l.next}
 	size := 0
-	for _, li := range l.items[l.from(from):] {
+	for k := l.from(from); k < len(l.items); k++ {
+		li := &l.items[k]
 		if len(topics) > 0 && !contains(topics, li.topicOf()) {
 			continue
 		}
