@@ -21,10 +21,15 @@ func (s *chatState) validateAddParticipants(in wire.AddParticipantsInput) error 
 	}
 	// Running, importing or draining; or a continued run's start, whose carry was taken
 	// over before the handlers were registered (the handler waits for the start).
-	if st := s.phase.status(); st != wire.StatusRunning && !s.continuedStart() {
-		return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, st), wire.ErrTypeNotAcceptingTurns)
+	if s.phase.status() != wire.StatusRunning && !s.continuedStart() {
+		return s.notRunning()
 	}
 	return nil
+}
+
+// notRunning is AddParticipants' refusal of a chat that is not running.
+func (s *chatState) notRunning() error {
+	return temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, s.phase.status()), wire.ErrTypeNotAcceptingTurns)
 }
 
 // handleAddParticipants resolves the agents through the registry and appends them to
@@ -34,8 +39,8 @@ func (s *chatState) handleAddParticipants(ctx workflow.Context, in wire.AddParti
 	if err := workflow.Await(ctx, func() bool { return s.phase != phaseStarting && s.turnQueue.Active() == nil }); err != nil {
 		return wire.StateResult{}, err
 	}
-	if st := s.phase.status(); st != wire.StatusRunning { // a continued run's start failed meanwhile
-		return wire.StateResult{}, temporal.NewApplicationError(fmt.Sprintf("chat %q is %s", s.chatID, st), wire.ErrTypeNotAcceptingTurns)
+	if s.phase.status() != wire.StatusRunning { // a continued run's start failed meanwhile
+		return wire.StateResult{}, s.notRunning()
 	}
 	ps, err := s.resolve(ctx, in.AgentIDs)
 	if err != nil {
