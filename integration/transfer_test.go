@@ -18,6 +18,7 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/internal/testenv"
+	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -114,6 +115,43 @@ func TestEveryExportNamesTheRunItReadFrom(t *testing.T) {
 		require.NoError(t, err, name)
 		assert.Equal(t, chatstate.Source{Namespace: "default", WorkflowID: id, RunID: run, Cluster: doc.Source.Cluster}, doc.Source, name)
 	}
+}
+
+// An export whose chat continues as new between its Snapshot query and its History
+// queries reads the history from the run that answered the snapshot (its id pinned):
+// the document is that run's chat, whole and named as such, and the turn the next run
+// took meanwhile is not in it, nor is any message missing or doubled.
+func TestAnExportRacingContinueAsNewReadsTheSnapshotsRun(t *testing.T) {
+	h := testenv.New(t, testenv.Options{})
+	id := testenv.ChatID(t)
+	seedThread(t, h, id)
+	before, _, err := h.Client.Export(ctxFor(t), id)
+	require.NoError(t, err)
+	want, _, err := chatstate.Decode(before)
+	require.NoError(t, err)
+	first := runID(t, h.Temporal, id)
+
+	doc, history, err := transfer.StreamDocument(ctxFor(t), h.Temporal, id, "", transfer.Source{Namespace: "default"}, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, first, doc.Source.RunID, "the snapshot names the run it came from")
+	// Between the snapshot and the history: the chat hands over to a new run, which
+	// takes a turn.
+	require.NoError(t, h.Client.Reencrypt(ctxFor(t), id))
+	require.Eventually(t, func() bool { return runID(t, h.Temporal, id) != first }, 30*time.Second, 100*time.Millisecond,
+		"the chat continues as new")
+	send(t, h, id, "m3", "Still there?")
+
+	var got []chat.Message
+	require.NoError(t, history(func(m chat.Message) error { got = append(got, m); return nil }))
+	assert.Equal(t, want.History, got, "the history of the snapshot's run, as an export before the hand-over read it")
+	doc.History = got
+	b, _, err := chatstate.Encode(doc)
+	require.NoError(t, err)
+	again, _, err := chatstate.Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, first, again.Source.RunID)
+	assert.Equal(t, want.Participants, again.Participants)
+	assert.Equal(t, want.Channels, again.Channels)
 }
 
 func TestImportRefusalsLeaveNothingBehind(t *testing.T) {

@@ -52,7 +52,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.address, "address", "", "Temporal frontend to use (host:port); default: start a dev server on a free port and stop it at the end")
 	fs.StringVar(&o.namespace, "namespace", "default", "Temporal namespace")
 	fs.BoolVar(&o.short, "short", false, "a few iterations of every row: checks that each runs (for CI); no row passes or fails")
-	fs.StringVar(&o.profileDir, "profile", "", "write CPU and heap profiles of this process during the throughput run and the export and import rounds to `DIR`")
+	fs.StringVar(&o.profileDir, "profile", "", "write CPU and heap profiles of this process during the turn, throughput, memory, long, export and import rows to `DIR`")
 	fs.StringVar(&o.rows, "rows", "", "comma-separated subset of: "+strings.Join(Groups, ","))
 	fs.StringVar(&o.out, "out", "", "also write the table as Markdown to `FILE`")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed (full runs only)")

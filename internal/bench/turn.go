@@ -55,8 +55,16 @@ func (r *runner) turn(ctx context.Context) error {
 			return e.floorTurn(ctx, floorIDs[update], update, FloorTurn{Text: userText(i, sz.TextBytes)})
 		})
 	}
+	stop, err := r.startProfile("turn", "agentchat-and-floor")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = stop() }()
 	times, err := timeRounds(ctx, sz.Warmup, sz.Turns, rounds...)
 	if err != nil {
+		return err
+	}
+	if err := stop(); err != nil {
 		return err
 	}
 	all, floor := times[0], times[1]
