@@ -62,7 +62,7 @@ func (r *Runner) importEdited(ctx context.Context, c *chatRun, target int, edit 
 	for _, m := range d.History {
 		nc.prefix = append(nc.prefix, m.MessageID)
 	}
-	nc.inheritFailed(c)
+	nc.inherit(c, d.History)
 	for _, m := range d.PendingTurns {
 		nc.pending = append(nc.pending, m.MessageID)
 	}

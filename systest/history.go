@@ -38,9 +38,10 @@ func checkHistory(c *chatRun, msgs []chat.Message) []string {
 			continue // a failed resumed turn may keep what its approved calls did
 		}
 		if last := t.replies[len(t.replies)-1]; t.index < len(c.prefix) && last.Role == chat.RoleTool &&
-			!slices.Contains(c.prefix, last.MessageID) {
-			// A turn of the imported document, resumed here (its open calls ran), whose
-			// agent then failed: the calls' results stay, as README's Human approval says.
+			(!slices.Contains(c.prefix, last.MessageID) || c.resumedEnds[last.MessageID]) {
+			// A turn of the imported document, resumed here (its open calls ran), or in a
+			// chat whose document this one's came from, whose agent then failed: the
+			// calls' results stay, as README's Human approval says.
 			continue
 		}
 		if last := t.replies[len(t.replies)-1]; last.Role != chat.RoleAssistant || last.Text() == "" {

@@ -116,3 +116,39 @@ func TestCheckHistoryReadsPostedTurnsFromTheStream(t *testing.T) {
 		}
 	}
 }
+
+// A turn of an imported document that the importing chat resumed (its open call ran)
+// and whose agent then failed ends on the call's result; a chat imported from that
+// chat's document inherits the exemption for the same turn, and only for it: a turn
+// of the document that ended on a tool message already in the first document is
+// still found.
+func TestATurnResumedAndFailedEndsOnItsToolResultDownTheLineage(t *testing.T) {
+	user := chat.TextMessage("t1", chat.RoleUser, "", "q")
+	call := chat.Message{MessageID: "t1/1", Role: chat.RoleAssistant, AgentID: "a",
+		Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "record", Arguments: "{}"}}}
+	result := chat.Message{MessageID: "t1/2", Role: chat.RoleTool, AgentID: "a",
+		Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: "c1", Result: "ok"}}}
+	resumed := []chat.Message{user, call, result}
+
+	first := runOf() // imported the document [user, call]: the open call ran here
+	first.prefix = ids(resumed[:2])
+	assert.Empty(t, checkHistory(first, resumed))
+
+	second := runOf() // imported first's document
+	second.prefix = ids(resumed)
+	assert.NotEmpty(t, checkHistory(second, resumed), "without the lineage, the turn ends on a tool message")
+	second.inherit(first, resumed)
+	assert.Empty(t, checkHistory(second, resumed))
+
+	third := runOf() // imported second's document: the exemption goes on down
+	third.prefix = ids(resumed)
+	third.inherit(second, resumed)
+	assert.Empty(t, checkHistory(third, resumed))
+
+	other := runOf() // a chat whose document already ended the turn on the result
+	other.prefix = ids(resumed)
+	imported := runOf()
+	imported.prefix = ids(resumed)
+	imported.inherit(other, resumed)
+	assert.Contains(t, strings.Join(checkHistory(imported, resumed), "\n"), `turn "t1" ends with tool message "t1/2"`)
+}

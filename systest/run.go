@@ -72,7 +72,10 @@ type chatRun struct {
 	// the document's pending turns.
 	prefix  []string
 	pending []string
-	started bool
+	// resumedEnds are the tool messages that may end a turn of the imported document
+	// (inherit): a turn an earlier chat of its lineage resumed and whose agent failed.
+	resumedEnds map[string]bool
+	started     bool
 	// refuses: its message store refuses writes part of the time (refusingStore);
 	// stalled: it stopped taking turns for that (StoreRefused), as State said at the end.
 	refuses bool
@@ -176,6 +179,8 @@ func (r *Runner) do(ctx context.Context, a Action) (string, error) {
 		return r.retry(ctx, c), nil
 	case opExport:
 		return r.exportImport(ctx, c, a.Target), nil
+	case opHandover:
+		return r.handover(ctx, c, a), nil
 	case opEdit:
 		return r.importEdited(ctx, c, a.Target, a.Edit), nil
 	case opMigrate:

@@ -20,8 +20,13 @@ const (
 	opExport  = "export"  // export the chat and import the document into the new chat Target
 	opEdit    = "edit"    // export the chat, edit the document (Edit) and import it into Target
 	opMigrate = "migrate" // migrate the chat to the other namespace (NewID: under a new id)
-	opKill    = "kill"    // SIGKILL worker Worker of namespace NS, start a new one with Variant
-	opRestart = "restart" // start a worker of NS with Variant, then stop worker Worker gracefully
+	// opHandover signals Reencrypt, which makes the chat continue as new at its next
+	// boundary, and at once exports it (into the new chat Target) and sends a burst
+	// (IDs ID.1 … ID.n): queries, updates and signals that arrive while the run hands
+	// over to the next.
+	opHandover = "handover"
+	opKill     = "kill"    // SIGKILL worker Worker of namespace NS, start a new one with Variant
+	opRestart  = "restart" // start a worker of NS with Variant, then stop worker Worker gracefully
 )
 
 // Action is one step of a round. The list of actions is a pure function of the
@@ -38,10 +43,10 @@ type Action struct {
 	Refuses   int // opStart: the percentage of the chat's writes its message store refuses (refusingStore)
 	ID        string
 	Size      int // opSend, opPost: the user message's size, encoded as the chat counts it (newMessage)
-	Burst     int
+	Burst     int // opBurst, opHandover: how many turns
 	Approve   bool
 	KillAfter time.Duration
-	Target    int    // opExport, opEdit: the new chat's index
+	Target    int    // opExport, opEdit, opHandover: the new chat's index
 	Edit      string // opEdit: editSystem, editOpenCall or editWrongRole
 	NewID     bool   // opMigrate
 	NS        int    // fleet: namespace index
@@ -68,6 +73,8 @@ func (a Action) String() string {
 		}
 	case opBurst:
 		fmt.Fprintf(&b, " id=%s n=%d", a.ID, a.Burst)
+	case opHandover:
+		fmt.Fprintf(&b, " id=%s n=%d into=c%d", a.ID, a.Burst, a.Target)
 	case opApprove:
 		fmt.Fprintf(&b, " approve=%t", a.Approve)
 	case opExport:
@@ -287,8 +294,12 @@ func (g *generator) chatAction(c int) {
 		np := *p
 		np.imported, np.turns, np.replyLike = true, 0, nil
 		g.chats = append(g.chats, &np)
-		if r < 82 {
+		switch {
+		case r < 80:
 			g.add(Action{Op: opExport, Chat: c, Target: len(g.chats) - 1})
+			return
+		case r < 83:
+			g.add(Action{Op: opHandover, Chat: c, ID: g.nextID(c), Burst: 1 + g.rng.IntN(3), Target: len(g.chats) - 1})
 			return
 		}
 		edits := []string{editSystem, editOpenCall, editWrongRole}

@@ -3,19 +3,54 @@ package systest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/wire"
 )
 
 func (r *Runner) exportImport(ctx context.Context, c *chatRun, target int) string {
+	doc, digest, err := r.w.Client(c.loc.ns).Export(ctx, c.loc.id)
+	return r.importExported(ctx, c, target, doc, digest, err)
+}
+
+// handover signals Reencrypt to chat c, which then continues as new at its next
+// boundary, and at once exports it (on a goroutine of its own, touching nothing of c
+// until it has the document) and sends a burst: the export's queries and the burst's
+// updates and signals arrive while the run hands over. The document is then imported
+// into target, as exportImport does.
+func (r *Runner) handover(ctx context.Context, c *chatRun, a Action) string {
 	cl := r.w.Client(c.loc.ns)
-	doc, digest, err := cl.Export(ctx, c.loc.id)
+	if err := cl.Reencrypt(ctx, c.loc.id); err != nil {
+		r.violate("chat c%d: the Reencrypt signal failed: %v", c.idx, err)
+		return "signal error: " + err.Error()
+	}
+	type exported struct {
+		doc    []byte
+		digest string
+		err    error
+	}
+	done := make(chan exported, 1)
+	go func() {
+		doc, digest, err := cl.Export(ctx, c.loc.id)
+		done <- exported{doc, digest, err}
+	}()
+	burst := r.burst(ctx, c, a)
+	e := <-done
+	return "signalled; " + burst + "; " + r.importExported(ctx, c, a.Target, e.doc, e.digest, e.err)
+}
+
+// importExported imports doc, exported from chat c with digest (or the export's err),
+// into the new chat target, and records what the new chat holds.
+func (r *Runner) importExported(ctx context.Context, c *chatRun, target int, doc []byte, digest string, err error) string {
+	cl := r.w.Client(c.loc.ns)
 	if err != nil {
 		r.violate("chat c%d: export failed: %v", c.idx, err)
 		return "export error: " + err.Error()
@@ -29,7 +64,7 @@ func (r *Runner) exportImport(ctx context.Context, c *chatRun, target int) strin
 	for _, m := range d.History {
 		nc.prefix = append(nc.prefix, m.MessageID)
 	}
-	nc.inheritFailed(c)
+	nc.inherit(c, d.History)
 	for _, m := range d.PendingTurns {
 		nc.pending = append(nc.pending, m.MessageID)
 	}
@@ -113,14 +148,28 @@ func (r *Runner) importOptions(doc []byte, id string, maxBytes int) (agentchat.I
 	return opts, os.WriteFile(opts.Path, doc, 0o600)
 }
 
-// inheritFailed gives chat c, imported from src's document, src's record of the
-// document's turns that failed after an approval (keptFailed): they may end on the
-// results of the calls that ran in the copy too.
-func (c *chatRun) inheritFailed(src *chatRun) {
+// inherit gives chat c, imported from src's document whose history is history, what
+// lets a turn of that document end on a tool message in c as it did in src: src's
+// record of the document's turns that failed after an approval (keptFailed), and the
+// tool messages that end a turn src resumed from its own imported document and whose
+// agent then failed (checkHistory's resumedEnds), with those src inherited.
+func (c *chatRun) inherit(src *chatRun, history []chat.Message) {
 	for _, id := range c.prefix {
 		if m := src.msgs[id]; m != nil && keptFailed(m) {
 			cp := *m
 			c.msgs[id] = &cp
+		}
+	}
+	c.resumedEnds = maps.Clone(src.resumedEnds)
+	for _, t := range splitTurns(history) {
+		if len(t.replies) == 0 || t.index >= len(src.prefix) {
+			continue
+		}
+		if last := t.replies[len(t.replies)-1]; last.Role == chat.RoleTool && !slices.Contains(src.prefix, last.MessageID) {
+			if c.resumedEnds == nil {
+				c.resumedEnds = map[string]bool{}
+			}
+			c.resumedEnds[last.MessageID] = true
 		}
 	}
 }
