@@ -21,6 +21,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/codec"
 	"github.com/agentchat/agentchat/envelope"
 	"github.com/agentchat/agentchat/internal/logx"
@@ -43,6 +44,8 @@ type Client struct {
 	keys *keyring.Ring
 	// docs is ClientOptions.Documents, its Ring defaulted to keys.
 	docs envelope.Options
+	// importSpill is ClientOptions.ImportSpill.
+	importSpill chatstate.SpillOpener
 	// clearChats are the chats (by id) a keyless client found not encrypted
 	// (guardClearText).
 	clearChats sync.Map
@@ -79,6 +82,13 @@ type ClientOptions struct {
 	// Documents say how SealDocument seals documents and how Import opens and
 	// verifies them (package envelope); a nil Ring defaults to Keys.
 	Documents envelope.Options
+	// ImportSpill is where Import's check of a document it reads in place (a plain
+	// file over wire.StreamDocumentBytes, 32 MiB) keeps the hashes of the document's
+	// message and call ids past chatstate.SpillAfter of each, so that the check's heap
+	// stays flat however long the document. Nil keeps them all in memory: about 100
+	// bytes a message (100 MB for 1,000,000 messages). The client package links no
+	// database driver; the CLI spills to a temporary SQLite file, as workers do.
+	ImportSpill chatstate.SpillOpener
 }
 
 // NewClient wraps an existing Temporal client; Close does not close it.
@@ -103,7 +113,7 @@ func NewClient(tc client.Client, opts ClientOptions) *Client {
 		}
 	}
 	c := &Client{tc: tc, taskQueue: opts.TaskQueue, namespace: opts.Namespace, cluster: opts.Cluster, stores: stores,
-		workerWait: opts.WorkerWait, keys: opts.Keys, docs: opts.Documents}
+		workerWait: opts.WorkerWait, keys: opts.Keys, docs: opts.Documents, importSpill: opts.ImportSpill}
 	if c.docs.Ring == nil {
 		c.docs.Ring = opts.Keys
 	}
@@ -147,6 +157,9 @@ type DialOptions struct {
 	// MessageStores are ClientOptions.MessageStores: where the client reads a long
 	// chat's history pages and stored bodies. The caller closes them.
 	MessageStores map[string]msgstore.Store
+	// ImportSpill is ClientOptions.ImportSpill; nil keeps the ids of a document an
+	// Import checks in memory.
+	ImportSpill chatstate.SpillOpener
 }
 
 // keys returns the ring the options name, loading it if needed; nil: encryption off.
@@ -271,7 +284,7 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, err
 	}
 	c := NewClient(tc, ClientOptions{TaskQueue: opts.TaskQueue, Namespace: co.Namespace, WorkerWait: opts.WorkerWait, Keys: ring,
-		Documents: docs, MessageStores: opts.MessageStores})
+		Documents: docs, MessageStores: opts.MessageStores, ImportSpill: opts.ImportSpill})
 	c.owned = true
 	return c, nil
 }

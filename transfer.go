@@ -267,7 +267,7 @@ func (c *Client) ImportInto(ctx context.Context, chatID string, document []byte,
 // when signatures are required.
 func (c *Client) checkImport(document []byte, path string) (chatstate.Document, wire.DocumentSource, error) {
 	if path != "" && len(document) == 0 && !c.docs.RequireSignature {
-		if doc, src, ok, err := checkFileInPlace(path); ok || err != nil {
+		if doc, src, ok, err := checkFileInPlace(path, c.importSpill); ok || err != nil {
 			return doc, src, err
 		}
 	}
@@ -291,7 +291,7 @@ func (c *Client) checkImport(document []byte, path string) (chatstate.Document, 
 
 // checkFileInPlace is checkImport for a plain document in a file over
 // wire.InlineLimit; ok is false for any other file (checkImport reads it whole).
-func checkFileInPlace(path string) (doc chatstate.Document, src wire.DocumentSource, ok bool, err error) {
+func checkFileInPlace(path string, spill chatstate.SpillOpener) (doc chatstate.Document, src wire.DocumentSource, ok bool, err error) {
 	f, size, src, ok, err := openPlainFile(path)
 	if !ok || err != nil {
 		return chatstate.Document{}, wire.DocumentSource{}, ok, err
@@ -300,7 +300,7 @@ func checkFileInPlace(path string) (doc chatstate.Document, src wire.DocumentSou
 	fail := func(err error) (chatstate.Document, wire.DocumentSource, bool, error) {
 		return chatstate.Document{}, wire.DocumentSource{}, true, fmt.Errorf("agentchat: import: %w", err)
 	}
-	dec := chatstate.NewDecoder(f, size)
+	dec := chatstate.NewDecoder(f, size).SpillIDs(spill)
 	if doc, _, err = dec.Header(); err != nil {
 		return fail(err)
 	}

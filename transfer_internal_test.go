@@ -49,7 +49,7 @@ func TestCheckImportReadsALargeFileInPlace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "doc.json")
 	require.NoError(t, os.WriteFile(path, b, 0o644))
 
-	doc, src, ok, err := checkFileInPlace(path)
+	doc, src, ok, err := checkFileInPlace(path, nil)
 	require.NoError(t, err)
 	require.True(t, ok)
 	whole, _, err := chatstate.Decode(b)
@@ -81,13 +81,13 @@ func TestCheckImportInPlaceRefusesAWindowTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	want := wire.CheckDocumentSizes(whole.History, whole.PendingTurns, wire.WindowMessages)
 	require.Error(t, want)
-	_, _, ok, err := checkFileInPlace(path)
+	_, _, ok, err := checkFileInPlace(path, nil)
 	assert.True(t, ok)
 	assert.ErrorContains(t, err, want.Error())
 
 	small := filepath.Join(t.TempDir(), "small.json")
 	require.NoError(t, os.WriteFile(small, largeDocument(t, 2, 10), 0o644))
-	_, _, ok, err = checkFileInPlace(small)
+	_, _, ok, err = checkFileInPlace(small, nil)
 	assert.False(t, ok)
 	assert.NoError(t, err)
 
@@ -95,7 +95,7 @@ func TestCheckImportInPlaceRefusesAWindowTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	env := filepath.Join(t.TempDir(), "env.json")
 	require.NoError(t, os.WriteFile(env, sealed, 0o644))
-	_, _, ok, err = checkFileInPlace(env)
+	_, _, ok, err = checkFileInPlace(env, nil)
 	assert.False(t, ok)
 	assert.NoError(t, err)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/envelope"
+	"github.com/agentchat/agentchat/internal/idspill"
 	"github.com/agentchat/agentchat/transfer"
 	"github.com/agentchat/agentchat/wire"
 )
@@ -125,7 +126,7 @@ func (tr *transfers) exportStreamed(ctx context.Context, tc client.Client, in wi
 		readErr = history(func(m chat.Message) error { count++; return yield(m) })
 		return readErr
 	}
-	n, digest, err := chatstate.NewEncoder(w).Encode(doc, counted)
+	n, digest, err := chatstate.NewEncoder(w).SpillIDs(idspill.Opener("")).Encode(doc, counted)
 	if readErr != nil {
 		return wire.ExportResult{}, readErr
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentchat/agentchat/chat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/internal/idspill"
 	"github.com/agentchat/agentchat/wire"
 )
 
@@ -89,7 +90,7 @@ func (tr *transfers) importStreamed(ctx context.Context, in wire.ImportPageInput
 
 // reopen returns a Decoder of r whose Header succeeded.
 func reopen(r io.ReaderAt, size int64) (*chatstate.Decoder, error) {
-	dec := chatstate.NewDecoder(r, size)
+	dec := chatstate.NewDecoder(r, size).SpillIDs(idspill.Opener(""))
 	if _, _, err := dec.Header(); err != nil {
 		return nil, documentError(err)
 	}
@@ -147,7 +148,7 @@ func (c *streamCache) get(key streamKey, r io.ReaderAt) (*streamedDoc, *chatstat
 			return doc, nil, nil
 		}
 	}
-	dec := chatstate.NewDecoder(r, key.size)
+	dec := chatstate.NewDecoder(r, key.size).SpillIDs(idspill.Opener(""))
 	header, report, err := dec.Header()
 	if err != nil {
 		return nil, nil, documentError(err)

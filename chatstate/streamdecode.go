@@ -39,11 +39,22 @@ type Decoder struct {
 	streamed   bool // Header read the document without Decode (and refused it or not)
 	read       bool
 	err        error
+	spill      SpillOpener
 }
 
 // NewDecoder returns a Decoder of the document held in bytes [0, size) of r (wrap r
 // in io.NewSectionReader to read elsewhere). An *os.File and its size will do.
 func NewDecoder(r io.ReaderAt, size int64) *Decoder { return &Decoder{r: r, size: size} }
+
+// SpillIDs makes Header keep the hashes of the ids it checks past the first
+// SpillAfter of a kind in the IDSpills that open opens (at most two, each closed before
+// Header returns), so that its heap does not grow with the document's length; it
+// returns d. An error of a spill fails Header with that error, wrapped. Call it before
+// Header.
+func (d *Decoder) SpillIDs(open SpillOpener) *Decoder {
+	d.spill = open
+	return d
+}
 
 // StartsEncoded reports whether the document in bytes [0, size) of r starts as Encode
 // writes one ({"channels":), as a Decoder reads in place; an envelope (package
@@ -113,7 +124,12 @@ func (d *Decoder) scan() (doc Document, ok bool, err error) {
 	if !ok || err != nil {
 		return Document{}, false, err
 	}
-	c := newDocumentCheck()
+	c := newDocumentCheck(d.spill)
+	defer func() {
+		if cerr := c.close(); cerr != nil && err == nil {
+			doc, ok, err = Document{}, true, cerr
+		}
+	}()
 	h := sha256.New()
 	h.Write(d.head[:d.digestAt])
 	h.Write(d.head[d.digestAt+digestMemberLen:])

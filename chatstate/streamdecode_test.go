@@ -17,7 +17,12 @@ import (
 
 // streamDecode reads b with a Decoder: Header, then History gathered.
 func streamDecode(b []byte) (doc Document, rep Report, streamed bool, err error) {
-	dec := NewDecoder(bytes.NewReader(b), int64(len(b)))
+	return streamDecodeSpilled(b, nil)
+}
+
+// streamDecodeSpilled is streamDecode with the Decoder's ids spilled by open.
+func streamDecodeSpilled(b []byte, open SpillOpener) (doc Document, rep Report, streamed bool, err error) {
+	dec := NewDecoder(bytes.NewReader(b), int64(len(b))).SpillIDs(open)
 	doc, rep, err = dec.Header()
 	if err != nil {
 		return doc, rep, dec.streamed, err
@@ -34,8 +39,14 @@ func streamDecode(b []byte) (doc Document, rep Report, streamed bool, err error)
 // reports whether it streamed.
 func sameAsDecode(t *testing.T, name string, b []byte) bool {
 	t.Helper()
+	return sameAsDecodeSpilled(t, name, b, nil)
+}
+
+// sameAsDecodeSpilled is sameAsDecode with the Decoder's ids spilled by open.
+func sameAsDecodeSpilled(t *testing.T, name string, b []byte, open SpillOpener) bool {
+	t.Helper()
 	want, wantRep, wantErr := Decode(b)
-	got, rep, streamed, err := streamDecode(b)
+	got, rep, streamed, err := streamDecodeSpilled(b, open)
 	if wantErr != nil || err != nil {
 		var fe *FieldError
 		if wantErr == nil || err == nil || err.Error() != wantErr.Error() || !errors.As(err, &fe) {

@@ -35,11 +35,13 @@ const streamFlushSize = 64 << 10
 // Encoder writes chat-state documents whose history is read one message at a time, so
 // that a document of any length is written with a heap of one message, the document's
 // other members, a 64 KiB buffer and the sets of 128-bit hashes of its message and call
-// ids that check they are unique: about 100 bytes a message at their peak (10 MB for
-// 100,000 messages, where Encode with its history in memory needs about 110 MB;
-// BenchmarkEncoderHeap).
+// ids that check they are unique: about 50 bytes an id, up to SpillAfter ids of each
+// kind, and no more with SpillIDs (the others go to the spill); without it, about 100
+// bytes a message at the peak (10 MB for 100,000 messages, where Encode with its
+// history in memory needs about 110 MB; BenchmarkEncoderHeap).
 type Encoder struct {
-	w io.WriterAt
+	w     io.WriterAt
+	spill SpillOpener
 }
 
 // NewEncoder returns an Encoder that writes each document at offsets [0, n) of w
@@ -49,6 +51,15 @@ type Encoder struct {
 // (`"digest":"sha256:<64 hex>",`, 83 bytes) blank, and fills it in with one WriteAt at
 // the end. An *os.File not opened with O_APPEND will do.
 func NewEncoder(w io.WriterAt) *Encoder { return &Encoder{w: w} }
+
+// SpillIDs makes Encode keep the hashes of the ids it checks past the first SpillAfter
+// of a kind in the IDSpills that open opens (at most two a document, each closed
+// before Encode returns), so that its heap does not grow with the history's length;
+// it returns enc. An error of a spill fails Encode with that error, wrapped.
+func (enc *Encoder) SpillIDs(open SpillOpener) *Encoder {
+	enc.spill = open
+	return enc
+}
 
 // Encode writes d, with the messages of history as its history, exactly as Encode
 // writes the document holding them (chat-state-v1.md: canonical JSON and the digest),
@@ -68,7 +79,12 @@ func (enc *Encoder) Encode(d Document, history History) (n int64, digest string,
 	if err := d.validateHead(); err != nil {
 		return 0, "", err
 	}
-	s := &streamEncoder{w: enc.w, h: sha256.New(), check: newDocumentCheck()}
+	s := &streamEncoder{w: enc.w, h: sha256.New(), check: newDocumentCheck(enc.spill)}
+	defer func() {
+		if cerr := s.check.close(); cerr != nil && err == nil {
+			digest, err = "", cerr
+		}
+	}()
 	s.e.b = make([]byte, 0, 2*streamFlushSize)
 	s.start(d)
 	herr := history(s.message)

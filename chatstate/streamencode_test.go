@@ -27,11 +27,14 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 // streamEncode writes d with Encoder, its history given one message at a time.
-func streamEncode(d Document) ([]byte, string, error) {
+func streamEncode(d Document) ([]byte, string, error) { return streamEncodeSpilled(d, nil) }
+
+// streamEncodeSpilled is streamEncode with the Encoder's ids spilled by open.
+func streamEncodeSpilled(d Document, open SpillOpener) ([]byte, string, error) {
 	var f memFile
 	history := d.History
 	d.History = nil
-	n, digest, err := NewEncoder(&f).Encode(d, SliceHistory(history))
+	n, digest, err := NewEncoder(&f).SpillIDs(open).Encode(d, SliceHistory(history))
 	if err == nil && n != int64(len(f.b)) {
 		return nil, "", fmt.Errorf("Encode says it wrote %d bytes, the file has %d", n, len(f.b))
 	}
@@ -42,8 +45,14 @@ func streamEncode(d Document) ([]byte, string, error) {
 // error.
 func sameAsEncode(t *testing.T, name string, d Document) {
 	t.Helper()
+	sameAsEncodeSpilled(t, name, d, nil)
+}
+
+// sameAsEncodeSpilled is sameAsEncode with the Encoder's ids spilled by open.
+func sameAsEncodeSpilled(t *testing.T, name string, d Document, open SpillOpener) {
+	t.Helper()
 	want, wantDigest, wantErr := Encode(d)
-	got, digest, err := streamEncode(d)
+	got, digest, err := streamEncodeSpilled(d, open)
 	if wantErr != nil || err != nil {
 		var fe *FieldError
 		if wantErr == nil || err == nil || err.Error() != wantErr.Error() || !errors.As(err, &fe) {

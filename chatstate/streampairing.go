@@ -1,45 +1,143 @@
 package chatstate
 
 import (
+	"cmp"
+	"fmt"
 	"hash/maphash"
 
 	"github.com/agentchat/agentchat/chat"
 )
 
-// idKey is a 128-bit hash of an id: two ids of a document share one with a
+// IDKey is a 128-bit hash of an id: two ids of a document share one with a
 // probability of about n²/2¹²⁹, nil for any document that fits on a disk.
-type idKey [2]uint64
+type IDKey [2]uint64
 
-// hashedIDs is the idSet of a streamed document: it keeps hashes, not the ids, so that
-// its size does not depend on the ids' length and it holds no message's memory.
-type hashedIDs struct {
-	seeds [2]maphash.Seed
-	refs  map[idKey]int // history[i] as i, pendingTurns[i] as -1-i
+type idKey = IDKey
+
+// SpillAfter is how many ids of one kind (message ids, call ids) a streamed Decoder or
+// Encoder keeps the hashes of in memory, about 50 bytes each; past it, with an IDSpill
+// (Decoder.SpillIDs, Encoder.SpillIDs), the others go there, so that its heap stays
+// flat however long the document. 65,536: a document of up to about 45,000 messages
+// (32 MiB of chat text, what a worker reads whole) never spills.
+const SpillAfter = 1 << 16
+
+// IDSpill keeps the id hashes of a streamed Decoder or Encoder past SpillAfter, one
+// kind of id per IDSpill (opened when the first is due to go there, closed when the
+// document has been read or written). It need not be safe for concurrent use.
+type IDSpill interface {
+	// Put records key with value v unless key is recorded already; it returns the value
+	// first recorded and whether key was recorded before (when it records nothing).
+	Put(key IDKey, v int64) (first int64, dup bool, err error)
+	// Get returns the value recorded for key, if any.
+	Get(key IDKey) (v int64, ok bool, err error)
+	// Close releases what the spill holds (its file).
+	Close() error
 }
 
-func newHashedIDs() *hashedIDs {
-	return &hashedIDs{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, refs: map[idKey]int{}}
+// spillAfter is SpillAfter, lowered by tests.
+var spillAfter = SpillAfter
+
+// SpillOpener opens an IDSpill; nil keeps every id hash in memory.
+type SpillOpener func() (IDSpill, error)
+
+// hashedIDs is a set of ids of a streamed document, each with a value (an int64): it
+// keeps hashes, not the ids, so that its size does not depend on the ids' length and
+// it holds no message's memory. Its first SpillAfter entries are in a map, the others
+// in an IDSpill when it has an opener; the first error of the spill is kept in err,
+// and the set then takes nothing more.
+type hashedIDs struct {
+	seeds [2]maphash.Seed
+	refs  map[idKey]int64
+	open  SpillOpener
+	spill IDSpill
+	err   error
+}
+
+func newHashedIDs(open SpillOpener) *hashedIDs {
+	return &hashedIDs{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, refs: map[idKey]int64{}, open: open}
 }
 
 func (s *hashedIDs) key(id string) idKey {
 	return idKey{maphash.String(s.seeds[0], id), maphash.String(s.seeds[1], id)}
 }
 
-func (s *hashedIDs) add(id string, ref msgRef) (msgRef, bool) {
-	k := s.key(id)
-	if v, dup := s.refs[k]; dup {
-		if v < 0 {
-			return msgRef{"pendingTurns", -1 - v}, true
+// put records k with v unless k is recorded; it returns the value first recorded and
+// whether k was recorded before. After an error of the spill (s.err) it records
+// nothing and reports k new.
+func (s *hashedIDs) put(k idKey, v int64) (int64, bool) {
+	if first, dup := s.refs[k]; dup {
+		return first, true
+	}
+	if s.err != nil {
+		return v, false
+	}
+	if len(s.refs) < spillAfter || s.open == nil {
+		s.refs[k] = v
+		return v, false
+	}
+	if s.spill == nil {
+		if s.spill, s.err = s.open(); s.err != nil {
+			s.err = fmt.Errorf("chatstate: opening the spill of id hashes: %w", s.err)
+			return v, false
 		}
-		return msgRef{"history", v}, true
 	}
-	if ref.list == "history" {
-		s.refs[k] = ref.i
-	} else {
-		s.refs[k] = -1 - ref.i
+	first, dup, err := s.spill.Put(k, v)
+	if err != nil {
+		s.err = fmt.Errorf("chatstate: the spill of id hashes: %w", err)
+		return v, false
 	}
-	return ref, false
+	return first, dup
 }
+
+// has reports whether k is recorded.
+func (s *hashedIDs) has(k idKey) bool {
+	if _, ok := s.refs[k]; ok || s.spill == nil || s.err != nil {
+		return ok
+	}
+	_, ok, err := s.spill.Get(k)
+	if err != nil {
+		s.err = fmt.Errorf("chatstate: the spill of id hashes: %w", err)
+	}
+	return ok
+}
+
+// close closes the spill, if one was opened; it returns s.err or the error of Close.
+func (s *hashedIDs) close() error {
+	if s.spill == nil {
+		return s.err
+	}
+	err := s.spill.Close()
+	s.spill = nil
+	if s.err != nil {
+		return s.err
+	}
+	if err != nil {
+		return fmt.Errorf("chatstate: closing the spill of id hashes: %w", err)
+	}
+	return nil
+}
+
+// add is idSet's add: a message id, history[i] recorded as i, pendingTurns[i] as -1-i.
+func (s *hashedIDs) add(id string, ref msgRef) (msgRef, bool) {
+	v := int64(ref.i)
+	if ref.list != "history" {
+		v = -1 - v
+	}
+	first, dup := s.put(s.key(id), v)
+	if !dup {
+		return ref, false
+	}
+	if first < 0 {
+		return msgRef{"pendingTurns", int(-1 - first)}, true
+	}
+	return msgRef{"history", int(first)}, true
+}
+
+// callRefValue packs a callRef into a hashedIDs value: i in the high 32 bits, j in the
+// low (a message of a document holds far fewer than 2³² contents).
+func callRefValue(r callRef) int64 { return int64(r.i)<<32 | int64(uint32(r.j)) }
+
+func callRefOf(v int64) callRef { return callRef{int(v >> 32), int(uint32(v))} }
 
 // pairPos is a step of pairCalls: the content history[i].contents[j], or, with j = -1,
 // the repair of the k-th open call before history[i]. Steps are ordered as pairCalls
@@ -71,15 +169,15 @@ type repairRec struct {
 type streamPairing struct {
 	ids      *hashedIDs // the history's ids read so far
 	open     []openCall
-	calls    map[idKey]callRef // callId → its functionCall
+	calls    *hashedIDs // callId → its functionCall (callRefValue)
 	repairs  map[idKey]repairRec
 	nRepairs int
 	err      error // the error of the earliest failing step met, at errPos
 	errPos   pairPos
 }
 
-func newStreamPairing(ids *hashedIDs) *streamPairing {
-	return &streamPairing{ids: ids, calls: map[idKey]callRef{}, repairs: map[idKey]repairRec{}}
+func newStreamPairing(ids *hashedIDs, open SpillOpener) *streamPairing {
+	return &streamPairing{ids: ids, calls: newHashedIDs(open), repairs: map[idKey]repairRec{}}
 }
 
 func (p *streamPairing) fail(pos pairPos, err error) {
@@ -113,7 +211,7 @@ func (p *streamPairing) close(i int) {
 	for k, o := range p.open {
 		id := RepairMessageID(o.msgID, o.callID)
 		key, pos := p.ids.key(id), pairPos{i, -1, k}
-		_, inHistory := p.ids.refs[key]
+		inHistory := p.ids.has(key)
 		if _, repaired := p.repairs[key]; inHistory || repaired {
 			p.fail(pos, errRepairTaken(o, id))
 			return
@@ -128,12 +226,10 @@ func (p *streamPairing) content(i, j int, m chat.Message, c chat.Content) {
 	at := callRef{i, j}
 	switch c.Type {
 	case chat.ContentFunctionCall:
-		key := p.ids.key(c.CallID)
-		if first, dup := p.calls[key]; dup {
-			p.fail(pairPos{i, j, 0}, errCallIDTaken(at, first, c.CallID))
+		if first, dup := p.calls.put(p.calls.key(c.CallID), callRefValue(at)); dup {
+			p.fail(pairPos{i, j, 0}, errCallIDTaken(at, callRefOf(first), c.CallID))
 			return
 		}
-		p.calls[key] = at
 		p.open = append(p.open, openCall{at: at, msgID: m.MessageID, callID: c.CallID})
 	case chat.ContentFunctionResult:
 		for k, o := range p.open {
@@ -156,13 +252,15 @@ type documentCheck struct {
 	err     error // the first Validate refusal of a history message
 }
 
-func newDocumentCheck() *documentCheck {
-	ids := newHashedIDs()
-	return &documentCheck{ids: ids, pairing: newStreamPairing(ids)}
+// newDocumentCheck returns a documentCheck whose id sets spill to what open opens
+// (nil: they stay in memory). Close it when done.
+func newDocumentCheck(open SpillOpener) *documentCheck {
+	ids := newHashedIDs(open)
+	return &documentCheck{ids: ids, pairing: newStreamPairing(ids, open)}
 }
 
-// message checks history[i], m; it returns Validate's refusal of m, after which it
-// checks nothing more.
+// message checks history[i], m; it returns Validate's refusal of m, or an error of an
+// id set's spill, after which it checks nothing more.
 func (c *documentCheck) message(i int, m chat.Message) error {
 	if c.err != nil {
 		return c.err
@@ -172,7 +270,19 @@ func (c *documentCheck) message(i int, m chat.Message) error {
 		return err
 	}
 	c.pairing.message(i, m)
+	if err := c.spillErr(); err != nil {
+		c.err = err
+		return err
+	}
 	return nil
+}
+
+// spillErr is the first error of an id set's spill.
+func (c *documentCheck) spillErr() error { return cmp.Or(c.ids.err, c.pairing.calls.err) }
+
+// close closes the id sets' spills; it returns the first error of a spill.
+func (c *documentCheck) close() error {
+	return cmp.Or(c.ids.close(), c.pairing.calls.close())
 }
 
 // finish checks the members of d other than the history, whose messages c has seen,
@@ -185,6 +295,9 @@ func (c *documentCheck) finish(d Document) (repairs int, err error) {
 		return 0, c.err
 	}
 	if err := d.validateAfterHistory(c.ids); err != nil {
+		return 0, err
+	}
+	if err := c.spillErr(); err != nil {
 		return 0, err
 	}
 	if err := c.pairing.err; err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/agentchat/agentchat/activities"
 	"github.com/agentchat/agentchat/agents"
 	"github.com/agentchat/agentchat/hosting"
+	"github.com/agentchat/agentchat/internal/idspill"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/msgstore/sqlite"
 	"github.com/agentchat/agentchat/offline"
@@ -140,7 +141,8 @@ func NewEnv(ctx context.Context, opts EnvOptions) (e *Env, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: connect to Temporal at %s: %w", opts.Address, err)
 	}
-	e.Chats = agentchat.NewClient(e.Temporal, agentchat.ClientOptions{TaskQueue: e.ChatQueue, Namespace: opts.Namespace})
+	e.Chats = agentchat.NewClient(e.Temporal, agentchat.ClientOptions{TaskQueue: e.ChatQueue, Namespace: opts.Namespace,
+		ImportSpill: idspill.Opener("")})
 	if err := e.startWorkers(ctx, logger); err != nil {
 		return nil, err
 	}

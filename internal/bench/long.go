@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentchat/agentchat"
 	"github.com/agentchat/agentchat/chatstate"
+	"github.com/agentchat/agentchat/internal/idspill"
 )
 
 // long measures a chat of LongMessages messages against one of 100 (docs/design/
@@ -125,7 +126,7 @@ func writeDocument(path string, n int) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := chatstate.NewEncoder(f).Encode(Document(nil), historyOf(n)); err != nil {
+	if _, _, err := chatstate.NewEncoder(f).SpillIDs(idspill.Opener("")).Encode(Document(nil), historyOf(n)); err != nil {
 		f.Close()
 		return fmt.Errorf("encode a document of %d messages: %w", n, err)
 	}

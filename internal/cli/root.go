@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentchat/agentchat"
+	"github.com/agentchat/agentchat/internal/idspill"
 	"github.com/agentchat/agentchat/internal/serve"
 	"github.com/agentchat/agentchat/keyring"
 	"github.com/agentchat/agentchat/msgstore"
@@ -271,6 +272,7 @@ func (g *globals) connect(ctx context.Context) (*agentchat.Client, error) {
 		}
 		g.dial.MetricsHandler = tel.TemporalMetricsHandler()
 	}
+	g.dial.ImportSpill = idspill.Opener("") // a document of any length is checked with a flat heap
 	if g.dial.Logger == nil {
 		g.dial.Logger = sdkLogger(g.errOut, g.verbose)
 	}
