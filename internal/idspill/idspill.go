@@ -6,8 +6,9 @@
 //
 // The file is created in a folder of the caller's choosing (os.TempDir by default),
 // named agentchat-idspill-*.db, written without a journal or fsync (it lives as long
-// as one document's check, and a crash leaves only a file in the temporary folder),
-// and removed by Close.
+// as one document's check), and its name is removed as soon as SQLite has it open, so
+// that even a process killed part-way leaves nothing behind (on Windows, where an
+// open file keeps its name, Close removes it).
 package idspill
 
 import (
@@ -18,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -86,8 +88,21 @@ func Open(dir string) (*Set, error) {
 		_ = os.Remove(path)
 		return nil, fmt.Errorf("idspill: %s: %w", path, err)
 	}
+	if unlinkOpen {
+		// SQLite holds the file open (one connection, pinned by the Set's transaction,
+		// no journal): its name can go now, so that a process killed part-way leaves
+		// nothing behind; the system frees the file when the process ends.
+		if err := os.Remove(path); err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("idspill: %s: %w", path, err)
+		}
+	}
 	return s, nil
 }
+
+// unlinkOpen says whether Open removes the file's name once SQLite has it open: on
+// systems where an open file outlives its name (not Windows).
+var unlinkOpen = runtime.GOOS != "windows"
 
 func open(path string) (*Set, error) {
 	q := url.Values{}
@@ -129,7 +144,7 @@ func open(path string) (*Set, error) {
 	return s, nil
 }
 
-// Path is the Set's file.
+// Path is the Set's file's name (gone while the Set is open, but on Windows).
 func (s *Set) Path() string { return s.path }
 
 // insertSQL is the INSERT of n rows.
