@@ -272,8 +272,8 @@ func Dial(ctx context.Context, opts DialOptions) (*Client, error) {
 		return nil, err
 	}
 	tc, err := client.DialContext(ctx, co)
-	if err != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("agentchat: connect to Temporal at %s: %w", co.HostPort, ctx.Err()) // the caller's deadline, not the server
+	if ended := endedBy(ctx, err); err != nil && ended != nil {
+		return nil, fmt.Errorf("agentchat: connect to Temporal at %s: %w", co.HostPort, ended) // the caller's deadline, not the server
 	}
 	if err != nil {
 		return nil, dialError(co.HostPort, co.Namespace, err)
@@ -408,6 +408,25 @@ func (c *Client) Run(ctx context.Context, opts RunOptions, msg SendMessageInput)
 	var res TurnResult
 	err = c.updateWithStart(ctx, id, in, wire.SendMessageUpdate, []any{msg}, &res)
 	return res, err
+}
+
+// deadlineSlack is how close to ctx's deadline a call's cancellation or timeout counts
+// as that deadline's: gRPC and the server give up on a call at the deadline it was sent
+// with, which can be a moment before ctx's own timer fires.
+const deadlineSlack = 250 * time.Millisecond
+
+// endedBy returns the error that ended ctx: ctx.Err(), or context.DeadlineExceeded when
+// err is a cancellation or timeout of the call (cutShort) within deadlineSlack of ctx's
+// deadline while ctx.Err() is still nil; nil when ctx goes on (a server's own timeout
+// of a long poll, with ctx's deadline far off, is not ctx's end).
+func endedBy(ctx context.Context, err error) error {
+	if e := ctx.Err(); e != nil {
+		return e
+	}
+	if d, ok := ctx.Deadline(); ok && err != nil && time.Until(d) <= deadlineSlack && cutShort(ctx, err) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // cutShort reports whether err ended a call because the caller's ctx ended: ctx is

@@ -96,8 +96,8 @@ func (c *Client) follow(ctx context.Context, chatID string, offset int64, yield 
 				err = ctx.Err()
 			case retry < 0:
 				return c.followClosed(ctx, chatID, offset, yield)
-			case ctx.Err() != nil:
-				err = ctx.Err() // not the SDK's words for it, which errors.Is does not match
+			case endedBy(ctx, err) != nil:
+				err = endedBy(ctx, err) // not the SDK's words for it, which errors.Is does not match
 			default:
 				err = c.chatError(ctx, "follow", chatID, err)
 			}
@@ -123,8 +123,8 @@ func (c *Client) followClosed(ctx context.Context, chatID string, offset int64, 
 		var res wire.StreamReadResult
 		in := wire.StreamPollInput{Topics: []string{wire.StreamTopic}, FromOffset: offset}
 		if err := c.query(ctx, chatID, wire.StreamReadQuery, &res, in); err != nil {
-			if ctx.Err() != nil {
-				err = ctx.Err()
+			if ended := endedBy(ctx, err); ended != nil {
+				err = ended
 			}
 			yield(Event{}, err)
 			return ""
@@ -192,7 +192,7 @@ func (c *Client) poll(ctx context.Context, chatID string, offset int64) (wire.St
 // end (retry < 0, again false: the chat's workflow closed), or fail with the error
 // returned (again false, retry 0).
 func (c *Client) pollFailed(ctx context.Context, chatID string, err error) (retry time.Duration, again bool) {
-	if ctx.Err() != nil {
+	if endedBy(ctx, err) != nil {
 		return 0, false
 	}
 	var app *temporal.ApplicationError

@@ -121,7 +121,7 @@ func (c *Client) answeredInTime(ctx context.Context, query func(context.Context)
 	qctx, cancel := context.WithTimeout(ctx, c.workerWait)
 	defer cancel()
 	err := query(qctx)
-	if err != nil && ctx.Err() == nil && (qctx.Err() != nil || cutOff(err)) {
+	if err != nil && endedBy(ctx, err) == nil && (qctx.Err() != nil || cutOff(err)) {
 		return notTaken{time.Since(began)}
 	}
 	return err
