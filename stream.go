@@ -96,10 +96,12 @@ func (c *Client) follow(ctx context.Context, chatID string, offset int64, yield 
 				err = ctx.Err()
 			case retry < 0:
 				return c.followClosed(ctx, chatID, offset, yield)
-			case endedBy(ctx, err) != nil:
-				err = endedBy(ctx, err) // not the SDK's words for it, which errors.Is does not match
 			default:
-				err = c.chatError(ctx, "follow", chatID, err)
+				if ended := endedBy(ctx, err); ended != nil {
+					err = ended // not the SDK's words for it, which errors.Is does not match
+				} else {
+					err = c.chatError(ctx, "follow", chatID, err)
+				}
 			}
 			yield(Event{}, err)
 			return ""

@@ -12,8 +12,6 @@ import (
 // probability of about n²/2¹²⁹, nil for any document that fits on a disk.
 type IDKey [2]uint64
 
-type idKey = IDKey
-
 // SpillAfter is how many ids of one kind (message ids, call ids) a streamed Decoder or
 // Encoder keeps the hashes of in memory, about 50 bytes each; past it, with an IDSpill
 // (Decoder.SpillIDs, Encoder.SpillIDs), the others go there, so that its heap stays
@@ -47,24 +45,24 @@ type SpillOpener func() (IDSpill, error)
 // and the set then takes nothing more.
 type hashedIDs struct {
 	seeds [2]maphash.Seed
-	refs  map[idKey]int64
+	refs  map[IDKey]int64
 	open  SpillOpener
 	spill IDSpill
 	err   error
 }
 
 func newHashedIDs(open SpillOpener) *hashedIDs {
-	return &hashedIDs{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, refs: map[idKey]int64{}, open: open}
+	return &hashedIDs{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, refs: map[IDKey]int64{}, open: open}
 }
 
-func (s *hashedIDs) key(id string) idKey {
-	return idKey{maphash.String(s.seeds[0], id), maphash.String(s.seeds[1], id)}
+func (s *hashedIDs) key(id string) IDKey {
+	return IDKey{maphash.String(s.seeds[0], id), maphash.String(s.seeds[1], id)}
 }
 
 // put records k with v unless k is recorded; it returns the value first recorded and
 // whether k was recorded before. After an error of the spill (s.err) it records
 // nothing and reports k new.
-func (s *hashedIDs) put(k idKey, v int64) (int64, bool) {
+func (s *hashedIDs) put(k IDKey, v int64) (int64, bool) {
 	if first, dup := s.refs[k]; dup {
 		return first, true
 	}
@@ -90,7 +88,7 @@ func (s *hashedIDs) put(k idKey, v int64) (int64, bool) {
 }
 
 // has reports whether k is recorded.
-func (s *hashedIDs) has(k idKey) bool {
+func (s *hashedIDs) has(k IDKey) bool {
 	if _, ok := s.refs[k]; ok || s.spill == nil || s.err != nil {
 		return ok
 	}
@@ -170,14 +168,14 @@ type streamPairing struct {
 	ids      *hashedIDs // the history's ids read so far
 	open     []openCall
 	calls    *hashedIDs // callId → its functionCall (callRefValue)
-	repairs  map[idKey]repairRec
+	repairs  map[IDKey]repairRec
 	nRepairs int
 	err      error // the error of the earliest failing step met, at errPos
 	errPos   pairPos
 }
 
 func newStreamPairing(ids *hashedIDs, open SpillOpener) *streamPairing {
-	return &streamPairing{ids: ids, calls: newHashedIDs(open), repairs: map[idKey]repairRec{}}
+	return &streamPairing{ids: ids, calls: newHashedIDs(open), repairs: map[IDKey]repairRec{}}
 }
 
 func (p *streamPairing) fail(pos pairPos, err error) {

@@ -118,16 +118,6 @@ func document(h []chat.Message) chatstate.Document {
 			Termination: chatstate.Strategy{Type: "maxIterations"}}}
 }
 
-// memFile is an io.WriterAt in memory.
-type memFile struct{ b []byte }
-
-func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
-	if end := int(off) + len(p); end > len(f.b) {
-		f.b = append(f.b, make([]byte, end-len(f.b))...)
-	}
-	return copy(f.b[off:], p), nil
-}
-
 // A document past chatstate.SpillAfter message and call ids, read by a Decoder and
 // written by an Encoder whose ids spill to Sets, is read and written as Decode and
 // Encode do; a message id or a call id taken twice where both are past the threshold
@@ -150,10 +140,12 @@ func TestDocumentsPastTheThresholdSpill(t *testing.T) {
 			}
 			d := document(h)
 			want, wantDigest, wantErr := chatstate.Encode(d)
-			var f memFile
+			f, err := os.CreateTemp(t.TempDir(), "doc-*.json")
+			require.NoError(t, err)
+			defer f.Close()
 			hist := d.History
 			d.History = nil
-			_, digest, err := chatstate.NewEncoder(&f).SpillIDs(open).Encode(d, chatstate.SliceHistory(hist))
+			_, digest, err := chatstate.NewEncoder(f).SpillIDs(open).Encode(d, chatstate.SliceHistory(hist))
 			if name == "valid" {
 				require.NoError(t, wantErr)
 			} else {
@@ -164,7 +156,9 @@ func TestDocumentsPastTheThresholdSpill(t *testing.T) {
 				assert.Equal(t, wantErr.Error(), err.Error())
 			} else {
 				require.NoError(t, err)
-				assert.True(t, bytes.Equal(want, f.b), "the Encoder wrote what Encode writes")
+				written, err := os.ReadFile(f.Name())
+				require.NoError(t, err)
+				assert.True(t, bytes.Equal(want, written), "the Encoder wrote what Encode writes")
 				assert.Equal(t, wantDigest, digest)
 			}
 			entries, _ := os.ReadDir(dir)
