@@ -115,6 +115,35 @@ func TestMessagesRoundTripThroughEncodeMessage(t *testing.T) {
 	assert.Error(t, err, "a content without a type")
 }
 
+// DecodeMessages reads an array of the test documents' messages, canonical or not, as
+// encoding/json does; null and what is not an array of messages are errors.
+func TestDecodeMessagesReadsAsEncodingJSON(t *testing.T) {
+	for name, d := range fastReadDocs() {
+		var list []byte
+		list = append(list, '[')
+		for i, m := range append(d.History, d.PendingTurns...) {
+			b, err := EncodeMessage(m)
+			require.NoError(t, err, name)
+			if i > 0 {
+				list = append(list, ',')
+			}
+			list = append(list, b...)
+		}
+		list = append(list, ']')
+		for _, b := range [][]byte{list, append([]byte(" "), list...)} { // the second is not canonical
+			want := []chat.Message{}
+			require.NoError(t, json.Unmarshal(b, &want), name)
+			got, err := DecodeMessages(b)
+			require.NoError(t, err, name)
+			assert.Equal(t, want, got, name)
+		}
+	}
+	for _, bad := range []string{"null", "{}", `[{"contents":[{"text":"hi"}]}]`, "[", ""} {
+		_, err := DecodeMessages([]byte(bad))
+		assert.Error(t, err, bad)
+	}
+}
+
 // unescape reads every escape appendString writes, wherever it falls in the text.
 func TestUnescapeReadsAppendString(t *testing.T) {
 	for _, s := range []string{"", "plain text", "\xff\xfe bad", "ab\xc3", "a\"b\\c\n\t\r\b\f\x00\x1f end", "\x01", "x\n", "\nx",

@@ -2,6 +2,7 @@ package chatstate
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/agentchat/agentchat/chat"
 )
@@ -28,4 +29,21 @@ func DecodeMessage(b []byte) (chat.Message, error) {
 	var m chat.Message
 	err := json.Unmarshal(b, &m)
 	return m, err
+}
+
+// DecodeMessages reads a JSON array of messages, each as DecodeMessage reads one: the
+// canonical layout EncodeMessage writes is read by the fast reader, anything else by
+// encoding/json. A null array is an error; an empty one is an empty, non-nil slice.
+func DecodeMessages(b []byte) ([]chat.Message, error) {
+	if ms, err := readMessages(b); err == nil {
+		return ms, nil
+	}
+	var ms []chat.Message
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return nil, err
+	}
+	if ms == nil {
+		return nil, errors.New("chatstate: a message list is null")
+	}
+	return ms, nil
 }

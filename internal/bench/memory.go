@@ -35,12 +35,28 @@ type footprint struct {
 // memory measures the heap this process holds for IdleChats open chats (each started
 // with one turn, then idle: the worker keeps them in its sticky cache), then while
 // ActiveChats of them send turns, against floor workflows treated the same way.
+//
+// Before either is measured, Width workflows of each kind are opened and left open, so
+// that what the process sets up once (the SDK's protobuf message tables, the JSON
+// codecs' caches, the workers' pools) is counted for neither: otherwise it would all be
+// charged to whichever kind is measured first.
 func (r *runner) memory(ctx context.Context) error {
 	e, sz := r.e, r.sz
-	chat, err := r.footprint(ctx, "agentchat",
-		func(ctx context.Context, i int) (string, error) {
-			return e.startChatWithTurn(ctx, "idle", userText(i, sz.TextBytes))
-		},
+	openChat := func(ctx context.Context, i int) (string, error) {
+		return e.startChatWithTurn(ctx, "idle", userText(i, sz.TextBytes))
+	}
+	openFloor := func(ctx context.Context, i int) (string, error) {
+		return e.startFloorWithTurn(ctx, "idle", userText(i, sz.TextBytes))
+	}
+	for _, open := range []func(context.Context, int) (string, error){openChat, openFloor} {
+		if err := parallel(ctx, sz.Width, sz.Width, func(ctx context.Context, i int) error {
+			_, err := open(ctx, i)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	chat, err := r.footprint(ctx, "agentchat", openChat,
 		func(ctx context.Context, id string, j int) error {
 			_, err := e.send(ctx, id, agentchat.SendMessageInput{Text: userText(j, sz.TextBytes)}, 1)
 			return err
@@ -48,10 +64,7 @@ func (r *runner) memory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	floor, err := r.footprint(ctx, "floor",
-		func(ctx context.Context, i int) (string, error) {
-			return e.startFloorWithTurn(ctx, "idle", userText(i, sz.TextBytes))
-		},
+	floor, err := r.footprint(ctx, "floor", openFloor,
 		func(ctx context.Context, id string, j int) error {
 			return e.floorTurn(ctx, id, FloorActivityUpdate, FloorTurn{Text: userText(j, sz.TextBytes)})
 		})
@@ -70,8 +83,8 @@ func (r *runner) memory(ctx context.Context) error {
 		Row{Group: "memory", Name: "Heap added per active chat (KB)",
 			Value: (chat.active - chat.idle) / active / kb, Floor: (floor.active - floor.idle) / active / kb},
 	)
-	r.t.Note("memory: HeapInuse (and StackInuse) after runtime.GC of this process (both workers, drivers, model) over its value before the chats were opened; "+
-		"active = mean of %d samples while %d chats send turns for %s", memorySamples, sz.ActiveChats, sz.ActiveFor)
+	r.t.Note("memory: HeapInuse (and StackInuse) after runtime.GC of this process (both workers, drivers, model) over its value before the chats were opened (after %d of each kind were opened to warm the process up); "+
+		"active = mean of %d samples while %d chats send turns for %s", sz.Width, memorySamples, sz.ActiveChats, sz.ActiveFor)
 	return nil
 }
 
