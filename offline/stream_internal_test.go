@@ -1,11 +1,16 @@
 package offline
 
 import (
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestSplitWords(t *testing.T) {
@@ -73,4 +78,49 @@ func FuzzSplitRunes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every chunk of a stream is encoded as json.Marshal encodes it, the text chunks from
+// the template too: seeded answers with texts of every kind of character encoding/json
+// escapes, tool calls, usage on and off, and ids and models that hold the template's
+// sentinel (the stream is then encoded whole).
+func TestTextChunksEncodeAsJSONMarshal(t *testing.T) {
+	pieces := []string{"word", " <b>&</b>", " \"q\"", " back\\slash", " \u2028\u2029", " \x00\x01\x1f", " åäö 😀", " \xff bad", "\t", " \\u0000", " null"}
+	templated := 0
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		var text strings.Builder
+		for range rng.IntN(40) {
+			text.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		ans := answer{id: "chatcmpl-offline-" + strconv.Itoa(rng.IntN(100)), created: rng.Int64N(2e9), model: ModelID,
+			content: text.String(), finish: openai.FinishReasonStop}
+		switch rng.IntN(7) {
+		case 0:
+			ans.model = "m\x00del"
+		case 1:
+			ans.id = "id-\x00"
+		case 2:
+			ans.model = "\x00" // encoded exactly as the sentinel
+		case 3:
+			ans.id = "\x00"
+		}
+		if rng.IntN(3) == 0 {
+			ans.toolCalls = []openai.ToolCall{{ID: "call_1", Type: openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: "f", Arguments: `{"q":"` + text.String() + `"}`}}}
+			ans.finish = openai.FinishReasonToolCalls
+		}
+		var enc textChunks
+		for i, c := range streamChunks(ans, rng.IntN(2) == 0) {
+			want, err := json.Marshal(c)
+			require.NoError(t, err)
+			got, err := enc.encode(c)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(got), "seed %d chunk %d", seed, i)
+		}
+		if enc.head != nil && !enc.whole {
+			templated++
+		}
+	}
+	assert.Greater(t, templated, 100, "most streams use the template")
 }
