@@ -2,7 +2,6 @@ package chatstate
 
 import (
 	"errors"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,13 +61,7 @@ func spillAt(t *testing.T, n, failAt int) (SpillOpener, *spillCount) {
 func TestSpilledIDsChangeNothing(t *testing.T) {
 	open, count := spillAt(t, 4, 0)
 	for seed := range uint64(300) {
-		r := rand.New(rand.NewPCG(seed, 11))
-		d := genDocument(seed, 1+r.IntN(120))
-		if seed%3 != 0 {
-			for k := 1 + r.IntN(3); k > 0; k-- {
-				breakDocument(r, &d)
-			}
-		}
+		d, _ := seededDocument(seed, 11)
 		name := "seed " + strconv.FormatUint(seed, 10)
 		sameAsEncodeSpilled(t, name, d, open)
 		if b, _, err := encode(d); err == nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -84,13 +83,7 @@ func TestDecoderReadsTheGoldenFiles(t *testing.T) {
 func TestDecoderMatchesDecode(t *testing.T) {
 	streamed := 0
 	for seed := range uint64(300) {
-		r := rand.New(rand.NewPCG(seed, 8))
-		d := genDocument(seed, 1+r.IntN(120))
-		if seed%3 != 0 {
-			for k := 1 + r.IntN(3); k > 0; k-- {
-				breakDocument(r, &d)
-			}
-		}
+		d, r := seededDocument(seed, 8)
 		b, _, err := encode(d)
 		if err != nil {
 			continue // nothing Encode could write

@@ -100,18 +100,26 @@ func TestEncoderWritesTheGoldenFiles(t *testing.T) {
 // included.
 func TestEncoderMatchesEncode(t *testing.T) {
 	for seed := range uint64(300) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		d := genDocument(seed, 1+r.IntN(120))
-		if seed%3 != 0 {
-			for k := 1 + r.IntN(3); k > 0; k-- {
-				breakDocument(r, &d)
-			}
-		}
+		d, _ := seededDocument(seed, 7)
 		sameAsEncode(t, "seed "+strconv.FormatUint(seed, 10), d)
 	}
 }
 
 // breakDocument changes d in one random way, most of which Encode refuses.
+// seededDocument is the seed-th generated document of a test whose random numbers
+// come from stream: valid when seed is a multiple of 3, else broken one to three ways
+// (breakDocument); it returns the document and the rand.Rand, for the test's own draws.
+func seededDocument(seed, stream uint64) (Document, *rand.Rand) {
+	r := rand.New(rand.NewPCG(seed, stream))
+	d := genDocument(seed, 1+r.IntN(120))
+	if seed%3 != 0 {
+		for k := 1 + r.IntN(3); k > 0; k-- {
+			breakDocument(r, &d)
+		}
+	}
+	return d, r
+}
+
 func breakDocument(r *rand.Rand, d *Document) {
 	h := append([]chat.Message(nil), d.History...)
 	d.History = h

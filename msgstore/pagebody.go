@@ -35,7 +35,7 @@ func EncodePageBody(b PageBody) ([]byte, error) {
 	}
 	out.Grow(size)
 	writeHead(&out, b.ChatID, b.Lineage, b.Level, b.Seq, b.First)
-	out.WriteString(`,"messages":[`)
+	out.WriteString(messagesKey)
 	for i, m := range b.Messages {
 		enc, err := chatstate.EncodeMessage(m)
 		if err != nil {

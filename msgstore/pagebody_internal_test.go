@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // Whatever the fast reader of a page body accepts, encoding/json's reading of it
@@ -106,4 +107,25 @@ func mutatePageBody(rng *rand.Rand, body string) string {
 		}
 	}
 	return body + pieces[rng.IntN(len(pieces))] // extend the end
+}
+
+// A page whose message is as large as a page keeps inline (wire.PageBodyBytes encoded,
+// the text full of characters JSON escapes) and the stub of one just over it take the
+// fast path and read as encoding/json reads them.
+func TestPageBodyFastReadAtThePageBodyLimit(t *testing.T) {
+	m := chat.TextMessage("m-limit", chat.RoleAssistant, "", "")
+	text := strings.Repeat("<\"é\n", (wire.PageBodyBytes-wire.MessageBytes(m))/16)
+	text += strings.Repeat("x", wire.PageBodyBytes-wire.MessageBytes(chat.TextMessage("m-limit", chat.RoleAssistant, "", text)))
+	m = chat.TextMessage("m-limit", chat.RoleAssistant, "", text)
+	require.Equal(t, wire.PageBodyBytes, wire.MessageBytes(m))
+	stub := chat.Message{MessageID: "m-over", Role: chat.RoleAssistant} // its body, one byte more, in a row of its own
+	enc, err := EncodePageBody(PageBody{ChatID: "c", Lineage: "run", Seq: 1, First: 7, Messages: []chat.Message{m, stub}})
+	require.NoError(t, err)
+	got, ok := decodePageBodyFast(enc)
+	require.True(t, ok)
+	want, err := decodePageBodyJSON(enc)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, text, got.Messages[0].Contents[0].Text)
+	require.Nil(t, got.Messages[1].Contents)
 }

@@ -46,7 +46,11 @@ const batchRows = 512
 // probability of about (1-e^(-2n/filterBits))², 4.5% at a million keys. The filter's
 // size is fixed, so the Set's heap does not grow with its keys; past several million
 // keys most look-ups read the file, and a Set grows slower, not bigger.
-const filterBits = 1 << 23
+const filterBits = 1 << filterLog
+
+// filterLog is log2(filterBits): a key's bits in the filter are the top filterLog bits
+// of each half of the key.
+const filterLog = 23
 
 // Set is an IDSpill backed by a temporary SQLite file, with the latest batchRows new
 // entries in memory and a filter that spares the file's look-up for most new keys. It
@@ -144,9 +148,6 @@ func open(path string) (*Set, error) {
 	return s, nil
 }
 
-// Path is the Set's file's name (gone while the Set is open, but on Windows).
-func (s *Set) Path() string { return s.path }
-
 // insertSQL is the INSERT of n rows.
 func insertSQL(n int) string {
 	return "INSERT INTO ids (a, b, v) VALUES (?, ?, ?)" + strings.Repeat(", (?, ?, ?)", n-1)
@@ -155,8 +156,7 @@ func insertSQL(n int) string {
 // bits are key's two bits in the filter: the top bits of each half of a key that is
 // itself a hash.
 func bits(key chatstate.IDKey) (uint64, uint64) {
-	const shift = 64 - 23 // log2(filterBits)
-	return key[0] >> shift, key[1] >> shift
+	return key[0] >> (64 - filterLog), key[1] >> (64 - filterLog)
 }
 
 func (s *Set) mayHold(key chatstate.IDKey) bool {
