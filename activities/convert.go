@@ -22,13 +22,30 @@ func chatMessages(instructions string, history []chat.Message) []openai.ChatComp
 	if instructions != "" {
 		out = append(out, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: instructions})
 	}
+	names := authorNames{}
 	for _, m := range history {
-		out = append(out, chatMessage(m)...)
+		out = append(out, chatMessage(m, names)...)
 	}
 	return out
 }
 
-func chatMessage(m chat.Message) []openai.ChatCompletionMessage {
+// authorNames memoizes OpenAIName over one request's messages, which have a few
+// authors among hundreds of messages.
+type authorNames map[string]string
+
+func (n authorNames) of(author string) string {
+	if author == "" {
+		return ""
+	}
+	name, ok := n[author]
+	if !ok {
+		name = OpenAIName(author)
+		n[author] = name
+	}
+	return name
+}
+
+func chatMessage(m chat.Message, names authorNames) []openai.ChatCompletionMessage {
 	switch m.Role {
 	case chat.RoleTool:
 		var out []openai.ChatCompletionMessage
@@ -40,14 +57,14 @@ func chatMessage(m chat.Message) []openai.ChatCompletionMessage {
 		}
 		return out
 	case chat.RoleAssistant:
-		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: OpenAIName(m.AuthorName), Content: m.Text()}
+		msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Name: names.of(m.AuthorName), Content: m.Text()}
 		for _, c := range m.FunctionCalls() {
 			msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{ID: wireCallID(c.CallID), Type: openai.ToolTypeFunction,
 				Function: openai.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}
 		return []openai.ChatCompletionMessage{msg}
 	default: // user, system
-		msg := openai.ChatCompletionMessage{Role: string(m.Role), Name: OpenAIName(m.AuthorName)}
+		msg := openai.ChatCompletionMessage{Role: string(m.Role), Name: names.of(m.AuthorName)}
 		if parts := multiContent(m); parts != nil {
 			msg.MultiContent = parts
 		} else {
