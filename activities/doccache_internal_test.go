@@ -28,15 +28,15 @@ func cacheTestDoc(t *testing.T, chatID string) []byte {
 func TestDocCacheIsKeyedByTheBytes(t *testing.T) {
 	c := &docCache{max: 2, seed: decodedDocs.seed}
 	a, b := cacheTestDoc(t, "chat-a"), cacheTestDoc(t, "chat-b")
-	doc, _, err := c.decode(a, envelope.Options{})
+	doc, _, _, err := c.decode(a, envelope.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "chat-a", doc.ChatID)
-	again, _, err := c.decode(append([]byte(nil), a...), envelope.Options{}) // equal bytes, another slice
+	again, _, _, err := c.decode(append([]byte(nil), a...), envelope.Options{}) // equal bytes, another slice
 	require.NoError(t, err)
 	assert.Equal(t, doc.Digest, again.Digest)
 	assert.Len(t, c.entries, 1, "equal bytes are one entry")
 
-	doc, _, err = c.decode(b, envelope.Options{})
+	doc, _, _, err = c.decode(b, envelope.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "chat-b", doc.ChatID)
 	assert.Len(t, c.entries, 2)
@@ -45,14 +45,14 @@ func TestDocCacheIsKeyedByTheBytes(t *testing.T) {
 	require.Len(t, c.entries, 1)
 	assert.Equal(t, "chat-b", c.entries[0].doc.ChatID)
 
-	_, _, err = c.decode(cacheTestDoc(t, "chat-c"), envelope.Options{})
+	_, _, _, err = c.decode(cacheTestDoc(t, "chat-c"), envelope.Options{})
 	require.NoError(t, err)
-	_, _, err = c.decode(a, envelope.Options{})
+	_, _, _, err = c.decode(a, envelope.Options{})
 	require.NoError(t, err)
 	require.Len(t, c.entries, 2, "at most max")
 	assert.Equal(t, "chat-c", c.entries[0].doc.ChatID, "the oldest went first")
 
-	_, _, err = c.decode([]byte(`{"schemaVersion":1}`), envelope.Options{})
+	_, _, _, err = c.decode([]byte(`{"schemaVersion":1}`), envelope.Options{})
 	assert.Error(t, err)
 	assert.Len(t, c.entries, 2, "a document that does not decode is not kept")
 }

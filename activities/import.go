@@ -37,7 +37,7 @@ func (tr *transfers) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 			return wire.ImportPage{}, err
 		}
 	}
-	doc, report, err := decodedDocs.decode(b, tr.docs)
+	doc, report, raw, err := decodedDocs.decode(b, tr.docs)
 	if err != nil {
 		return wire.ImportPage{}, InvalidDocument(err)
 	}
@@ -52,7 +52,7 @@ func (tr *transfers) ImportChat(ctx context.Context, in wire.ImportPageInput) (w
 			return wire.ImportPage{}, err
 		}
 		if in.Paging != nil {
-			if err := tr.importPages(ctx, in, doc.History, &page); err != nil {
+			if err := tr.importPages(ctx, in, doc.History, raw, &page); err != nil {
 				return wire.ImportPage{}, tr.dropImportPages(ctx, in, err)
 			}
 			in.Offset = page.Base
@@ -191,6 +191,7 @@ type docEntry struct {
 	bytes  []byte // the document's, as read (not modified after: ImportChat's own)
 	doc    chatstate.Document
 	report chatstate.Report
+	raw    [][]byte // the history's messages in canonical form, or nil (DecodeKeepingBytes)
 }
 
 // find returns the index of b's entry, or -1; c.mu must be held.
@@ -198,35 +199,35 @@ func (c *docCache) find(hash uint64, b []byte) int {
 	return slices.IndexFunc(c.entries, func(e docEntry) bool { return e.hash == hash && bytes.Equal(e.bytes, b) })
 }
 
-// decode returns chatstate.Decode of the document b holds (an envelope opened with
-// opts, or the document), from the cache when b was decoded lately. Callers must not
-// modify the document returned, nor b.
-func (c *docCache) decode(b []byte, opts envelope.Options) (chatstate.Document, chatstate.Report, error) {
+// decode returns chatstate.DecodeKeepingBytes of the document b holds (an envelope
+// opened with opts, or the document), from the cache when b was decoded lately.
+// Callers must not modify the document returned, nor b, nor raw.
+func (c *docCache) decode(b []byte, opts envelope.Options) (chatstate.Document, chatstate.Report, [][]byte, error) {
 	hash := maphash.Bytes(c.seed, b)
 	c.mu.Lock()
 	if i := c.find(hash, b); i >= 0 {
 		e := c.entries[i]
 		c.mu.Unlock()
-		return e.doc, e.report, nil
+		return e.doc, e.report, e.raw, nil
 	}
 	c.mu.Unlock()
 	plain, _, err := envelope.Open(b, opts)
 	if err != nil {
 		// The client opened it with its keys already (or never saw it: a store's): say
 		// whose keys these are.
-		return chatstate.Document{}, chatstate.Report{}, fmt.Errorf("the worker could not open the document (its keys): %w", err)
+		return chatstate.Document{}, chatstate.Report{}, nil, fmt.Errorf("the worker could not open the document (its keys): %w", err)
 	}
-	doc, report, err := chatstate.Decode(plain)
+	doc, report, raw, err := chatstate.DecodeKeepingBytes(plain)
 	if err != nil {
-		return doc, report, err
+		return doc, report, nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= c.max {
 		c.entries = slices.Delete(c.entries, 0, len(c.entries)-c.max+1)
 	}
-	c.entries = append(c.entries, docEntry{hash: hash, bytes: b, doc: doc, report: report})
-	return doc, report, nil
+	c.entries = append(c.entries, docEntry{hash: hash, bytes: b, doc: doc, report: report, raw: raw})
+	return doc, report, raw, nil
 }
 
 // forget drops the document b from the cache.

@@ -26,6 +26,16 @@ type stores struct {
 
 // WritePages implements Activities.WritePages.
 func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.WritePagesResult, error) {
+	return s.writePages(ctx, in, nil)
+}
+
+// writePages is WritePages given, when raw is not nil, the canonical form of each of
+// in.Messages (raw[i], chatstate.DecodeKeepingBytes's promise): the pages copy those
+// bytes rather than encode the messages again (msgstore.EncodePageBodyFrom).
+func (s *stores) writePages(ctx context.Context, in wire.WritePagesInput, raw [][]byte) (wire.WritePagesResult, error) {
+	if raw != nil && len(raw) != len(in.Messages) {
+		raw = nil
+	}
 	st, err := s.messageStore(in.Store)
 	if err != nil {
 		return wire.WritePagesResult{}, err
@@ -56,6 +66,10 @@ func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.
 		if m.Contents != nil && wire.MessageBytes(m) > wire.PageBodyBytes {
 			large = append(large, chat.Message{MessageID: m.MessageID, Role: m.Role, AgentID: m.AgentID, Contents: m.Contents})
 			msgs[i].Contents = nil
+			if raw != nil { // a stub now: its page entry is not its canonical form
+				raw = slices.Clone(raw)
+				raw[i] = nil
+			}
 		}
 	}
 	if len(large) > 0 {
@@ -66,7 +80,7 @@ func (s *stores) WritePages(ctx context.Context, in wire.WritePagesInput) (wire.
 	res := wire.WritePagesResult{Store: st.Name(), Pages: make([]wire.PageRef, 0, len(in.Cuts))}
 	batches, stop := make(chan pageBatch, 1), make(chan struct{})
 	defer close(stop)
-	go encodePages(in, msgs, batches, stop) // the next batch is encoded while this one is written
+	go encodePages(in, msgs, raw, batches, stop) // the next batch is encoded while this one is written
 	for b := range batches {
 		if b.err != nil {
 			return wire.WritePagesResult{}, b.err
@@ -105,10 +119,10 @@ type pageBatch struct {
 }
 
 // encodePages encodes the pages of in, whose messages are msgs (stubs for bodies of
-// their own), and sends them to out in batches of about pageBatchBytes, then closes
-// it; a page that does not encode ends it with an InvalidInput error. It stops when
-// stop is closed.
-func encodePages(in wire.WritePagesInput, msgs []chat.Message, out chan<- pageBatch, stop <-chan struct{}) {
+// their own) and, when raw is not nil, their canonical forms where raw has them, and
+// sends them to out in batches of about pageBatchBytes, then closes it; a page that
+// does not encode ends it with an InvalidInput error. It stops when stop is closed.
+func encodePages(in wire.WritePagesInput, msgs []chat.Message, raw [][]byte, out chan<- pageBatch, stop <-chan struct{}) {
 	defer close(out)
 	send := func(b pageBatch) bool {
 		select {
@@ -122,7 +136,11 @@ func encodePages(in wire.WritePagesInput, msgs []chat.Message, out chan<- pageBa
 	size, from := 0, 0
 	for k, n := range in.Cuts {
 		p := msgstore.Page{Lineage: in.Lineage, Seq: in.Seq + int64(k), First: in.First + int64(from), Count: int64(n)}
-		body, err := msgstore.EncodePageBody(msgstore.PageBody{ChatID: in.ChatID, Lineage: p.Lineage, Seq: p.Seq, First: p.First, Messages: msgs[from : from+n]})
+		var pageRaw [][]byte
+		if raw != nil {
+			pageRaw = raw[from : from+n]
+		}
+		body, err := msgstore.EncodePageBodyFrom(msgstore.PageBody{ChatID: in.ChatID, Lineage: p.Lineage, Seq: p.Seq, First: p.First, Messages: msgs[from : from+n]}, pageRaw)
 		if err != nil {
 			send(pageBatch{err: temporal.NewNonRetryableApplicationError(
 				fmt.Sprintf("write pages of chat %q: %v", in.ChatID, err), wire.ErrTypeInvalidInput, nil)})
@@ -258,8 +276,10 @@ func (s *stores) LookupIDs(ctx context.Context, in wire.LookupIDsInput) (wire.Lo
 // the importing chat's store, under in.Paging's lineage, and records them in page:
 // their references, a filter of their message ids, their answered turns, and Base,
 // where the messages page returns begin. A document too short for pages writes none.
-// Retried, it writes the same pages (no-ops): the lineage is the importing run's.
-func (tr *transfers) importPages(ctx context.Context, in wire.ImportPageInput, history []chat.Message, page *wire.ImportPage) error {
+// Retried, it writes the same pages (no-ops): the lineage is the importing run's. raw,
+// when not nil, is the canonical form of each message of history (DecodeKeepingBytes),
+// which the pages copy.
+func (tr *transfers) importPages(ctx context.Context, in wire.ImportPageInput, history []chat.Message, raw [][]byte, page *wire.ImportPage) error {
 	window, perPage := in.Paging.Window.Effective()
 	base := wire.ImportBoundary(history, window)
 	if base == 0 {
@@ -270,8 +290,11 @@ func (tr *transfers) importPages(ctx context.Context, in wire.ImportPageInput, h
 	for n := len(paged); n > 0; n -= min(n, perPage) {
 		cuts = append(cuts, min(n, perPage))
 	}
-	res, err := tr.stores.WritePages(ctx, wire.WritePagesInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store,
-		Lineage: in.Paging.Lineage, Cuts: cuts, Messages: paged, Fanout: in.Paging.Window.Fanout()})
+	if raw != nil {
+		raw = raw[:base]
+	}
+	res, err := tr.stores.writePages(ctx, wire.WritePagesInput{ChatID: activity.GetInfo(ctx).WorkflowExecution.ID, Store: in.Store,
+		Lineage: in.Paging.Lineage, Cuts: cuts, Messages: paged, Fanout: in.Paging.Window.Fanout()}, raw)
 	if err != nil {
 		return err
 	}

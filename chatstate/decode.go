@@ -33,33 +33,61 @@ import (
 // Digest is the one Encode computes for it: the digest as read unless it was repaired,
 // upgraded or not in canonical form.
 func Decode(b []byte) (Document, Report, error) {
-	doc, exact, upgradedFrom, err := read(b)
+	doc, rep, _, err := decode(b, false)
+	return doc, rep, err
+}
+
+// DecodeKeepingBytes is Decode that also returns, when it can, the bytes each history
+// message was read from: raw[i] is doc.History[i] exactly as EncodeMessage writes it,
+// a slice of b (do not modify b while raw is used). raw is nil unless b is exactly
+// what Encode writes (Decode's fast path, which proves each message's bytes by
+// encoding it again) and Decode changed no message (no repair). A caller that writes
+// the messages in canonical form elsewhere (the message store's history pages) can
+// copy raw[i] instead of encoding doc.History[i] again.
+func DecodeKeepingBytes(b []byte) (doc Document, rep Report, raw [][]byte, err error) {
+	return decode(b, true)
+}
+
+// decode is Decode, keeping the messages' bytes when keep (DecodeKeepingBytes).
+func decode(b []byte, keep bool) (Document, Report, [][]byte, error) {
+	var raw [][]byte
+	var keepRaw *[][]byte
+	if keep {
+		keepRaw = &raw
+	}
+	doc, exact, upgradedFrom, err := read(b, keepRaw)
 	if err != nil {
-		return Document{}, Report{}, err
+		return Document{}, Report{}, nil, err
 	}
 	rep := Report{UpgradedFrom: upgradedFrom}
 	if err := doc.Validate(); err != nil {
-		return Document{}, rep, err
+		return Document{}, rep, nil, err
 	}
 	if doc, rep.Repairs, err = repairCalls(doc); err != nil {
-		return Document{}, Report{UpgradedFrom: upgradedFrom}, err
+		return Document{}, Report{UpgradedFrom: upgradedFrom}, nil, err
 	}
 	if !exact || len(rep.Repairs) > 0 {
 		if _, doc.Digest, err = encode(doc); err != nil {
-			return Document{}, rep, err
+			return Document{}, rep, nil, err
 		}
 	}
-	return doc, rep, nil
+	if len(rep.Repairs) > 0 || len(raw) != len(doc.History) {
+		raw = nil
+	}
+	return doc, rep, raw, nil
 }
 
 // read does steps 1 to 3 of Decode. exact reports that doc encodes to the canonical
 // form of b, so that doc.Digest is its digest; upgradedFrom is the version b had when it
 // was upgraded.
-func read(b []byte) (doc Document, exact bool, upgradedFrom int, err error) {
+func read(b []byte, raw *[][]byte) (doc Document, exact bool, upgradedFrom int, err error) {
 	// The fast path first: a document exactly as Encode writes it, of this version,
 	// needs neither the version probe nor the general path.
-	if doc, ok := decodeCanonical(b); ok && doc.SchemaVersion == SchemaVersion {
+	if doc, ok := decodeCanonical(b, raw); ok && doc.SchemaVersion == SchemaVersion {
 		return doc, true, 0, nil
+	}
+	if raw != nil {
+		*raw = nil // only the fast path proves the messages' bytes
 	}
 	v, err := readVersion(b)
 	if err != nil {
@@ -88,7 +116,7 @@ func decodeRelaid(b []byte) (Document, bool) {
 	if err != nil || checkNumbers(b) != nil {
 		return Document{}, false
 	}
-	return decodeCanonical(c)
+	return decodeCanonical(c, nil)
 }
 
 // readVersion checks that b is one JSON object and returns its schemaVersion if this
@@ -131,7 +159,9 @@ func readVersion(b []byte) (int, error) {
 // SHA-256 of b around its digest member (another goroutine). The history's brackets and
 // commas are checked by the reader. So the document is never encoded whole, and its
 // reading and checking take two cores where there are two.
-func decodeCanonical(b []byte) (Document, bool) {
+//
+// When raw is not nil, it is set to the bytes each history message was read from.
+func decodeCanonical(b []byte, raw *[][]byte) (Document, bool) {
 	b = bytes.TrimSpace(b)
 	if !bytes.HasPrefix(b, []byte(`{"channels":[`)) { // how every canonical document starts
 		return Document{}, false
@@ -151,7 +181,12 @@ func decodeCanonical(b []byte) (Document, bool) {
 			h.Write(b[at+digestMemberLen:])
 			sum <- h.Sum(nil)
 		}()
-	}, check.add)
+	}, func(m chat.Message, from []byte) {
+		check.add(m, from)
+		if raw != nil {
+			*raw = append(*raw, from)
+		}
+	})
 	historyOK := check.wait()
 	if err != nil || !historyOK {
 		return Document{}, false

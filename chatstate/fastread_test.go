@@ -35,7 +35,7 @@ func TestFastReadMatchesEncodingJSON(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b, _, err := Encode(d)
 			require.NoError(t, err)
-			got, ok := decodeCanonical(b)
+			got, ok := decodeCanonical(b, nil)
 			require.True(t, ok, "the fast path takes a document Encode wrote")
 			var want Document
 			require.NoError(t, json.Unmarshal(b, &want))
@@ -168,7 +168,7 @@ func TestDecodeCanonicalRefusesAnyChange(t *testing.T) {
 	d.PendingTurns = []chat.Message{msg("p-1", chat.RoleUser, "Al", "", 10, chat.Text("later é"))}
 	b, digest, err := Encode(d)
 	require.NoError(t, err)
-	_, ok := decodeCanonical(b)
+	_, ok := decodeCanonical(b, nil)
 	require.True(t, ok)
 	hexAt := bytes.Index(b, []byte(digest)) + len(digestPrefix)
 	flipHex := func(b []byte) { b[hexAt] = "01"[b[hexAt]&1] }
@@ -183,7 +183,7 @@ func TestDecodeCanonicalRefusesAnyChange(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			changed := change(bytes.Clone(b))
 			require.NotEqual(t, b, changed)
-			_, ok := decodeCanonical(changed)
+			_, ok := decodeCanonical(changed, nil)
 			assert.False(t, ok)
 		})
 	}
@@ -191,7 +191,7 @@ func TestDecodeCanonicalRefusesAnyChange(t *testing.T) {
 	d.History[0].AuthorName += "!"
 	b2, _, err := Encode(d)
 	require.NoError(t, err)
-	got, ok := decodeCanonical(b2)
+	got, ok := decodeCanonical(b2, nil)
 	require.True(t, ok)
 	assert.Equal(t, d.History[0].AuthorName, got.History[0].AuthorName)
 }

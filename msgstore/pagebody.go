@@ -28,15 +28,36 @@ type PageBody struct {
 // null. Encoding is deterministic, so a page written again is
 // the same bytes. A message that does not encode is an error naming its index.
 func EncodePageBody(b PageBody) ([]byte, error) {
+	return EncodePageBodyFrom(b, nil)
+}
+
+// EncodePageBodyFrom is EncodePageBody given, for some messages, their canonical form
+// already: raw[i], when raw is that long and raw[i] is not nil, is written as message i
+// instead of encoding b.Messages[i]. The caller promises raw[i] is
+// chatstate.EncodeMessage(b.Messages[i]) and that message is not a stub, as
+// chatstate.DecodeKeepingBytes proves for the messages of a document it read: an
+// import then copies its older messages into pages rather than encoding each again.
+func EncodePageBodyFrom(b PageBody, raw [][]byte) ([]byte, error) {
 	var out bytes.Buffer
 	size := 128
-	for _, m := range b.Messages {
+	for i, m := range b.Messages {
+		if i < len(raw) && raw[i] != nil {
+			size += len(raw[i]) + 1
+			continue
+		}
 		size += 128 + m.Size() // as EncodeMessage sizes one, so the page is copied once
 	}
 	out.Grow(size)
 	writeHead(&out, b.ChatID, b.Lineage, b.Level, b.Seq, b.First)
 	out.WriteString(messagesKey)
 	for i, m := range b.Messages {
+		if i < len(raw) && raw[i] != nil {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			out.Write(raw[i])
+			continue
+		}
 		enc, err := chatstate.EncodeMessage(m)
 		if err != nil {
 			return nil, fmt.Errorf("page %d: message %d: %w", b.Seq, b.First+int64(i), err)

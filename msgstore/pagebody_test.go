@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentchat/agentchat/chat"
+	"github.com/agentchat/agentchat/chatstate"
 	"github.com/agentchat/agentchat/msgstore"
 )
 
@@ -81,4 +82,35 @@ func TestIndexBody(t *testing.T) {
 	}
 	_, err = msgstore.DecodePageBody(enc)
 	assert.ErrorContains(t, err, "a level 1 page where a level 0 page was expected", "a level-0 reader refuses an index page")
+}
+
+// EncodePageBodyFrom writes the canonical forms it is given where EncodePageBody would
+// have encoded the same messages, and encodes the others (nil entries, stubs, a raw
+// shorter than the messages): the bodies are byte for byte the same.
+func TestEncodePageBodyFromWritesWhatEncodePageBodyWrites(t *testing.T) {
+	at := time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
+	msgs := []chat.Message{
+		{MessageID: "m1", Role: chat.RoleUser, AuthorName: "Ann", CreatedAt: at, Contents: []chat.Content{chat.Text("hej \u2028 \"✓\"")}},
+		{MessageID: "m1/1", Role: chat.RoleAssistant, AgentID: "a", CreatedAt: at}, // a stub: encoded, never given
+		{MessageID: "m1/2", Role: chat.RoleAssistant, AgentID: "a", CreatedAt: at, Contents: []chat.Content{{Type: chat.ContentFunctionCall, CallID: "c1", Name: "f", Arguments: `{"x":1}`}}},
+		{MessageID: "m1/3", Role: chat.RoleTool, CreatedAt: at, Contents: []chat.Content{{Type: chat.ContentFunctionResult, CallID: "c1", Result: "ok"}}},
+	}
+	b := msgstore.PageBody{ChatID: "c", Lineage: "L", Seq: 2, First: 40, Messages: msgs}
+	want, err := msgstore.EncodePageBody(b)
+	require.NoError(t, err)
+	raw := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		if m.Contents != nil {
+			raw[i], err = chatstate.EncodeMessage(m)
+			require.NoError(t, err)
+		}
+	}
+	for name, r := range map[string][][]byte{"all": raw, "some": {nil, nil, raw[2]}, "none": nil, "first only": raw[:1]} {
+		got, err := msgstore.EncodePageBodyFrom(b, r)
+		require.NoError(t, err, name)
+		assert.Equal(t, string(want), string(got), name)
+	}
+	back, err := msgstore.DecodePageBody(want)
+	require.NoError(t, err)
+	assert.Equal(t, msgs[2], back.Messages[2])
 }
