@@ -300,12 +300,14 @@ func checkFileInPlace(path string, spill chatstate.SpillOpener) (doc chatstate.D
 	fail := func(err error) (chatstate.Document, wire.DocumentSource, bool, error) {
 		return chatstate.Document{}, wire.DocumentSource{}, true, fmt.Errorf("agentchat: import: %w", err)
 	}
-	dec := chatstate.NewDecoder(f, size).SpillIDs(spill)
-	if doc, _, err = dec.Header(); err != nil {
-		return fail(err)
-	}
 	tail := wire.NewImportTail(wire.WindowMessages)
-	if err := dec.History()(func(m chat.Message) error { tail.Add(m); return nil }); err != nil {
+	dec := chatstate.NewDecoder(f, size).SpillIDs(spill).Each(func(i int, m chat.Message) {
+		if i == 0 { // Header started over
+			tail = wire.NewImportTail(wire.WindowMessages)
+		}
+		tail.Add(m)
+	})
+	if doc, _, err = dec.Header(); err != nil { // one reading: the window comes from it
 		return fail(err)
 	}
 	if err := wire.CheckDocumentSizes(tail.Messages(), doc.PendingTurns, 0); err != nil {

@@ -16,3 +16,11 @@ func StreamAllDocuments(t interface{ Cleanup(func()) }) {
 	streamDocumentBytes = 0
 	t.Cleanup(func() { streamDocumentBytes = old })
 }
+
+// PageBatchBytes sets how many bytes of pages WritePages commits at once, and an
+// import read in place gives it at once (pageBatchBytes), until the test ends.
+func PageBatchBytes(t interface{ Cleanup(func()) }, n int) {
+	old := pageBatchBytes
+	pageBatchBytes = n
+	t.Cleanup(func() { pageBatchBytes = old })
+}

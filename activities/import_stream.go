@@ -23,11 +23,11 @@ var streamDocumentBytes int64 = wire.StreamDocumentBytes
 // importStreamed is ImportChat for a document the worker's store can open in place
 // (DocumentOpener) and that is not an envelope: it reads the document with a
 // chatstate.Decoder, so that it holds the window (the messages from wire.ImportBoundary
-// on) and one page of older messages at a time, never the whole history. The first
-// call reads the document three times: Header checks it whole, a second pass finds
-// the boundary and keeps the window (and the first call's checks run on it), a third
+// on) and one batch of older messages at a time, never the whole history. The first
+// call reads the document twice: Header checks it whole and keeps the window as it
+// reads (Decoder.Each; the first call's checks run on the window), a second pass
 // writes the older messages as pages. Later calls answer from streamedDocs, or read it
-// twice again. ok is false when the document must be read whole (ImportChat's other
+// once again. ok is false when the document must be read whole (ImportChat's other
 // path): the store cannot open it, it is an envelope, or signatures are required.
 func (tr *transfers) importStreamed(ctx context.Context, in wire.ImportPageInput) (page wire.ImportPage, ok bool, err error) {
 	opener, can := tr.store.(DocumentOpener)
@@ -148,16 +148,18 @@ func (c *streamCache) get(key streamKey, r io.ReaderAt) (*streamedDoc, *chatstat
 			return doc, nil, nil
 		}
 	}
-	dec := chatstate.NewDecoder(r, key.size).SpillIDs(idspill.Opener(""))
-	header, report, err := dec.Header()
+	tail := wire.NewImportTail(key.window)
+	dec := chatstate.NewDecoder(r, key.size).SpillIDs(idspill.Opener("")).Each(func(i int, m chat.Message) {
+		if i == 0 { // Header started over
+			tail = wire.NewImportTail(key.window)
+		}
+		tail.Add(m)
+	})
+	header, report, err := dec.Header() // one reading: the window comes from it
 	if err != nil {
 		return nil, nil, documentError(err)
 	}
 	doc := &streamedDoc{header: header, report: report}
-	tail := wire.NewImportTail(key.window)
-	if err := dec.History()(func(m chat.Message) error { tail.Add(m); return nil }); err != nil {
-		return nil, nil, documentError(err)
-	}
 	doc.total, doc.base, doc.recent = tail.Len(), tail.Base(), tail.Messages()
 	if key.cached {
 		c.mu.Lock()
@@ -191,28 +193,37 @@ func documentError(err error) error {
 }
 
 // importPagesStreamed writes the messages of history before base as pages of the
-// importing chat's store, one WritePages call a page, and records them in page as
-// importPages does. It reads history to its end, so that the Decoder checks the digest.
+// importing chat's store, and records them in page as importPages does: pages of
+// perPage messages (the last one shorter), given to WritePages about pageBatchBytes of
+// messages at a time, so that the heap holds one batch and the store commits (an
+// fsync each) once a batch rather than once a page. It reads history to its end, so
+// that the Decoder checks the digest.
 func (tr *transfers) importPagesStreamed(ctx context.Context, in wire.ImportPageInput, history chatstate.History, base int, page *wire.ImportPage) error {
 	_, perPage := in.Paging.Window.Effective()
 	fanout := in.Paging.Window.Fanout()
 	chatID := activity.GetInfo(ctx).WorkflowExecution.ID
 	var (
-		rec   pagedRecord
-		batch []chat.Message
-		i     int
-		seq   int64
+		rec    pagedRecord
+		batch  []chat.Message
+		cuts   []int
+		size   int // the batch's messages, in chat.Message.Size bytes
+		onPage int // messages of the batch's last page so far
+		i      int
+		seq    int64
 	)
 	flush := func() error {
+		if onPage > 0 {
+			cuts, onPage = append(cuts, onPage), 0
+		}
 		res, err := tr.stores.WritePages(ctx, wire.WritePagesInput{ChatID: chatID, Store: in.Store, Lineage: in.Paging.Lineage,
-			Seq: seq, First: int64(i - len(batch)), Cuts: []int{len(batch)}, Messages: batch, Index: page.Pages, Fanout: fanout})
+			Seq: seq, First: int64(i - len(batch)), Cuts: cuts, Messages: batch, Index: page.Pages, Fanout: fanout})
 		if err != nil {
 			return err
 		}
-		seq++
+		seq += int64(len(cuts))
 		page.Pages, page.Store = res.Index, res.Store
 		clear(batch)
-		batch = batch[:0]
+		batch, cuts, size = batch[:0], cuts[:0], 0
 		return nil
 	}
 	err := history(func(m chat.Message) error {
@@ -221,8 +232,12 @@ func (tr *transfers) importPagesStreamed(ctx context.Context, in wire.ImportPage
 		}
 		rec.add(m)
 		batch = append(batch, m)
+		size += m.Size()
 		i++
-		if len(batch) == perPage || i == base {
+		if onPage++; onPage == perPage {
+			cuts, onPage = append(cuts, perPage), 0
+		}
+		if i == base || (onPage == 0 && size >= pageBatchBytes) {
 			return flush()
 		}
 		return nil

@@ -104,15 +104,21 @@ func pagedActivities(t *testing.T, gets *int) *activities.Activities {
 }
 
 // A document given by a file the worker can open is read in place, with the answers
-// of the document given inline: the same header, pages, window and stubs.
+// of the document given inline: the same header, pages, window and stubs, whether its
+// pages are written a page a batch, a few pages a batch, or all in one.
 func TestImportChatReadsAFileInPlaceAsItReadsADocument(t *testing.T) {
 	activities.StreamAllDocuments(t)
-	for _, paging := range []*wire.ImportPaging{
-		{Lineage: "run-i1", Window: wire.HistoryWindow{WindowMessages: 40, PageMessages: 16}},
-		{Lineage: "run-i1"},
-		nil,
-	} {
-		t.Run(fmt.Sprintf("paging %v", paging), func(t *testing.T) {
+	type run struct {
+		paging     *wire.ImportPaging
+		batchBytes int
+	}
+	small := &wire.ImportPaging{Lineage: "run-i1", Window: wire.HistoryWindow{WindowMessages: 40, PageMessages: 16}}
+	for _, r := range []run{{small, 1}, {small, 5000}, {small, 0}, {&wire.ImportPaging{Lineage: "run-i1"}, 0}, {nil, 0}} {
+		paging := r.paging
+		t.Run(fmt.Sprintf("paging %v batch %d", paging, r.batchBytes), func(t *testing.T) {
+			if r.batchBytes > 0 {
+				activities.PageBatchBytes(t, r.batchBytes)
+			}
 			at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 			b, _, err := chatstate.Encode(chatstate.Document{SchemaVersion: 1, ChatID: "src", ExportedAt: at,
 				Source: chatstate.Source{Namespace: "default", WorkflowID: "src"}, History: streamHistory(300),

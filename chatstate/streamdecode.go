@@ -40,6 +40,7 @@ type Decoder struct {
 	read       bool
 	err        error
 	spill      SpillOpener
+	each       func(i int, m chat.Message)
 }
 
 // NewDecoder returns a Decoder of the document held in bytes [0, size) of r (wrap r
@@ -53,6 +54,18 @@ func NewDecoder(r io.ReaderAt, size int64) *Decoder { return &Decoder{r: r, size
 // Header.
 func (d *Decoder) SpillIDs(open SpillOpener) *Decoder {
 	d.spill = open
+	return d
+}
+
+// Each makes Header call f with each message of the history, in order, as it reads
+// it (i from 0), so that a caller that needs the history once (the window at its end,
+// say) has it from Header's reading rather than from a second one by History. When
+// Header must start over (a document it reads whole: see Decoder), it calls f again
+// from i = 0 with the messages Decode returns, so a caller keeps what the last run
+// from 0 gave. When Header returns an error, what f was given is not a history. Call
+// it before Header; it returns d.
+func (d *Decoder) Each(f func(i int, m chat.Message)) *Decoder {
+	d.each = f
 	return d
 }
 
@@ -94,6 +107,11 @@ func (d *Decoder) header() (Document, Report, error) {
 	doc, rep, err := Decode(b)
 	if err != nil {
 		return Document{}, rep, err
+	}
+	if d.each != nil {
+		for i, m := range doc.History {
+			d.each(i, m)
+		}
 	}
 	d.whole, doc.History = doc.History, nil
 	return doc, rep, nil
@@ -137,7 +155,13 @@ func (d *Decoder) scan() (doc Document, ok bool, err error) {
 	ok, err = d.messages(w, h, func(i int, m chat.Message, raw []byte) bool {
 		c.message(i, m)
 		e.b = e.b[:0]
-		return e.message("history", i, m) == nil && bytes.Equal(e.b, raw)
+		if e.message("history", i, m) != nil || !bytes.Equal(e.b, raw) {
+			return false
+		}
+		if d.each != nil {
+			d.each(i, m)
+		}
+		return true
 	})
 	if !ok || err != nil {
 		return Document{}, false, err

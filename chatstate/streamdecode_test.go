@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,9 +20,20 @@ func streamDecode(b []byte) (doc Document, rep Report, streamed bool, err error)
 	return streamDecodeSpilled(b, nil)
 }
 
-// streamDecodeSpilled is streamDecode with the Decoder's ids spilled by open.
+// streamDecodeSpilled is streamDecode with the Decoder's ids spilled by open. It also
+// gathers the history Header gives Each (its last run from index 0), and returns an
+// error unless that is the history History yields.
 func streamDecodeSpilled(b []byte, open SpillOpener) (doc Document, rep Report, streamed bool, err error) {
-	dec := NewDecoder(bytes.NewReader(b), int64(len(b))).SpillIDs(open)
+	var each []chat.Message
+	dec := NewDecoder(bytes.NewReader(b), int64(len(b))).SpillIDs(open).Each(func(i int, m chat.Message) {
+		if i != len(each) && i != 0 {
+			panic(fmt.Sprintf("Each: message %d after %d messages", i, len(each)))
+		}
+		if i == 0 {
+			each = each[:0]
+		}
+		each = append(each, m)
+	})
 	doc, rep, err = dec.Header()
 	if err != nil {
 		return doc, rep, dec.streamed, err
@@ -31,6 +43,9 @@ func streamDecodeSpilled(b []byte, open SpillOpener) (doc Document, rep Report, 
 		doc.History = append(doc.History, m)
 		return nil
 	})
+	if err == nil && !reflect.DeepEqual(append([]chat.Message{}, each...), doc.History) {
+		err = fmt.Errorf("Each gave %d messages, History %d, or others", len(each), len(doc.History))
+	}
 	return doc, rep, dec.streamed, err
 }
 
