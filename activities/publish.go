@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -32,7 +33,7 @@ type publisher struct {
 	attempt                int
 
 	mu      sync.Mutex
-	pending string
+	pending strings.Builder // appended a chunk at a time: a reply streams a chunk a word
 	seq     int64
 	// taken is how much text add took, at most wire.StreamReplyBytes.
 	taken   int
@@ -111,8 +112,8 @@ func (p *publisher) add(text string) {
 		}
 	}
 	p.taken += len(text)
-	first := p.seq == 0 && p.pending == ""
-	p.pending += text
+	first := p.seq == 0 && p.pending.Len() == 0
+	p.pending.WriteString(text)
 	p.mu.Unlock()
 	if first {
 		select {
@@ -159,7 +160,7 @@ func (p *publisher) run(ctx context.Context, interval time.Duration) {
 // the chat, asked again once the last answer is older than its check interval.
 func (p *publisher) due(ctx context.Context) bool {
 	p.mu.Lock()
-	empty := p.pending == ""
+	empty := p.pending.Len() == 0
 	p.mu.Unlock()
 	if empty {
 		return false
@@ -213,8 +214,8 @@ func (p *publisher) isFollowed(ctx context.Context) bool {
 // each.
 func (p *publisher) flush(ctx context.Context) {
 	p.mu.Lock()
-	pieces := wire.SplitDelta(p.pending)
-	p.pending = ""
+	pieces := wire.SplitDelta(p.pending.String())
+	p.pending.Reset() // a new buffer: the pieces keep the old one
 	first := p.seq
 	p.seq += int64(len(pieces))
 	p.mu.Unlock()

@@ -42,7 +42,7 @@ func TestWritePagesFromKeptBytesAsEncoded(t *testing.T) {
 		doc := chatstate.Document{SchemaVersion: chatstate.SchemaVersion, ChatID: "src", ExportedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 			Source: chatstate.Source{Namespace: "default", WorkflowID: "src", RunID: "r", Cluster: "local"}, History: history,
 			Participants: []chatstate.Participant{{ID: "helper", Name: "Helper", Type: "chat_completion"}},
-			Channels: []chatstate.Channel{{ChannelKey: chat.ChannelKey("chat_history", "reducer=none"), ChannelType: "chat_history", ChannelState: json.RawMessage(`{}`)}},
+			Channels:     []chatstate.Channel{{ChannelKey: chat.ChannelKey("chat_history", "reducer=none"), ChannelType: "chat_history", ChannelState: json.RawMessage(`{}`)}},
 			Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: json.RawMessage(`{"nextIndex":0}`)},
 				Termination: chatstate.Strategy{Type: "maxIterations", State: json.RawMessage(`{"iterations":0}`)}}}
 		b, _, err := chatstate.Encode(doc)
