@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -103,4 +104,60 @@ func damagedChunks(r *rand.Rand, raw []byte) [][]byte {
 	add(s[:i] + s[i+1:])
 	add(s + []string{"{}", " x", "]", " "}[r.IntN(4)])
 	return out
+}
+
+// TestChunkDecoderReadsAsDecodeChunk holds chunkDecoder, which reads a stream's text
+// chunks from a template, to decodeChunk (each chunk read whole) on seeded streams:
+// text chunks that differ only in their text (the template's case), written as
+// servers write them and damaged, between other generated chunks, and chunks made to
+// mislead a template (a second "content" in another letter case, an escaped name,
+// the member twice, white space around the colon).
+func TestChunkDecoderReadsAsDecodeChunk(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 2026))
+	tokens := []string{`"word"`, `" naïve 猫"`, `"\u003cb\u003e"`, `"<b>"`, `"\"content\":\"x\""`, `"a\\b"`, `"\ud800"`,
+		"\"\xff\"", `"\u2028"`, `""`, `null`, `12`, `"abc`, `"a"b"`, `"\x"`, "\"a\nb\"", `"a" "b"`, `["a"]`, `"é\/"`, `"fixed"`, `"last"`}
+	shapes := []string{
+		`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":%s},"finish_reason":null}]}`,
+		`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content" : %s},"logprobs":null,"finish_reason":null}],"usage":null}`,
+		`{"choices":[{"delta":{"role":"assistant","content":%s}}],"model":"m"}`,
+		`{"choices":[{"delta":{"Content":%s}}],"model":"m"}`,
+		`{"choices":[{"delta":{"content":%s,"CONTENT":"fixed"}}],"model":"m"}`,
+		`{"choices":[{"delta":{"CONTENT":"first","content":%s}}],"model":"m"}`,
+		`{"choices":[{"delta":{"\u0063ontent":"first","content":%s}}],"model":"m"}`,
+		`{"choices":[{"delta":{"content":%s,"\u0063ontent":"last"}}],"model":"m"}`,
+		`{"choices":[{"delta":{"content":%s}},{"delta":{"content":"second"}}],"model":"m"}`,
+		`{"choices":[{"delta":{"content":%s,"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}],"model":"m"}`,
+		`{"choices":[{"delta":{"content":%s}}],"model":"m","usage":{"prompt_tokens":1}}`,
+		`{"choices":[{"delta":{"content":%s}}],"x":{"content":"other"},"model":"m"}`,
+	}
+	same, fast := 0, 0
+	for i := range 300 {
+		var d chunkDecoder
+		shape := shapes[r.IntN(len(shapes))]
+		for j := range 30 {
+			raw := []byte(fmt.Sprintf(shape, tokens[r.IntN(len(tokens))]))
+			switch r.IntN(8) {
+			case 0:
+				raw = generatedChunk(r)
+			case 1:
+				chunks := damagedChunks(r, raw)
+				raw = chunks[r.IntN(len(chunks))]
+			}
+			if d.head != nil && bytes.HasPrefix(raw, d.head) && bytes.HasSuffix(raw, d.tail) {
+				fast++
+			}
+			var want, got openai.ChatCompletionStreamResponse
+			wantErr := decodeChunk(raw, &want)
+			err := d.decode(raw, &got)
+			if wantErr != nil {
+				require.Errorf(t, err, "stream %d chunk %d is refused whole (%v) but read: %s", i, j, wantErr, raw)
+				continue
+			}
+			require.NoErrorf(t, err, "stream %d chunk %d: %s", i, j, raw)
+			require.Equalf(t, want, got, "stream %d chunk %d: %s", i, j, raw)
+			same++
+		}
+	}
+	t.Logf("%d chunks read alike, %d of them matched the template", same, fast)
+	assert.Greater(t, fast, 2000)
 }

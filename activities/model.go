@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -195,10 +196,17 @@ func withinBudget(ctx context.Context, def agents.Definition, instructions strin
 
 // completeOnce makes a non-streaming call, heartbeating while it waits.
 func completeOnce(ctx context.Context, c *openai.Client, req openai.ChatCompletionRequest) (wire.InvokeResult, error) {
+	ctx, req, body, err := withEncodedBody(ctx, req)
+	if err != nil {
+		return wire.InvokeResult{}, err
+	}
 	stop := heartbeatWhileWaiting(ctx)
 	defer stop()
 	resp, err := c.CreateChatCompletion(ctx, req)
 	if err != nil {
+		return wire.InvokeResult{}, err
+	}
+	if err := body.check(); err != nil {
 		return wire.InvokeResult{}, err
 	}
 	if len(resp.Choices) == 0 {
@@ -221,6 +229,10 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 	// The usage comes in a last chunk without choices, when asked for (OpenAI's
 	// stream_options.include_usage).
 	req.Stream, req.StreamOptions = true, &openai.StreamOptions{IncludeUsage: true}
+	ctx, req, body, err := withEncodedBody(ctx, req)
+	if err != nil {
+		return wire.InvokeResult{}, err
+	}
 	hb := activity.GetInfo(ctx).HeartbeatTimeout
 	ctx, idle := idleCancel(ctx, hb)
 	defer idle.Stop()
@@ -234,12 +246,16 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 		return wire.InvokeResult{}, err
 	}
 	defer stream.Close()
+	if err := body.check(); err != nil {
+		return wire.InvokeResult{}, err
+	}
 	var (
-		text  strings.Builder
-		calls = map[int]*openai.ToolCall{}
-		model string
-		usage *chat.Usage
-		n     int
+		chunks chunkDecoder
+		text   strings.Builder
+		calls  = map[int]*openai.ToolCall{}
+		model  string
+		usage  *chat.Usage
+		n      int
 	)
 	for {
 		raw, err := stream.RecvRaw()
@@ -250,7 +266,7 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 			return wire.InvokeResult{}, err
 		}
 		var chunk openai.ChatCompletionStreamResponse
-		if err := decodeChunk(raw, &chunk); err != nil {
+		if err := chunks.decode(raw, &chunk); err != nil {
 			return wire.InvokeResult{}, err
 		}
 		n++
@@ -278,6 +294,104 @@ func completeStreaming(ctx context.Context, c *openai.Client, req openai.ChatCom
 		ordered = append(ordered, *calls[i])
 	}
 	return wire.InvokeResult{Contents: replyContents(text.String(), ordered), Model: model, Usage: usage}, nil
+}
+
+// chunkDecoder reads the chunks of one stream as decodeChunk does, the text chunks
+// from a template once it has read one whole: a streamed reply is a chunk a word
+// (or a token), and its chunks differ only in the text of their delta (the offline
+// model writes them the same way, offline.textChunks). A chunk whose bytes are the
+// template's before and after its content string is the template with that string
+// as its text; any other chunk is read whole, and may become the template.
+//
+// The template is made only from a chunk that holds one choice with text and
+// nothing else that changes (no tool call, function call, log probabilities or
+// usage), one "content" member in any letter case (encoding/json matches names
+// case-insensitively, and a later member wins), and no backslash outside that
+// string (so no name is escaped); the text read back from its bytes must be what the
+// whole read gave. TestChunkDecoderReadsAsDecodeChunk holds it to decodeChunk on
+// seeded streams, damaged ones included.
+type chunkDecoder struct {
+	head, tail []byte // the template's bytes before and after its content string
+	template   openai.ChatCompletionStreamResponse
+}
+
+// decode reads raw into chunk, as decodeChunk does.
+func (d *chunkDecoder) decode(raw []byte, chunk *openai.ChatCompletionStreamResponse) error {
+	if d.head != nil && len(raw) > len(d.head)+len(d.tail) && bytes.HasPrefix(raw, d.head) && bytes.HasSuffix(raw, d.tail) {
+		var text string
+		if mid := raw[len(d.head) : len(raw)-len(d.tail)]; mid[0] == '"' &&
+			jsonv2.Unmarshal(mid, &text, jsonv1.DefaultOptionsV1()) == nil {
+			*chunk = d.template
+			choice := d.template.Choices[0]
+			choice.Delta.Content = text
+			chunk.Choices = []openai.ChatCompletionStreamChoice{choice}
+			return nil
+		}
+	}
+	if err := decodeChunk(raw, chunk); err != nil {
+		return err
+	}
+	d.learn(raw, chunk)
+	return nil
+}
+
+// learn makes c, read whole from raw, the template if it qualifies (chunkDecoder).
+func (d *chunkDecoder) learn(raw []byte, c *openai.ChatCompletionStreamResponse) {
+	if len(c.Choices) != 1 || c.Usage != nil {
+		return
+	}
+	delta := c.Choices[0].Delta
+	if delta.Content == "" || delta.ToolCalls != nil || delta.FunctionCall != nil || c.Choices[0].Logprobs != nil {
+		return
+	}
+	const key = `"content"`
+	lower := bytes.ToLower(raw) // ASCII case: no letter of "content" has another Unicode fold
+	at := bytes.Index(lower, []byte(key))
+	if at < 0 || bytes.Count(lower, []byte(key)) != 1 {
+		return
+	}
+	i := skipSpace(raw, at+len(key))
+	if i >= len(raw) || raw[i] != ':' {
+		return
+	}
+	start := skipSpace(raw, i+1)
+	end := stringEnd(raw, start)
+	if end < 0 || bytes.IndexByte(raw[:start], '\\') >= 0 || bytes.IndexByte(raw[end:], '\\') >= 0 {
+		return
+	}
+	var text string
+	if jsonv2.Unmarshal(raw[start:end], &text, jsonv1.DefaultOptionsV1()) != nil || text != delta.Content {
+		return
+	}
+	d.head, d.tail = bytes.Clone(raw[:start]), bytes.Clone(raw[end:])
+	d.template = *c
+	d.template.Choices = slices.Clone(c.Choices)
+}
+
+// skipSpace returns the index of the first byte of b from i on that is not JSON white
+// space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string that starts at b[i], or -1
+// when none starts there or it does not end.
+func stringEnd(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
 }
 
 // decodeChunk reads one event of a Chat Completions stream as go-openai's Recv does

@@ -44,6 +44,7 @@ func (d *doer) Do(req *http.Request) (*http.Response, error) {
 	if c != nil && c.reply {
 		req.Header.Set(wire.AuthorHeader, c.author)
 	}
+	putEncodedBody(req)
 	resp, err := d.client.Do(req)
 	if c != nil && resp != nil {
 		c.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())

@@ -174,3 +174,20 @@ func damaged(r *rand.Rand, body []byte) [][]byte {
 	add(s + []string{"{}", " x", "]", "\n", "null"}[r.IntN(5)])
 	return out
 }
+
+// BenchmarkDecodeRequest: a 64 KB request body, as a long chat's model call sends it.
+func BenchmarkDecodeRequest(b *testing.B) {
+	req := openai.ChatCompletionRequest{Model: "gpt-4o-mini", Stream: true}
+	var body []byte
+	for i := 0; len(body) < 64_000; i++ {
+		req.Messages = append(req.Messages, openai.ChatCompletionMessage{Role: []string{"user", "assistant"}[i%2],
+			Content: strings.Repeat("word ", 20+(i*37)%200), Name: "Helper"})
+		body, _ = json.Marshal(req)
+	}
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		if _, _, err := decodeRequest(httptest.NewRecorder(), r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

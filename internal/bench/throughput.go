@@ -104,7 +104,8 @@ func (r *runner) drive(ctx context.Context, who string, turn func(ctx context.Co
 
 // startProfile starts a CPU profile of this process into ProfileDir (if set), named by
 // the measurement and whose run it is, and returns the function that stops it and
-// writes a heap profile beside it.
+// writes a heap profile beside it. The memory row samples the heap every
+// memProfileRate bytes while it runs.
 func (r *runner) startProfile(what, who string) (stop func() error, err error) {
 	dir := r.cfg.ProfileDir
 	if dir == "" {
@@ -122,9 +123,16 @@ func (r *runner) startProfile(what, who string) (stop func() error, err error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("CPU profile: %w", err)
 	}
+	rate := runtime.MemProfileRate
+	if what == "memory" {
+		runtime.MemProfileRate = memProfileRate
+	}
 	var once sync.Once
 	return func() (err error) {
-		once.Do(func() { err = r.stopProfile(f, cpuPath, dir, what, who) })
+		once.Do(func() {
+			err = r.stopProfile(f, cpuPath, dir, what, who)
+			runtime.MemProfileRate = rate
+		})
 		return err
 	}, nil
 }
