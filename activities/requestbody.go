@@ -71,15 +71,17 @@ type (
 )
 
 // encodeMessage writes m as ChatCompletionMessage.MarshalJSON does, into the
-// request's encoder (with its options) instead of a buffer of its own.
-func encodeMessage(enc *jsontext.Encoder, m openai.ChatCompletionMessage) error {
+// request's encoder (with its options) instead of a buffer of its own. It takes a
+// pointer (the request's messages are addressable as encodeRequest encodes them), so
+// that no message is copied to the heap to be encoded.
+func encodeMessage(enc *jsontext.Encoder, m *openai.ChatCompletionMessage) error {
 	if m.Content != "" && m.MultiContent != nil {
 		return openai.ErrContentFieldsMisused
 	}
 	if len(m.MultiContent) > 0 {
-		return jsonv2.MarshalEncode(enc, partsMessage(m))
+		return jsonv2.MarshalEncode(enc, (*partsMessage)(m))
 	}
-	return jsonv2.MarshalEncode(enc, textMessage(m))
+	return jsonv2.MarshalEncode(enc, (*textMessage)(m))
 }
 
 // bodyKey carries an *encodedBody through a model request's context.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -119,20 +120,22 @@ func bodyError(err error) (int, error) {
 // The body is read by encoding/json/v2 (the go-json-experiment mirror) with v1's
 // options: the same fields and values as encoding/json accepts, read in one pass
 // instead of a scan and then a decode, which made a long chat's request (64 KB) cost
-// the offline model 0.7 ms instead of 0.3 ms. The body is read whole first, into a
-// buffer of its Content-Length: decoding from a reader grew its buffer by doubling
-// and resumed strings across reads (0.25 ms and 400 KB allocated for 64 KB; now
-// 0.17 ms and 210 KB). Unlike json.Decoder, what follows the JSON value is refused,
-// as OpenAI refuses it.
+// the offline model 0.7 ms instead of 0.3 ms. The body is read whole first: decoding
+// from a reader grew its buffer by doubling and resumed strings across reads (0.25 ms
+// and 400 KB allocated for 64 KB). The body's buffer and the decoded messages' array
+// are reused from request to request (decodeBuffers), so that a long chat's calls do
+// not allocate them anew each time. Unlike json.Decoder, what follows the JSON value
+// is refused, as OpenAI refuses it.
 func decodeRequest(w http.ResponseWriter, r *http.Request) (openai.ChatCompletionRequest, int, error) {
-	var body bytes.Buffer
+	buf := decodeBuffers.Get().(*decodeBuffer)
+	defer buf.put()
+	body, wire := &buf.body, &buf.wire
 	if n := r.ContentLength; n > 0 && n <= maxBodyBytes { // a larger one is refused at the limit
 		body.Grow(int(n) + bytes.MinRead) // read once, not grown by doubling
 	}
-	var wire wireRequest
 	_, err := body.ReadFrom(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err == nil {
-		err = jsonv2.Unmarshal(body.Bytes(), &wire, jsonv1.DefaultOptionsV1())
+		err = jsonv2.Unmarshal(body.Bytes(), wire, jsonv1.DefaultOptionsV1())
 	}
 	if err != nil {
 		status, err := bodyError(err)
@@ -148,6 +151,35 @@ func decodeRequest(w http.ResponseWriter, r *http.Request) (openai.ChatCompletio
 		}
 	}
 	return req, http.StatusOK, nil
+}
+
+// decodeBuffer is what decodeRequest reuses: the body's bytes and the decoded
+// request's messages array. Nothing decodeRequest returns points into them (the
+// decoder copies every string and makes new slices and maps below the messages).
+type decodeBuffer struct {
+	body bytes.Buffer
+	wire wireRequest
+}
+
+// decodeBuffers holds decodeBuffers between requests.
+var decodeBuffers = sync.Pool{New: func() any { return new(decodeBuffer) }}
+
+// keptBufferBytes is the largest body buffer put back for reuse: a rare very large
+// request's is left to the garbage collector.
+const keptBufferBytes = 1 << 20
+
+// put empties b (every message zeroed, so none of a request's members is read into
+// the next one's: encoding/json decodes an array element into what the slice's array
+// holds) and returns it to decodeBuffers.
+func (b *decodeBuffer) put() {
+	if b.body.Cap() > keptBufferBytes {
+		return
+	}
+	msgs := b.wire.Messages[:cap(b.wire.Messages)]
+	clear(msgs)
+	b.wire = wireRequest{Messages: msgs[:0]}
+	b.body.Reset()
+	decodeBuffers.Put(b)
 }
 
 // wireRequest is a chat completion request as the server decodes it: go-openai's

@@ -40,7 +40,9 @@ func decodeRequestV1(body []byte) (openai.ChatCompletionRequest, error) {
 // TestDecodeRequestReadsAsEncodingJSON holds decodeRequest (encoding/json/v2 with v1's
 // options) to encoding/json on seeded generated request bodies, each also damaged in
 // ways a client could: every body one accepts, the other accepts and reads the same;
-// every body one refuses, the other refuses, with a 400.
+// every body one refuses, the other refuses, with a 400. The bodies go one after
+// another through decodeRequest's reused buffers (decodeBuffers), so a member left
+// over from one request would show in the next (not zeroing them fails it, tried).
 func TestDecodeRequestReadsAsEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 2026))
 	accepted, refused := 0, 0

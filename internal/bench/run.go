@@ -42,8 +42,9 @@ type Config struct {
 type sizes struct {
 	// turn: sequential turns on one chat after warmup turns, user texts of TextBytes.
 	Warmup, Turns, TextBytes int
-	// throughput: Chats driven at once, ChatTurns turns each.
-	Chats, ChatTurns int
+	// throughput: Chats driven at once, ChatTurns turns each, in LoadRounds rounds
+	// that alternate with the floor's.
+	Chats, ChatTurns, LoadRounds int
 	// start: chats started with their first turn, one after another.
 	Starts int
 	// group: three-agent turns after GroupWarmup.
@@ -63,11 +64,11 @@ func sizesFor(short bool) sizes {
 	if short {
 		// TextBytes is large so that the short run's few turns pass the 16 KiB past
 		// which a model call reads the history by query (both turn rows get samples).
-		return sizes{Warmup: 2, Turns: 10, TextBytes: 2000, Chats: 4, ChatTurns: 3, Starts: 3,
+		return sizes{Warmup: 2, Turns: 10, TextBytes: 2000, Chats: 4, ChatTurns: 3, LoadRounds: 2, Starts: 3,
 			GroupWarmup: 1, GroupTurns: 3, Messages: 500, TransferRounds: 1,
 			IdleChats: 20, ActiveChats: 5, ActiveFor: time.Second, Width: 10, LongMessages: 2000, LongTurns: 3}
 	}
-	return sizes{Warmup: 10, Turns: 200, TextBytes: 120, Chats: 100, ChatTurns: 20, Starts: 100,
+	return sizes{Warmup: 10, Turns: 200, TextBytes: 120, Chats: 100, ChatTurns: 20, LoadRounds: 4, Starts: 100,
 		GroupWarmup: 3, GroupTurns: 50, Messages: 10_000, TransferRounds: 5,
 		IdleChats: 1000, ActiveChats: 100, ActiveFor: 5 * time.Second, Width: 50, LongMessages: 1_000_000, LongTurns: 50}
 }
