@@ -78,7 +78,8 @@ func (d *run) stream(ctx context.Context, chatID, msgID, text string, stopAfter 
 
 // storyteller is the agent of the streaming step, added to the example registry: the
 // offline model streams its replies a word every 40 ms (chunkDelay), so that the demo
-// shows a reply as it is written and a turn stopped half-way.
+// shows a reply as it is written and a turn stopped half-way. The third reply answers
+// the "One more story, please" turn the demo's last lines suggest.
 const storyteller = `
   - id: storyteller
     name: Storyteller
@@ -90,6 +91,7 @@ const storyteller = `
       replies:
         - text: "Once upon a time a small lighthouse kept watch over a quiet harbour, and every night it counted the boats coming home."
         - text: "Long ago, in a city of bridges, there lived a clockmaker who repaired every clock but his own, because he liked to wonder what time it was; one winter the river froze, the bells fell silent, and the whole city came to his door with stopped clocks, each one telling a different story of the hour it had stopped at."
+        - text: "A fox once borrowed the moon's reflection from a pond to light its way home, and returned it before dawn, a little brighter than before."
 `
 
 // writeDemoAgents writes the example registry with the storyteller to dir and returns
