@@ -61,6 +61,8 @@ func (tr *transfers) importStreamed(ctx context.Context, in wire.ImportPageInput
 	}
 	page = wire.ImportPage{Total: doc.total}
 	if in.Offset == 0 {
+		activity.GetLogger(ctx).Info("import: reading the document in place", "uri", in.Source.URI, "bytes", size,
+			"messages", doc.total, "paged", doc.base)
 		if err := tr.firstPage(ctx, in, &page, doc.header, doc.report, doc.recent); err != nil {
 			return wire.ImportPage{}, true, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,13 +19,30 @@ import (
 	"github.com/agentchat/agentchat/internal/testenv"
 	"github.com/agentchat/agentchat/msgstore"
 	"github.com/agentchat/agentchat/msgstore/sqlite"
+	"github.com/agentchat/agentchat/wire"
 )
 
 // A worker killed with SIGKILL while a long import writes its pages: the import goes
 // on on another worker, which writes the same pages again (no-ops) and the rest, under
 // the same lineage. The chat then holds every message once, in order, and the store
-// holds exactly the pages its index names: none orphaned, none doubled.
+// holds exactly the pages its index names: none orphaned, none doubled. The document
+// (60,000 short messages, about 6 MB) is read whole by the worker.
 func TestWorkerKilledWhileAnImportWritesPages(t *testing.T) {
+	killWhileImporting(t, 60_000, "")
+}
+
+// TestWorkerKilledWhileAStreamedImportWritesPages is the same for a document over
+// wire.StreamDocumentBytes, which the worker reads in place (chatstate.Decoder, its
+// pages written a batch at a time): 40,000 messages of about 1 KB. The worker that
+// takes over reads the document again from the start.
+func TestWorkerKilledWhileAStreamedImportWritesPages(t *testing.T) {
+	killWhileImporting(t, 40_000, strings.Repeat("the long import's filler text ", 30))
+}
+
+// killWhileImporting imports a document of n messages (texts with filler appended),
+// kills the worker once the first page is written, and checks what the chat and the
+// store hold once another worker finished the import.
+func killWhileImporting(t *testing.T, n int, filler string) {
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "messages.db")
 	storeArg := []string{"--message-store", "sqlite://" + dbPath}
@@ -41,12 +59,11 @@ agents:
 	c := agentchat.NewClient(testenv.Dial(t, ""), agentchat.ClientOptions{TaskQueue: opts.TaskQueue,
 		MessageStores: map[string]msgstore.Store{st.Name(): st}})
 
-	const n = 60_000
 	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	history := make([]chat.Message, 0, n)
 	for i := 0; len(history) < n; i++ {
-		u := chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "Alice", fmt.Sprintf("turn %d of a long import", i))
-		r := chat.TextMessage(fmt.Sprintf("m%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i))
+		u := chat.TextMessage(fmt.Sprintf("m%d", i), chat.RoleUser, "Alice", fmt.Sprintf("turn %d of a long import", i)+filler)
+		r := chat.TextMessage(fmt.Sprintf("m%d/1", i), chat.RoleAssistant, "Helper", fmt.Sprintf("reply %d", i)+filler)
 		u.CreatedAt, r.CreatedAt, r.AgentID = at, at, "helper"
 		history = append(history, u, r)
 	}
@@ -56,6 +73,11 @@ agents:
 		Strategies: chatstate.Strategies{Selection: chatstate.Strategy{Type: "sequential", State: []byte(`{"nextIndex":0}`)},
 			Termination: chatstate.Strategy{Type: "maxIterations", State: []byte(`{"iterations":0}`)}}})
 	require.NoError(t, err)
+	if filler != "" {
+		require.Greater(t, len(doc), wire.StreamDocumentBytes, "the worker must read this document in place")
+	} else {
+		require.Less(t, len(doc), wire.StreamDocumentBytes, "the worker must read this document whole")
+	}
 	path := filepath.Join(dir, "long.json")
 	require.NoError(t, os.WriteFile(path, doc, 0o644))
 
@@ -76,10 +98,17 @@ agents:
 		_, err = st.GetPage(context.Background(), id, msgstore.PageKey{Lineage: lineage, Seq: 0})
 		return err == nil
 	}, time.Minute, 5*time.Millisecond, "no page written")
-	_, err = st.GetPage(context.Background(), id, msgstore.PageKey{Lineage: lineage, Seq: 200})
+	first.Kill()
+	if filler != "" {
+		require.Contains(t, first.Logs(), "import: reading the document in place", "the streamed path")
+	} else {
+		require.NotContains(t, first.Logs(), "import: reading the document in place", "the whole-document path")
+	}
+	paged := n - wire.WindowMessages // the window stays in the chat's state
+	wantPages := (paged + wire.PageMessages - 1) / wire.PageMessages
+	_, err = st.GetPage(context.Background(), id, msgstore.PageKey{Lineage: lineage, Seq: int64(wantPages - 1)})
 	require.ErrorIs(t, err, msgstore.ErrPageMissing, "killed part-way: the import has more pages to write")
 	testenv.StartWorkerProcess(t, opts) // the worker that takes over
-	first.Kill()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -108,6 +137,5 @@ agents:
 		}
 		require.NoError(t, err)
 	}
-	paged := n - 256 // all but the last 128 turns (256 messages, the default window)
-	assert.Equal(t, (paged+255)/256, pages, "the store holds the pages the index names, each once")
+	assert.Equal(t, wantPages, pages, "the store holds the pages the index names, each once")
 }
